@@ -1,0 +1,33 @@
+use std::path::PathBuf;
+
+use erode_io::WriteOptions;
+
+use crate::input::InputArgs;
+
+/// Convert a heightmap to another format (chosen by the output's extension), keeping heights in
+/// metres, the georeference and nodata.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  erode convert dem.tif -o dem.exr
+  erode convert painted.png --min-height 0 --max-height 250 -o terrain.tif
+  erode convert terrain.r16 --raw-size 1025x1025 -o terrain.png")]
+pub struct Args {
+    /// Input heightmap.
+    input_file: PathBuf,
+    /// Output heightmap.
+    #[arg(short, long)]
+    output: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let options = a.input.options()?;
+    erode_io::Format::from_path(&a.output)?;
+    erode_io::check_output(&a.output)?;
+    let loaded = erode_io::read(&a.input_file, &options)?;
+    let write =
+        WriteOptions { range: None, georef: loaded.info.georef.clone(), nodata_value: loaded.info.nodata_value };
+    erode_io::write(&a.output, &loaded.map, &write)?;
+    Ok(())
+}

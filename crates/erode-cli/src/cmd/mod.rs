@@ -1,0 +1,7 @@
+//! One module per subcommand: its arguments (with `--help` examples) and its `run`.
+
+pub mod convert;
+pub mod demo;
+pub mod generate;
+pub mod info;
+pub mod render;

@@ -1,0 +1,93 @@
+//! Options shared by every command that reads a heightmap.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use erode_io::{CellSize, IntMapping, Loaded, ReadOptions};
+
+/// How to read an input heightmap.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct InputArgs {
+    /// Height in metres of integer sample 0 (with --max-height). Default: the file's, else 0 for
+    /// image formats (PNG, PGM, RAW).
+    #[arg(long, value_name = "METRES", allow_negative_numbers = true)]
+    pub min_height: Option<f64>,
+    /// Height in metres of the largest integer sample (with --min-height). Default: the file's,
+    /// else 100 for image formats.
+    #[arg(long, value_name = "METRES", allow_negative_numbers = true)]
+    pub max_height: Option<f64>,
+    /// Metres per integer sample unit instead of a range (heights = min-height + sample * scale).
+    #[arg(long, value_name = "METRES", conflicts_with = "max_height")]
+    pub height_scale: Option<f64>,
+    /// Cell size in metres, `S` or `XxY`. Default: from GeoTIFF tags or erode's metadata, else 1.
+    #[arg(long, value_name = "METRES", allow_negative_numbers = true)]
+    pub cell_size: Option<String>,
+    /// Size of a RAW file, `WIDTHxHEIGHT`. Default: a square from the file length.
+    #[arg(long, value_name = "WxH")]
+    pub raw_size: Option<String>,
+    /// Sample value marking missing data (`nan` allowed). Default: the file's.
+    #[arg(long, value_name = "VALUE", allow_negative_numbers = true)]
+    pub nodata: Option<f64>,
+    /// Refuse inputs with more cells than this.
+    #[arg(long, value_name = "CELLS", default_value_t = erode_io::DEFAULT_MAX_CELLS)]
+    pub max_cells: u64,
+}
+
+fn pair(text: &str, what: &str) -> anyhow::Result<(f64, f64)> {
+    let parse = |s: &str| s.trim().parse::<f64>().with_context(|| format!("{what} `{text}`: `{s}` is not a number"));
+    match text.split_once(['x', 'X']) {
+        Some((a, b)) => Ok((parse(a)?, parse(b)?)),
+        None => {
+            let v = parse(text)?;
+            Ok((v, v))
+        }
+    }
+}
+
+/// Parses `S` or `XxY` metres.
+pub fn parse_cell_size(text: &str) -> anyhow::Result<CellSize> {
+    let (x, y) = pair(text, "--cell-size")?;
+    if !(x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()) {
+        bail!("--cell-size `{text}`: must be positive metres");
+    }
+    Ok(CellSize { x, y })
+}
+
+impl InputArgs {
+    /// Validates the flags into reader options.
+    pub fn options(&self) -> anyhow::Result<ReadOptions> {
+        let mapping = match (self.min_height, self.max_height, self.height_scale) {
+            (_, _, Some(scale)) => Some(IntMapping::Scale { scale, offset: self.min_height.unwrap_or(0.0) }),
+            (Some(min), Some(max), None) => {
+                if max.partial_cmp(&min) != Some(std::cmp::Ordering::Greater) {
+                    bail!("--max-height {max} must be above --min-height {min}");
+                }
+                Some(IntMapping::Range { min, max })
+            }
+            (None, None, None) => None,
+            _ => bail!("give both --min-height and --max-height (or --height-scale)"),
+        };
+        let raw_size = match &self.raw_size {
+            Some(t) => {
+                let (w, h) = pair(t, "--raw-size")?;
+                if w < 1.0 || h < 1.0 || w.fract() != 0.0 || h.fract() != 0.0 {
+                    bail!("--raw-size `{t}`: expected WIDTHxHEIGHT in whole cells");
+                }
+                Some((w as usize, h as usize))
+            }
+            None => None,
+        };
+        Ok(ReadOptions {
+            max_cells: self.max_cells,
+            mapping,
+            raw_size,
+            cell_size: self.cell_size.as_deref().map(parse_cell_size).transpose()?,
+            nodata: self.nodata,
+        })
+    }
+
+    /// Reads `path` with these options.
+    pub fn read(&self, path: &Path) -> anyhow::Result<Loaded> {
+        Ok(erode_io::read(path, &self.options()?)?)
+    }
+}

@@ -1,0 +1,73 @@
+//! The `erode` command line: parse with clap, validate into a job, run it. Every failure prints
+//! one line on stderr and exits with status 2; outputs are written atomically, so a failed run
+//! leaves nothing behind.
+
+mod cmd;
+mod input;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Terrain erosion simulator.
+#[derive(Parser)]
+#[command(name = "erode", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    /// Print no progress bars.
+    #[arg(long, short, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Generate(cmd::generate::Args),
+    Info(cmd::info::Args),
+    Convert(cmd::convert::Args),
+    Render(cmd::render::Args),
+    Demo(cmd::demo::Args),
+}
+
+/// Help and version go to stdout as clap renders them; a usage error is one line, status 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("erode: error: {first} (see `erode --help`)");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    let result = match cli.command {
+        Command::Generate(a) => cmd::generate::run(a),
+        Command::Info(a) => cmd::info::run(a),
+        Command::Convert(a) => cmd::convert::run(a),
+        Command::Render(a) => cmd::render::run(a),
+        Command::Demo(a) => cmd::demo::run(a, cli.quiet),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("erode: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

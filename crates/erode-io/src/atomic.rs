@@ -1,0 +1,82 @@
+//! Atomic output: a file appears complete or not at all.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+/// The folder a file will be written into (`.` for a bare file name).
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Checks, before any long work, that `path` can be written: its folder exists, is a folder, and
+/// accepts a new file; `path` itself is not a folder.
+pub fn check_output(path: &Path) -> Result<(), Error> {
+    let out = |reason: String| Error::Output { path: path.to_path_buf(), reason };
+    if path.is_dir() {
+        return Err(out("it is a folder".into()));
+    }
+    let dir = parent_of(path);
+    if !dir.exists() {
+        return Err(out(format!("folder {} does not exist", dir.display())));
+    }
+    if !dir.is_dir() {
+        return Err(out(format!("{} is not a folder", dir.display())));
+    }
+    tempfile::Builder::new()
+        .prefix(".erode-check-")
+        .tempfile_in(&dir)
+        .map(drop)
+        .map_err(|e| out(format!("cannot create files in {}: {e}", dir.display())))
+}
+
+/// Writes `bytes` to `path` atomically: into a temporary file in the same folder, synced, then
+/// renamed over `path`. On any failure the temporary file is removed and `path` is untouched.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let dir = parent_of(path);
+    let io = |e: std::io::Error| Error::io(path, e);
+    let mut tmp = tempfile::Builder::new().prefix(".erode-tmp-").tempfile_in(&dir).map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    // tempfile creates 0600; an output is an ordinary file (0644 less the umask would need libc)
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(io)?;
+    }
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_missing_folder_and_path_under_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(check_output(&dir.path().join("missing/out.png")).is_err());
+        assert!(check_output(&file.join("out.png")).is_err());
+        assert!(check_output(dir.path()).is_err());
+        assert!(check_output(&dir.path().join("ok.png")).is_ok());
+        assert!(write_atomic(&file.join("out.png"), b"data").is_err());
+        // nothing but the plain file is left behind
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn replaces_existing_file_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.bin");
+        write_atomic(&p, b"first").unwrap();
+        write_atomic(&p, b"second").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"second");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

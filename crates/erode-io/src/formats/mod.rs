@@ -1,0 +1,8 @@
+//! One file per format: `decode(bytes, options)` and `encode(map, options)`.
+
+pub(crate) mod exr;
+pub(crate) mod npy;
+pub(crate) mod pgm;
+pub(crate) mod png;
+pub(crate) mod raw;
+pub(crate) mod tiff;

@@ -1,0 +1,78 @@
+//! Headerless RAW heightmaps: `.r16`/`.raw` (u16 LE) and `.r32` (f32 LE). The size comes from the
+//! options, or is a square from the file length.
+
+use erode::Heightmap;
+
+use crate::error::FormatError;
+use crate::samples::{Decoded, FileMeta, IntKind, Quantiser, Samples, check_size};
+use crate::{ReadOptions, WriteOptions};
+
+fn shape(len: usize, bytes_per_cell: usize, options: &ReadOptions) -> Result<(usize, usize), FormatError> {
+    if !len.is_multiple_of(bytes_per_cell) {
+        return Err(FormatError::Truncated(format!(
+            "{len} bytes is not a whole number of {bytes_per_cell}-byte samples"
+        )));
+    }
+    let cells = len / bytes_per_cell;
+    let (w, h) = match options.raw_size {
+        Some(size) => size,
+        None => {
+            let side = (cells as f64).sqrt().round() as usize;
+            if side * side != cells {
+                return Err(FormatError::Options(format!(
+                    "{cells} samples is not a square; give the size with --raw-size WIDTHxHEIGHT"
+                )));
+            }
+            (side, side)
+        }
+    };
+    let (w, h) = check_size(w as u64, h as u64, options)?;
+    if w * h != cells {
+        return Err(FormatError::Truncated(format!(
+            "{w} x {h} needs {} bytes, the file has {len}",
+            w * h * bytes_per_cell
+        )));
+    }
+    Ok((w, h))
+}
+
+pub(crate) fn decode_r16(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, FormatError> {
+    let (width, height) = shape(bytes.len(), 2, options)?;
+    let values = bytes.chunks_exact(2).map(|b| i32::from(u16::from_le_bytes([b[0], b[1]]))).collect();
+    Ok(Decoded {
+        width,
+        height,
+        samples: Samples::Int { values, full_scale: 65535, kind: IntKind::Image },
+        sample_type: "uint16",
+        mask: None,
+        meta: FileMeta::default(),
+    })
+}
+
+pub(crate) fn decode_r32(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, FormatError> {
+    let (width, height) = shape(bytes.len(), 4, options)?;
+    let values = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    Ok(Decoded {
+        width,
+        height,
+        samples: Samples::Float(values),
+        sample_type: "float32",
+        mask: None,
+        meta: FileMeta::default(),
+    })
+}
+
+pub(crate) fn encode_r16(map: &Heightmap, options: &WriteOptions) -> Vec<u8> {
+    let q = Quantiser::new(map, options.range, 65535);
+    (0..map.heights.len()).flat_map(|i| (q.sample(map, i) as u16).to_le_bytes()).collect()
+}
+
+/// Float cells; nodata cells hold the nodata value (NaN by default).
+pub(crate) fn float_cells<'a>(map: &'a Heightmap, options: &WriteOptions) -> impl Iterator<Item = f32> + 'a {
+    let nodata = options.nodata_value.unwrap_or(f64::NAN) as f32;
+    map.heights.as_slice().iter().enumerate().map(move |(i, &h)| if map.is_nodata(i) { nodata } else { h })
+}
+
+pub(crate) fn encode_r32(map: &Heightmap, options: &WriteOptions) -> Vec<u8> {
+    float_cells(map, options).flat_map(f32::to_le_bytes).collect()
+}

@@ -1,0 +1,157 @@
+//! TIFF and GeoTIFF: one band of int8/16/32, uint8/16 or float32/64 in (stripped or tiled, any
+//! compression the `tiff` crate knows); float32 out, deflate-compressed, with the georeference and
+//! GDAL_NODATA carried through.
+
+use std::io::Cursor;
+
+use ::tiff::decoder::{Decoder, DecodingResult, Limits};
+use ::tiff::encoder::{Compression, DeflateLevel, TiffEncoder, colortype::Gray32Float};
+use ::tiff::tags::Tag;
+use ::tiff::{ColorType, TiffError, TiffFormatError};
+use erode::Heightmap;
+
+use crate::error::{FormatError, corrupt, unsupported};
+use crate::samples::{Decoded, FileMeta, IntKind, Samples, check_size};
+use crate::{GeoRef, ReadOptions, WriteOptions};
+
+const NAME: &str = "TIFF";
+
+fn read_error(e: TiffError) -> FormatError {
+    match e {
+        TiffError::IoError(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            FormatError::Truncated("the TIFF ends before its data".into())
+        }
+        TiffError::FormatError(TiffFormatError::TiffSignatureNotFound) => corrupt(NAME, "no TIFF signature"),
+        TiffError::UnsupportedError(u) => unsupported(NAME, u),
+        TiffError::LimitsExceeded => {
+            FormatError::Options("the TIFF exceeds the size limit (raise it with --max-cells)".into())
+        }
+        e => corrupt(NAME, e),
+    }
+}
+
+fn tag_f64s(d: &mut Decoder<Cursor<&[u8]>>, tag: Tag) -> Result<Option<Vec<f64>>, FormatError> {
+    d.find_tag(tag).map_err(read_error)?.map(|v| v.into_f64_vec().map_err(read_error)).transpose()
+}
+
+fn georef(d: &mut Decoder<Cursor<&[u8]>>) -> Result<GeoRef, FormatError> {
+    Ok(GeoRef {
+        pixel_scale: tag_f64s(d, Tag::ModelPixelScaleTag)?,
+        tiepoint: tag_f64s(d, Tag::ModelTiepointTag)?,
+        geokeys: d
+            .find_tag(Tag::GeoKeyDirectoryTag)
+            .map_err(read_error)?
+            .map(|v| v.into_u16_vec().map_err(read_error))
+            .transpose()?,
+        geo_doubles: tag_f64s(d, Tag::GeoDoubleParamsTag)?,
+        geo_ascii: d
+            .find_tag(Tag::GeoAsciiParamsTag)
+            .map_err(read_error)?
+            .map(|v| v.into_string().map_err(read_error))
+            .transpose()?,
+    })
+}
+
+pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, FormatError> {
+    let mut limits = Limits::default();
+    limits.decoding_buffer_size = usize::try_from(options.max_cells.saturating_mul(8)).unwrap_or(usize::MAX);
+    let mut d = Decoder::new(Cursor::new(bytes)).map_err(read_error)?.with_limits(limits);
+    let (w, h) = d.dimensions().map_err(read_error)?;
+    let (width, height) = check_size(u64::from(w), u64::from(h), options)?;
+    match d.colortype().map_err(read_error)? {
+        ColorType::Gray(_) => {}
+        other => return Err(unsupported(NAME, format!("{other:?}: a heightmap has one band"))),
+    }
+    let geo = georef(&mut d)?;
+    let nodata = d
+        .find_tag(Tag::GdalNodata)
+        .map_err(read_error)?
+        .and_then(|v| v.into_string().ok())
+        .and_then(|s| s.trim().trim_end_matches('\0').trim().parse::<f64>().ok());
+    let cell_size = geo.cell_size_metres(height);
+    let image = d.read_image().map_err(read_error)?;
+    let n = width * height;
+    let int = |values: Vec<i32>, full_scale: u32| Samples::Int { values, full_scale, kind: IntKind::Metres };
+    let (samples, sample_type) = match image {
+        DecodingResult::F32(v) => (Samples::Float(v), "float32"),
+        DecodingResult::F64(v) => (Samples::Float(v.into_iter().map(|x| x as f32).collect()), "float64"),
+        DecodingResult::I16(v) => (int(v.into_iter().map(i32::from).collect(), 32767), "int16"),
+        DecodingResult::U16(v) => (int(v.into_iter().map(i32::from).collect(), 65535), "uint16"),
+        DecodingResult::I32(v) => (int(v, i32::MAX as u32), "int32"),
+        DecodingResult::U8(v) => (int(v.into_iter().map(i32::from).collect(), 255), "uint8"),
+        DecodingResult::I8(v) => (int(v.into_iter().map(i32::from).collect(), 127), "int8"),
+        other => return Err(unsupported(NAME, format!("sample type {:?}", std::mem::discriminant(&other)))),
+    };
+    let len = match &samples {
+        Samples::Float(v) => v.len(),
+        Samples::Int { values, .. } => values.len(),
+    };
+    if len != n {
+        return Err(corrupt(NAME, format!("decoded {len} samples for {width} x {height}")));
+    }
+    Ok(Decoded {
+        width,
+        height,
+        samples,
+        sample_type,
+        mask: None,
+        meta: FileMeta { georef: (!geo.is_empty()).then_some(geo), nodata, range: None, cell_size },
+    })
+}
+
+fn write_error(e: TiffError) -> FormatError {
+    FormatError::Options(format!("TIFF encoder: {e}"))
+}
+
+/// GDAL's text for a nodata value.
+fn nodata_text(v: f64) -> String {
+    if v.is_nan() { "nan".into() } else { format!("{v:?}") }
+}
+
+pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Result<Vec<u8>, FormatError> {
+    let g = &map.heights;
+    let (w, h) = (
+        u32::try_from(g.width()).map_err(|_| FormatError::Options("too wide for TIFF".into()))?,
+        u32::try_from(g.height()).map_err(|_| FormatError::Options("too tall for TIFF".into()))?,
+    );
+    let nodata = options.nodata_value.unwrap_or(f64::NAN);
+    let data: Vec<f32> = super::raw::float_cells(map, options).collect();
+    let mut out = Cursor::new(Vec::new());
+    {
+        let mut enc = TiffEncoder::new(&mut out)
+            .map_err(write_error)?
+            .with_compression(Compression::Deflate(DeflateLevel::Balanced));
+        let mut img = enc.new_image::<Gray32Float>(w, h).map_err(write_error)?;
+        let dir = img.encoder();
+        let cell = g.cell_size();
+        match &options.georef {
+            Some(geo) => {
+                if let Some(v) = &geo.pixel_scale {
+                    dir.write_tag(Tag::ModelPixelScaleTag, &v[..]).map_err(write_error)?;
+                }
+                if let Some(v) = &geo.tiepoint {
+                    dir.write_tag(Tag::ModelTiepointTag, &v[..]).map_err(write_error)?;
+                }
+                if let Some(v) = &geo.geokeys {
+                    dir.write_tag(Tag::GeoKeyDirectoryTag, &v[..]).map_err(write_error)?;
+                }
+                if let Some(v) = &geo.geo_doubles {
+                    dir.write_tag(Tag::GeoDoubleParamsTag, &v[..]).map_err(write_error)?;
+                }
+                if let Some(v) = &geo.geo_ascii {
+                    dir.write_tag(Tag::GeoAsciiParamsTag, v.as_str()).map_err(write_error)?;
+                }
+            }
+            None => {
+                // no CRS, but keep the cell size: a pixel scale without GeoKeys reads as metres
+                dir.write_tag(Tag::ModelPixelScaleTag, &[cell.x, cell.y, 0.0][..]).map_err(write_error)?;
+                dir.write_tag(Tag::ModelTiepointTag, &[0.0f64; 6][..]).map_err(write_error)?;
+            }
+        }
+        if map.nodata_count() > 0 || options.nodata_value.is_some() {
+            dir.write_tag(Tag::GdalNodata, nodata_text(nodata).as_str()).map_err(write_error)?;
+        }
+        img.write_data(&data).map_err(write_error)?;
+    }
+    Ok(out.into_inner())
+}

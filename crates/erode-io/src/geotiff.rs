@@ -1,0 +1,178 @@
+//! GeoTIFF georeference: the raw tags, carried through unchanged, and the cell size in metres
+//! they imply.
+
+use erode::CellSize;
+
+/// GeoTIFF tags as read, written back unchanged to TIFF outputs.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct GeoRef {
+    /// ModelPixelScaleTag (33550): `(sx, sy, sz)` in CRS units per pixel.
+    pub pixel_scale: Option<Vec<f64>>,
+    /// ModelTiepointTag (33922): `(i, j, k, x, y, z)` raster point to model point.
+    pub tiepoint: Option<Vec<f64>>,
+    /// GeoKeyDirectoryTag (34735).
+    pub geokeys: Option<Vec<u16>>,
+    /// GeoDoubleParamsTag (34736).
+    pub geo_doubles: Option<Vec<f64>>,
+    /// GeoAsciiParamsTag (34737).
+    pub geo_ascii: Option<String>,
+}
+
+/// What kind of coordinates the georeference uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CrsKind {
+    /// Map projection: pixel scale in linear units.
+    Projected,
+    /// Latitude/longitude: pixel scale in degrees.
+    Geographic,
+    /// A pixel scale without GeoKeys: taken as metres.
+    Local,
+}
+
+const MODEL_TYPE: u16 = 1024;
+const GEOGRAPHIC_TYPE: u16 = 2048;
+const SEMI_MAJOR: u16 = 2057;
+const INV_FLATTENING: u16 = 2059;
+const PROJECTED_TYPE: u16 = 3072;
+const LINEAR_UNITS: u16 = 3076;
+
+/// WGS 84, used when the file names no ellipsoid.
+const WGS84_A: f64 = 6_378_137.0;
+const WGS84_INV_F: f64 = 298.257_223_563;
+
+impl GeoRef {
+    /// True when no tag is present.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The value of a GeoKey: a short held in the directory, or the first double of
+    /// GeoDoubleParams it points at.
+    fn key(&self, id: u16) -> Option<f64> {
+        let keys = self.geokeys.as_ref()?;
+        let count = usize::from(*keys.get(3)?);
+        for k in 0..count {
+            let e = keys.get(4 + 4 * k..8 + 4 * k)?;
+            if e[0] != id {
+                continue;
+            }
+            return match e[1] {
+                0 => Some(f64::from(e[3])),
+                34736 => self.geo_doubles.as_ref()?.get(usize::from(e[3])).copied(),
+                _ => None,
+            };
+        }
+        None
+    }
+
+    /// Projected, geographic or local.
+    pub fn crs_kind(&self) -> Option<CrsKind> {
+        self.pixel_scale.as_ref()?;
+        Some(match self.key(MODEL_TYPE).map(|v| v as u16) {
+            Some(2) => CrsKind::Geographic,
+            Some(1) => CrsKind::Projected,
+            _ if self.geokeys.is_none() => CrsKind::Local,
+            _ => CrsKind::Projected,
+        })
+    }
+
+    /// The EPSG code of the CRS, if the keys give one.
+    pub fn epsg(&self) -> Option<u16> {
+        let code = match self.crs_kind()? {
+            CrsKind::Geographic => self.key(GEOGRAPHIC_TYPE),
+            CrsKind::Projected => self.key(PROJECTED_TYPE),
+            CrsKind::Local => None,
+        }?;
+        // 32767 means user-defined
+        (code > 0.0 && code < 32767.0).then_some(code as u16)
+    }
+
+    /// Model coordinates of the top-left corner of the raster.
+    pub fn origin(&self) -> Option<(f64, f64)> {
+        let t = self.tiepoint.as_ref()?;
+        let s = self.pixel_scale.as_ref()?;
+        if t.len() < 6 || s.len() < 2 {
+            return None;
+        }
+        Some((t[3] - t[0] * s[0], t[4] + t[1] * s[1]))
+    }
+
+    /// Cell size in metres: the pixel scale in metres for projected CRSs (converting feet), or for
+    /// geographic CRSs the metre size of a cell at the raster's centre latitude on the file's
+    /// ellipsoid (WGS 84 if it names none).
+    pub fn cell_size_metres(&self, height: usize) -> Option<CellSize> {
+        let s = self.pixel_scale.as_ref()?;
+        let (sx, sy) = (*s.first()?, *s.get(1)?);
+        if !(sx > 0.0 && sy > 0.0 && sx.is_finite() && sy.is_finite()) {
+            return None;
+        }
+        match self.crs_kind()? {
+            CrsKind::Local => Some(CellSize { x: sx, y: sy }),
+            CrsKind::Projected => {
+                let unit = match self.key(LINEAR_UNITS).map(|v| v as u16) {
+                    Some(9002) => 0.3048,
+                    Some(9003) => 1200.0 / 3937.0,
+                    _ => 1.0,
+                };
+                Some(CellSize { x: sx * unit, y: sy * unit })
+            }
+            CrsKind::Geographic => {
+                let (_, top) = self.origin()?;
+                let lat = (top - sy * height as f64 / 2.0).clamp(-90.0, 90.0).to_radians();
+                let a = self.key(SEMI_MAJOR).filter(|v| *v > 0.0).unwrap_or(WGS84_A);
+                let inv_f = self.key(INV_FLATTENING).filter(|v| *v > 0.0).unwrap_or(WGS84_INV_F);
+                let f = 1.0 / inv_f;
+                let e2 = f * (2.0 - f);
+                let w = (1.0 - e2 * lat.sin().powi(2)).sqrt();
+                // radii of curvature: meridian (north-south) and prime vertical (east-west)
+                let m = a * (1.0 - e2) / (w * w * w);
+                let n = a / w;
+                let deg = std::f64::consts::PI / 180.0;
+                Some(CellSize { x: sx * deg * n * lat.cos(), y: sy * deg * m })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geographic(lat_top: f64) -> GeoRef {
+        GeoRef {
+            pixel_scale: Some(vec![1.0 / 120.0, 1.0 / 120.0, 0.0]),
+            tiepoint: Some(vec![0.0, 0.0, 0.0, 5.0, lat_top, 0.0]),
+            geokeys: Some(vec![1, 1, 0, 2, 1024, 0, 1, 2, 2048, 0, 1, 4326]),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn geographic_cell_size_matches_reference() {
+        // 30 arc-seconds at the equator: 1/120 degree of the WGS 84 meridian arc and equator.
+        // References: equatorial circumference 40,075,016.7 m / 360 / 120 = 927.66 m east-west;
+        // meridional radius at the equator a(1 - e^2) = 6,335,439 m -> 921.44 m north-south.
+        let g = geographic(0.5);
+        let c = g.cell_size_metres(120).unwrap();
+        assert!((c.x - 927.66).abs() < 0.05, "{}", c.x);
+        assert!((c.y - 921.44).abs() < 0.05, "{}", c.y);
+        // at 60 degrees the east-west size is about half
+        let c60 = geographic(60.5).cell_size_metres(120).unwrap();
+        assert!((c60.x / c.x - 0.5).abs() < 0.01);
+        assert_eq!(g.epsg(), Some(4326));
+        assert_eq!(g.crs_kind(), Some(CrsKind::Geographic));
+    }
+
+    #[test]
+    fn projected_feet_are_converted() {
+        let g = GeoRef {
+            pixel_scale: Some(vec![10.0, 10.0, 0.0]),
+            tiepoint: Some(vec![0.0; 6]),
+            geokeys: Some(vec![1, 1, 0, 2, 1024, 0, 1, 1, 3076, 0, 1, 9002]),
+            ..Default::default()
+        };
+        let c = g.cell_size_metres(10).unwrap();
+        assert!((c.x - 3.048).abs() < 1e-12);
+    }
+}

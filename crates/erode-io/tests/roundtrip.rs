@@ -1,0 +1,193 @@
+//! Every format gives back what it was given: floats bit for bit, integers within one quantum;
+//! cell size, nodata and georeference where the format can carry them.
+
+mod common;
+
+use common::{map_with_hole, noise_map};
+use erode_io::{Format, GeoRef, ReadOptions, WriteOptions, decode, encode};
+
+const ALL: [Format; 7] = [Format::Png, Format::Tiff, Format::Exr, Format::Pgm, Format::Npy, Format::R16, Format::R32];
+
+fn read_options(format: Format, w: usize, h: usize) -> ReadOptions {
+    let raw = matches!(format, Format::R16 | Format::R32);
+    ReadOptions { raw_size: raw.then_some((w, h)), ..Default::default() }
+}
+
+#[test]
+fn every_format_round_trips() {
+    let map = noise_map();
+    let (w, h) = (map.heights.width(), map.heights.height());
+    let stats = map.stats();
+    let quantum = f64::from(stats.max - stats.min) / 65535.0;
+    for format in ALL {
+        let bytes = encode(&map, format, &WriteOptions::default()).unwrap();
+        let mut opts = read_options(format, w, h);
+        if format == Format::R16 {
+            // RAW carries no range: say it
+            opts.mapping = Some(erode_io::IntMapping::Range { min: f64::from(stats.min), max: f64::from(stats.max) });
+        }
+        let back = decode(&bytes, format, &opts).unwrap().map;
+        assert_eq!((back.heights.width(), back.heights.height()), (w, h), "{format:?}");
+        if format.is_integer() {
+            let worst = map
+                .heights
+                .as_slice()
+                .iter()
+                .zip(back.heights.as_slice())
+                .map(|(a, b)| f64::from((a - b).abs()))
+                .fold(0.0, f64::max);
+            assert!(worst <= quantum * 0.5 + 1e-5, "{format:?}: off by {worst}, quantum {quantum}");
+        } else {
+            let same =
+                map.heights.as_slice().iter().zip(back.heights.as_slice()).all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{format:?} is not bit-exact");
+        }
+        if matches!(format, Format::Tiff | Format::Png | Format::Pgm) {
+            assert_eq!(back.heights.cell_size(), map.heights.cell_size(), "{format:?} lost the cell size");
+        }
+    }
+}
+
+#[test]
+fn nodata_survives_every_format() {
+    let map = map_with_hole();
+    let (w, h) = (map.heights.width(), map.heights.height());
+    for format in ALL {
+        if format == Format::R16 {
+            continue; // no way to declare nodata in a headerless u16 file
+        }
+        let bytes = encode(&map, format, &WriteOptions::default()).unwrap();
+        let mut opts = read_options(format, w, h);
+        if matches!(format, Format::Exr | Format::Npy | Format::R32) {
+            // these carry nodata as NaN, which must be declared on reading
+            assert!(decode(&bytes, format, &opts).is_err(), "{format:?} accepted undeclared NaN");
+            opts.nodata = Some(f64::NAN);
+        }
+        let back = decode(&bytes, format, &opts).unwrap().map;
+        assert_eq!(back.nodata_mask(), map.nodata_mask(), "{format:?}");
+    }
+}
+
+#[test]
+fn tiff_carries_georeference_and_nodata_value() {
+    let map = map_with_hole();
+    let geo = GeoRef {
+        pixel_scale: Some(vec![0.000_833_333_333_333_3, 0.000_833_333_333_333_3, 0.0]),
+        tiepoint: Some(vec![0.0, 0.0, 0.0, 7.5, 46.25, 0.0]),
+        geokeys: Some(vec![1, 1, 0, 3, 1024, 0, 1, 2, 1025, 0, 1, 1, 2048, 0, 1, 4326]),
+        geo_doubles: Some(vec![298.257_223_563, 6_378_137.0]),
+        geo_ascii: Some("WGS 84|".into()),
+    };
+    let opts = WriteOptions { georef: Some(geo.clone()), nodata_value: Some(-32768.0), ..Default::default() };
+    let bytes = encode(&map, Format::Tiff, &opts).unwrap();
+    let back = decode(&bytes, Format::Tiff, &ReadOptions::default()).unwrap();
+    assert_eq!(back.info.georef.as_ref(), Some(&geo));
+    assert_eq!(back.info.nodata_value, Some(-32768.0));
+    assert_eq!(back.map.nodata_mask(), map.nodata_mask());
+    // 3 arc-seconds at 46 degrees north: about 64 m east-west, 93 m north-south
+    let c = back.map.heights.cell_size();
+    assert!((c.x - 64.5).abs() < 0.5 && (c.y - 92.6).abs() < 0.5, "{c:?}");
+}
+
+/// An int16 DEM written the way GDAL writes SRTM tiles: LZW or deflate, GDAL_NODATA -32768.
+fn int16_tiff(compression: tiff::encoder::Compression, values: &[i16], w: u32, h: u32) -> Vec<u8> {
+    use tiff::encoder::{TiffEncoder, colortype::GrayI16};
+    use tiff::tags::Tag;
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut enc = TiffEncoder::new(&mut out).unwrap().with_compression(compression);
+        let mut img = enc.new_image::<GrayI16>(w, h).unwrap();
+        img.rows_per_strip(3).unwrap();
+        img.encoder().write_tag(Tag::GdalNodata, "-32768").unwrap();
+        img.encoder().write_tag(Tag::ModelPixelScaleTag, &[1.0f64, 1.0, 0.0][..]).unwrap();
+        img.encoder().write_tag(Tag::ModelTiepointTag, &[0.0f64, 0.0, 0.0, 500000.0, 4000000.0, 0.0][..]).unwrap();
+        img.encoder()
+            .write_tag(Tag::GeoKeyDirectoryTag, &[1u16, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 32633][..])
+            .unwrap();
+        img.write_data(values).unwrap();
+    }
+    out.into_inner()
+}
+
+#[test]
+fn int16_tiffs_with_every_compression_read_as_metres() {
+    let (w, h) = (9u32, 7u32);
+    let values: Vec<i16> = (0..w * h).map(|i| if i == 5 { -32768 } else { i as i16 * 3 - 50 }).collect();
+    for compression in [
+        tiff::encoder::Compression::Uncompressed,
+        tiff::encoder::Compression::Lzw,
+        tiff::encoder::Compression::Deflate(tiff::encoder::DeflateLevel::Fast),
+        tiff::encoder::Compression::Packbits,
+    ] {
+        let bytes = int16_tiff(compression, &values, w, h);
+        let back = decode(&bytes, Format::Tiff, &ReadOptions::default()).unwrap();
+        assert_eq!(back.info.sample_type, "int16");
+        assert_eq!(back.map.nodata_count(), 1);
+        assert!(back.map.is_nodata(5));
+        assert_eq!(back.map.heights.as_slice()[6], 6.0 * 3.0 - 50.0);
+        assert_eq!(back.info.georef.as_ref().and_then(|g| g.epsg()), Some(32633));
+    }
+}
+
+#[test]
+fn image_formats_default_to_the_documented_range() {
+    // a PNG not written by erode: full scale is DEFAULT_IMAGE_RANGE
+    let mut bytes = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut bytes, 2, 1);
+        enc.set_color(png::ColorType::Grayscale);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.write_header().unwrap().write_image_data(&[0, 255]).unwrap();
+    }
+    let back = decode(&bytes, Format::Png, &ReadOptions::default()).unwrap().map;
+    assert_eq!(
+        back.heights.as_slice(),
+        &[erode_io::DEFAULT_IMAGE_RANGE.0 as f32, erode_io::DEFAULT_IMAGE_RANGE.1 as f32]
+    );
+    let opts =
+        ReadOptions { mapping: Some(erode_io::IntMapping::Range { min: -10.0, max: 500.0 }), ..Default::default() };
+    let back = decode(&bytes, Format::Png, &opts).unwrap().map;
+    assert_eq!(back.heights.as_slice(), &[-10.0, 500.0]);
+}
+
+#[test]
+fn npy_fortran_order_and_big_endian_are_transposed_and_swapped() {
+    // 2 rows x 3 columns, values 10*row + col, stored column-major big-endian f8
+    let dict = "{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(dict.len() as u16 + 1).to_le_bytes());
+    bytes.extend_from_slice(dict.as_bytes());
+    bytes.push(b'\n');
+    for col in 0..3 {
+        for row in 0..2 {
+            bytes.extend_from_slice(&f64::from(10 * row + col).to_be_bytes());
+        }
+    }
+    let back = decode(&bytes, Format::Npy, &ReadOptions::default()).unwrap().map;
+    assert_eq!(back.heights.as_slice(), &[0.0, 1.0, 2.0, 10.0, 11.0, 12.0]);
+}
+
+#[test]
+fn real_dems_read_with_georeference() {
+    if let Some(p) = common::testdata("lidar-dem.tif") {
+        let l = erode_io::read(&p, &ReadOptions::default()).unwrap();
+        assert_eq!((l.map.heights.width(), l.map.heights.height()), (400, 400));
+        assert_eq!(l.info.sample_type, "float32");
+        assert_eq!(l.info.georef.as_ref().and_then(|g| g.epsg()), Some(26915));
+        assert_eq!(l.map.heights.cell_size(), erode::CellSize::square(1.0));
+        let s = l.map.stats();
+        assert!(s.min > 300.0 && s.max < 500.0, "{s:?}");
+    }
+    if let Some(p) = common::testdata("terra-elev.tif") {
+        let l = erode_io::read(&p, &ReadOptions::default()).unwrap();
+        assert_eq!((l.map.heights.width(), l.map.heights.height()), (95, 90));
+        assert_eq!(l.info.sample_type, "int16");
+        assert_eq!(l.info.nodata_value, Some(-32768.0));
+        assert!(l.map.nodata_count() > 0);
+        let s = l.map.stats();
+        assert_eq!((s.min, s.max), (141.0, 547.0));
+        // 30 arc-seconds at ~49.8 N on WGS 84
+        let c = l.map.heights.cell_size();
+        assert!((c.x - 599.7).abs() < 1.0 && (c.y - 926.9).abs() < 1.0, "{c:?}");
+    }
+}

@@ -1,0 +1,73 @@
+//! Typed errors of the library. Each carries the data that explains it.
+
+/// A grid could not be built as asked.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum GridError {
+    /// Zero width or height.
+    #[error("grid is empty ({width} x {height} cells)")]
+    Empty {
+        /// Columns asked for.
+        width: usize,
+        /// Rows asked for.
+        height: usize,
+    },
+    /// `width * height` overflows.
+    #[error("grid of {width} x {height} cells is too large")]
+    TooLarge {
+        /// Columns asked for.
+        width: usize,
+        /// Rows asked for.
+        height: usize,
+    },
+    /// The data does not hold `width * height` values.
+    #[error("grid of {width} x {height} cells needs {} values, got {len}", width * height)]
+    LengthMismatch {
+        /// Columns.
+        width: usize,
+        /// Rows.
+        height: usize,
+        /// Values given.
+        len: usize,
+    },
+    /// A cell size that is not a positive finite number of metres.
+    #[error("cell size must be positive and finite, got {x} x {y} m")]
+    BadCellSize {
+        /// Along x, metres.
+        x: f64,
+        /// Along y, metres.
+        y: f64,
+    },
+    /// Heights that are NaN or infinite where no nodata was declared.
+    #[error(
+        "{count} height(s) are NaN or infinite, the first at row {row}, column {col} (declare a nodata value if they mark missing data)"
+    )]
+    NonFinite {
+        /// How many cells.
+        count: usize,
+        /// Row of the first one.
+        row: usize,
+        /// Column of the first one.
+        col: usize,
+    },
+    /// Every cell is nodata.
+    #[error("every cell is nodata")]
+    AllNodata,
+}
+
+/// A terrain generator was asked for something it cannot make.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum TerrainError {
+    /// The grid shape or cell size is invalid.
+    #[error(transparent)]
+    Grid(#[from] GridError),
+    /// A generator parameter is out of range.
+    #[error("terrain parameter `{name}` = {value} is out of range: {expected}")]
+    Parameter {
+        /// Parameter name.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+        /// What is accepted.
+        expected: &'static str,
+    },
+}

@@ -1,0 +1,35 @@
+//! # erode
+//!
+//! Terrain erosion simulation: the library behind the `erode` command line and viewer.
+//!
+//! This crate holds the models and the data they work on. It reads and writes no files (that is
+//! `erode-io`), prints nothing, and opens no windows.
+//!
+//! | module | what |
+//! | --- | --- |
+//! | [`grid`] | [`Grid`], cell sizes in metres, [`Heightmap`] with a nodata mask |
+//! | [`terrain`] | seeded generators: fBm, ridged, diamond-square, and analytic test shapes |
+//! | [`preview`] | hillshaded colour previews of a heightmap, as RGB pixels |
+//! | [`rng`] | the fixed random number generator every model uses |
+//!
+//! Units: heights and cell sizes in metres, time in seconds.
+//!
+//! ```
+//! use erode::terrain::{generate, TerrainKind, TerrainSpec};
+//!
+//! let spec = TerrainSpec { kind: TerrainKind::Ridged, width: 64, height: 64, seed: 7, ..Default::default() };
+//! let map = generate(&spec).unwrap();
+//! let stats = map.stats();
+//! assert!(stats.min >= 0.0 && stats.max <= 64.0 + 1e-3);
+//! ```
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+pub mod error;
+pub mod grid;
+pub mod preview;
+pub mod rng;
+pub mod terrain;
+
+pub use error::{GridError, TerrainError};
+pub use grid::{CellSize, Grid, HeightStats, Heightmap};
