@@ -71,3 +71,56 @@ pub enum TerrainError {
         expected: &'static str,
     },
 }
+
+/// A model parameter is out of range.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+#[error("parameter `{name}` = {value} is out of range: expected {expected}")]
+pub struct ParamError {
+    /// Parameter name (the TOML key).
+    pub name: &'static str,
+    /// The value given.
+    pub value: f64,
+    /// What is accepted.
+    pub expected: &'static str,
+}
+
+/// A simulation could not be set up or continued.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum SimError {
+    /// A parameter is out of range.
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    /// A grid is invalid.
+    #[error(transparent)]
+    Grid(#[from] GridError),
+    /// A map given to the model does not match the terrain.
+    #[error("the {what} map is {got_w} x {got_h} cells, the terrain {want_w} x {want_h}")]
+    MapShape {
+        /// Which map.
+        what: &'static str,
+        /// Its width.
+        got_w: usize,
+        /// Its height.
+        got_h: usize,
+        /// The terrain's width.
+        want_w: usize,
+        /// The terrain's height.
+        want_h: usize,
+    },
+    /// A mode needs a map that was not given.
+    #[error("{0}")]
+    MissingMap(&'static str),
+    /// A source lies outside the map.
+    #[error("source {index} at ({x}, {y}) lies outside the map")]
+    SourceOutside {
+        /// Position in the list.
+        index: usize,
+        /// Its x.
+        x: f64,
+        /// Its y.
+        y: f64,
+    },
+    /// A checkpoint could not be decoded.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
+}

@@ -27,9 +27,11 @@
 
 pub mod error;
 pub mod grid;
+pub mod models;
+mod par;
 pub mod preview;
 pub mod rng;
 pub mod terrain;
 
-pub use error::{GridError, TerrainError};
+pub use error::{GridError, ParamError, SimError, TerrainError};
 pub use grid::{CellSize, Grid, HeightStats, Heightmap};

@@ -1,0 +1,201 @@
+//! The CPU simulator: owns scratch memory, runs the stages in order.
+
+use std::time::{Duration, Instant};
+
+use super::derived::Derived;
+use super::params::{Params, Units};
+use super::state::State;
+use super::topology::Topology;
+use super::{Stage, erosion, smoothing, thermal, transport, water};
+use crate::error::SimError;
+
+/// Wall time spent per stage since the simulator was built.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageTimes(pub [Duration; Stage::ALL.len()]);
+
+/// Memory the stages need between them; rebuilt from `Params` and `State`, never saved.
+struct Scratch {
+    water_before: Vec<f32>,
+    limit: Vec<f32>,
+    next: Vec<f32>,
+    thermal: Vec<Vec<f32>>,
+}
+
+/// Runs the grid model on the CPU (rayon over rows; identical bits for any thread count).
+pub struct CpuSim {
+    params: Params,
+    derived: Derived,
+    topo: Topology,
+    source_rate: Vec<f32>,
+    scratch: Scratch,
+    times: StageTimes,
+}
+
+/// Water added per cell by the sources, m/s of depth (empty when there are none).
+fn source_rates(params: &Params, st: &State) -> Result<Vec<f32>, SimError> {
+    if params.sources.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (w, h) = (st.width, st.height);
+    let mut rate = vec![0.0f64; w * h];
+    for (index, s) in params.sources.iter().enumerate() {
+        let (sx, sy) = match s.units {
+            Units::Cells => (1.0, 1.0),
+            Units::Metres => (1.0 / st.cell_size.x, 1.0 / st.cell_size.y),
+        };
+        let (x, y, radius) = (s.x * sx, s.y * sy, s.radius * sx.max(sy));
+        if x < -0.5 || y < -0.5 || x > w as f64 - 0.5 || y > h as f64 - 0.5 {
+            return Err(SimError::SourceOutside { index, x: s.x, y: s.y });
+        }
+        let mut cells = Vec::new();
+        let reach = radius.ceil() as isize + 1;
+        let (cx, cy) = (x.round() as isize, y.round() as isize);
+        for r in (cy - reach).max(0)..=(cy + reach).min(h as isize - 1) {
+            for c in (cx - reach).max(0)..=(cx + reach).min(w as isize - 1) {
+                if (c as f64 - x).hypot(r as f64 - y) <= radius {
+                    cells.push(r as usize * w + c as usize);
+                }
+            }
+        }
+        if cells.is_empty() {
+            cells.push(cy.clamp(0, h as isize - 1) as usize * w + cx.clamp(0, w as isize - 1) as usize);
+        }
+        let per_cell = s.rate / st.cell_size.area() / cells.len() as f64;
+        for i in cells {
+            rate[i] += per_cell;
+        }
+    }
+    Ok(rate.into_iter().map(|v| v as f32).collect())
+}
+
+impl CpuSim {
+    /// A simulator for `state` with `params` (validated here).
+    pub fn new(params: Params, state: &State) -> Result<Self, SimError> {
+        params.validate()?;
+        if state.flux.len() != params.pipes as usize {
+            return Err(SimError::Checkpoint(format!(
+                "the state has {} pipes per cell, the parameters ask for {}",
+                state.flux.len(),
+                params.pipes
+            )));
+        }
+        let n = state.len();
+        let derived = params.derived(state.cell_size);
+        let topo = Topology { width: state.width, height: state.height, border: params.border };
+        let source_rate = source_rates(&params, state)?;
+        Ok(Self {
+            params,
+            derived,
+            topo,
+            source_rate,
+            scratch: Scratch {
+                water_before: vec![0.0; n],
+                limit: vec![0.0; n],
+                next: vec![0.0; n],
+                thermal: vec![vec![0.0; n]; 8],
+            },
+            times: StageTimes::default(),
+        })
+    }
+
+    /// Forces the number of sub-steps per iteration, overriding the stability analysis. For
+    /// experiments and the tests that show what the analysis prevents: past the stable limit the
+    /// water turns into a checkerboard.
+    #[doc(hidden)]
+    pub fn force_substeps(&mut self, substeps: u32) {
+        let cell =
+            crate::grid::CellSize { x: f64::from(self.derived.distance[0]), y: f64::from(self.derived.distance[2]) };
+        self.derived = self.params.derived_with_substeps(cell, substeps);
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The coefficients derived from them (sub-steps, stable time step, ...).
+    pub fn derived(&self) -> &Derived {
+        &self.derived
+    }
+
+    /// Wall time per stage so far.
+    pub fn stage_times(&self) -> &StageTimes {
+        &self.times
+    }
+
+    /// One iteration: `derived().substeps` sub-steps of every stage.
+    pub fn step(&mut self, st: &mut State) {
+        for k in 0..self.derived.substeps {
+            let key = st.iteration * u64::from(self.derived.substeps) + u64::from(k);
+            self.substep(st, key);
+        }
+        st.iteration += 1;
+        st.time += self.params.dt;
+    }
+
+    /// `n` iterations.
+    pub fn run(&mut self, st: &mut State, n: u64) {
+        for _ in 0..n {
+            self.step(st);
+        }
+    }
+
+    fn timed<T>(&mut self, stage: Stage, f: impl FnOnce(&mut Self) -> T) -> T {
+        let t0 = Instant::now();
+        let out = f(self);
+        self.times.0[stage as usize] += t0.elapsed();
+        out
+    }
+
+    /// The stage list of 000 section 2 (MODEL.md), in order.
+    fn substep(&mut self, st: &mut State, key: u64) {
+        self.timed(Stage::WaterIncrement, |s| {
+            let (rain, sources) = water::water_increment(st, &s.params, &s.derived, &s.source_rate, key);
+            st.books.rain += rain;
+            st.books.sources += sources;
+        });
+        self.timed(Stage::WaterFlux, |s| water::water_flux(st, &s.params, &s.derived, &s.topo, &mut s.scratch.limit));
+        self.timed(Stage::WaterUpdate, |s| {
+            st.books.water_outflow +=
+                water::water_update(st, &s.params, &s.derived, &s.topo, &mut s.scratch.water_before);
+        });
+        self.timed(Stage::ThermalFlux, |s| {
+            if s.params.thermal_rate > 0.0 {
+                st.books.thermal_moved +=
+                    thermal::thermal_flux(st, &s.params, &s.derived, &s.topo, &mut s.scratch.thermal);
+            }
+        });
+        self.timed(Stage::ErosionDeposition, |s| {
+            let m = erosion::erosion_deposition(st, &s.params, &s.derived, &s.topo, &mut s.scratch.next);
+            std::mem::swap(&mut st.terrain, &mut s.scratch.next);
+            st.books.eroded += m.eroded;
+            st.books.deposited += m.deposited;
+            st.books.water_from_dissolving += m.water_in;
+            st.books.water_to_deposition += m.water_out;
+        });
+        self.timed(Stage::SedimentTransport, |s| {
+            let (lost, drift) = transport::sediment_transport(
+                st,
+                &s.params,
+                &s.derived,
+                &s.topo,
+                &s.scratch.water_before,
+                &mut s.scratch.limit,
+                &mut s.scratch.next,
+            );
+            std::mem::swap(&mut st.sediment, &mut s.scratch.next);
+            st.books.sediment_outflow += lost;
+            st.books.transport_drift += drift;
+        });
+        self.timed(Stage::ThermalApply, |s| {
+            if s.params.thermal_rate > 0.0 {
+                thermal::thermal_apply(st, &s.topo, &s.scratch.thermal);
+            }
+        });
+        self.timed(Stage::Evaporation, |s| st.books.evaporated += water::evaporation(st, &s.params, &s.derived));
+        self.timed(Stage::Smoothing, |s| {
+            st.books.smoothing_moved +=
+                smoothing::smoothing(st, &s.params, &s.topo, s.derived.area, &mut s.scratch.limit);
+        });
+    }
+}

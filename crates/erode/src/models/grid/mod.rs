@@ -1,0 +1,109 @@
+//! The grid model: virtual-pipe shallow water with hydraulic erosion and deposition, hardness,
+//! sediment softening, a depth limit and 8-pipe thermal erosion.
+//!
+//! Source: 000 (Jákó & Tóth, after Mei et al. 2007), with 001's and 004's variants, read as
+//! `shared/MODEL.md` section 1 says. Units: metres, seconds; fluxes m³/s.
+//!
+//! # Stages (one sub-step, in order; each has this name everywhere)
+//!
+//! | stage | what | 000 eqs. |
+//! | --- | --- | --- |
+//! | `water_increment` | rain (uniform, map, 001's buckets) and sources add depth | 1 |
+//! | `water_flux` | pipe fluxes from surface differences, limited by the water held | 2–4 |
+//! | `water_update` | depth from net flow; velocity from the flow through the cell | 5–7 |
+//! | `thermal_flux` | 8-pipe talus moves from the terrain before erosion | 14–15 |
+//! | `erosion_deposition` | capacity, dissolve or deposit, water adjustment, softening | 8–11 |
+//! | `sediment_transport` | conservative flux form, or semi-Lagrangian | 12 |
+//! | `thermal_apply` | add the talus moves | 14–15 |
+//! | `evaporation` | `d·(1 − Ke·Δt)` | 13 |
+//! | `smoothing` | 001's pass at local extrema (off by default) | – |
+//!
+//! An iteration runs `Params::substeps` sub-steps so each stays within the stable time step
+//! (see [`derived`]).
+//!
+//! # Determinism
+//!
+//! Every stage computes each cell from arrays no other cell writes in that stage; rows run in
+//! parallel with rayon and per-row sums are reduced in row order, so results are bit-identical
+//! for any number of threads and across runs. Random parts (buckets) draw from
+//! `SplitMix64::keyed(seed, sub-step)`, so a resumed run draws what a straight run would.
+//!
+//! # Books
+//!
+//! [`Books`] sum in f64 every volume that enters, leaves or changes phase; [`State::balance`]
+//! compares them with the volumes in the fields.
+
+// Stencil loops index several arrays (and neighbours) by the same cell index.
+#![allow(clippy::needless_range_loop)]
+
+pub mod cpu;
+pub mod derived;
+pub mod erosion;
+pub mod params;
+pub mod smoothing;
+pub mod state;
+pub mod thermal;
+pub mod topology;
+pub mod transport;
+pub mod water;
+
+pub use cpu::CpuSim;
+pub use derived::Derived;
+pub use params::{
+    Border, CapacityModel, FluxForm, HardnessMode, PARAM_DOCS, Params, RainMode, Source, Transport, Units,
+};
+pub use state::{Balance, Books, StartMaps, State, params_fingerprint};
+
+/// The stages, in order. The name of each is the CPU function's, the timing counter's and (with
+/// the GPU backend) the shader's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Rain and sources.
+    WaterIncrement,
+    /// Pipe fluxes.
+    WaterFlux,
+    /// Depth and velocity.
+    WaterUpdate,
+    /// Thermal moves from the old terrain.
+    ThermalFlux,
+    /// Capacity, dissolving, deposition.
+    ErosionDeposition,
+    /// Sediment moves with the water.
+    SedimentTransport,
+    /// Thermal moves applied.
+    ThermalApply,
+    /// Evaporation.
+    Evaporation,
+    /// 001's smoothing.
+    Smoothing,
+}
+
+impl Stage {
+    /// Every stage in order.
+    pub const ALL: [Stage; 9] = [
+        Stage::WaterIncrement,
+        Stage::WaterFlux,
+        Stage::WaterUpdate,
+        Stage::ThermalFlux,
+        Stage::ErosionDeposition,
+        Stage::SedimentTransport,
+        Stage::ThermalApply,
+        Stage::Evaporation,
+        Stage::Smoothing,
+    ];
+
+    /// The stage's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::WaterIncrement => "water_increment",
+            Stage::WaterFlux => "water_flux",
+            Stage::WaterUpdate => "water_update",
+            Stage::ThermalFlux => "thermal_flux",
+            Stage::ErosionDeposition => "erosion_deposition",
+            Stage::SedimentTransport => "sediment_transport",
+            Stage::ThermalApply => "thermal_apply",
+            Stage::Evaporation => "evaporation",
+            Stage::Smoothing => "smoothing",
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! What the user tunes in the grid model. Every field names its unit and default; `validate`
+//! names the first field out of range.
+
+use crate::error::ParamError;
+
+/// How water flows between cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FluxForm {
+    /// Mei et al.'s one-way pipes: each cell keeps an outflow per direction, clamped at zero
+    /// (000 eq. 2). Both pipes of an interface can carry water at once, which makes waves travel
+    /// sqrt(2) too fast once they have reversed; stable up to `g·A·Δt²/l³ <= 0.25` on square cells.
+    OneWay,
+    /// One signed net flux per interface: waves at the pipe model's own speed, and twice the
+    /// stable time step.
+    Signed,
+}
+
+/// Where the model's edge lets water through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Border {
+    /// No flow across the edge (004): water reflects.
+    Closed,
+    /// Water (and its sediment) leaving across the edge is lost and booked as outflow.
+    Open,
+    /// The map is a torus (000).
+    Wrap,
+}
+
+/// Sediment transport capacity (MODEL.md section 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacityModel {
+    /// 000 eq. 8: `Kc · sin(downhill slope along the flow) · |v| · lmax(d)`.
+    Mei,
+    /// 001: `Kc · sin(tilt) · |v| · clamp(d, 0, 1 m)`.
+    Sine,
+}
+
+/// How suspended sediment moves with the water.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// Each pipe carries the sediment of the water it moves (upwind, flux form): mass is
+    /// conserved to rounding and never negative.
+    Conservative,
+    /// 000 eq. 12: back-trace along the velocity, bilinear interpolation. Loses or creates mass;
+    /// the books report the drift.
+    SemiLagrangian,
+}
+
+/// Where rain falls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RainMode {
+    /// No rain (sources only).
+    Off,
+    /// `rain_rate` on every cell (000 eq. 1).
+    Uniform,
+    /// `rain_rate` times a rain map (0..1 per cell) given to the simulator.
+    Map,
+    /// 001's buckets: each step `bucket_count` discs of `bucket_radius` cells at seeded random
+    /// places get all the rain of the step (same mean as uniform).
+    Buckets,
+}
+
+/// Initial hardness `R`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HardnessMode {
+    /// `hardness` everywhere.
+    Uniform,
+    /// A hardness map (0..1 per cell) given to the simulator.
+    Map,
+    /// 001: `hardness` plus seeded noise of `hardness_noise` amplitude plus `hardness_depth_gain`
+    /// times how low the cell lies in the terrain's range (rock below is harder).
+    Noise,
+}
+
+/// Units of a source's position and radius.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Units {
+    /// Grid cells (column, row).
+    Cells,
+    /// Metres from the top-left corner.
+    Metres,
+}
+
+/// A river source: water added on a disc.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// Column (cells) or easting from the left edge (metres).
+    pub x: f64,
+    /// Row (cells) or distance from the top edge (metres).
+    pub y: f64,
+    /// Disc radius; 0 puts all water on the nearest cell.
+    #[serde(default)]
+    pub radius: f64,
+    /// Water added, m³/s.
+    pub rate: f64,
+    /// Units of `x`, `y`, `radius`. Default cells.
+    #[serde(default = "cells")]
+    pub units: Units,
+}
+
+fn cells() -> Units {
+    Units::Cells
+}
+
+/// Grid model parameters (000 with 001's and 004's options). Heights in metres, time in seconds.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// Time step of one iteration, s. Default 0.05. Split into sub-steps automatically when it
+    /// exceeds the stable limit of the flux form (see [`Params::stable_dt`]).
+    pub dt: f64,
+    /// Gravity, m/s². Default 9.81.
+    pub gravity: f64,
+    /// Virtual pipe cross-section `A`, m². Default 0, meaning the cell area `lx·ly`.
+    pub pipe_area: f64,
+    /// Flux form. Default one-way (the documents').
+    pub flux_form: FluxForm,
+    /// Pipes per cell: 4 (axes) or 8 (with diagonals, no axis-aligned channels). Default 4.
+    pub pipes: u32,
+    /// Borders. Default closed.
+    pub border: Border,
+    /// Rain placement. Default uniform.
+    pub rain_mode: RainMode,
+    /// Rain, m/s of water depth (000's `Kr·r`). Default 0.002.
+    pub rain_rate: f64,
+    /// Buckets per step (rain mode buckets). Default 8.
+    pub bucket_count: u32,
+    /// Bucket radius, cells. Default 4.
+    pub bucket_radius: f64,
+    /// Evaporation `Ke`, 1/s: each step keeps `1 − Ke·Δt` of the water. Default 0.02.
+    pub evaporation: f64,
+    /// Capacity model. Default mei.
+    pub capacity_model: CapacityModel,
+    /// Sediment capacity constant `Kc`, s (metres of sediment per m/s of flow). Default 0.05.
+    pub capacity: f64,
+    /// Minimum sine of the slope used in the capacity, so flat ground still carries. Default 0.05.
+    pub min_tilt: f64,
+    /// Depth at and beyond which the mei capacity's `lmax` is 0 (deep water does not erode), m.
+    /// Default 2.
+    pub max_erosion_depth: f64,
+    /// Dissolving rate `Ks`, 1/s. Default 0.5.
+    pub dissolve: f64,
+    /// Deposition rate `Kd`, 1/s. Default 1.
+    pub deposit: f64,
+    /// Softening `Kh` (eq. 11), 1/m. Default 0 (off).
+    pub softening: f64,
+    /// Initial hardness `R` (0..1). Default 1.
+    pub hardness: f64,
+    /// Lowest hardness `R_min` (0..1). Default 0.1.
+    pub hardness_min: f64,
+    /// Initial hardness mode. Default uniform.
+    pub hardness_mode: HardnessMode,
+    /// Noise amplitude of hardness mode noise. Default 0.3.
+    pub hardness_noise: f64,
+    /// Extra hardness at the lowest terrain, hardness mode noise. Default 0.3.
+    pub hardness_depth_gain: f64,
+    /// Sediment transport. Default conservative.
+    pub transport: Transport,
+    /// Thermal erosion rate `Kt`, 1/s (eq. 14). Default 0.5; 0 turns thermal erosion off.
+    pub thermal_rate: f64,
+    /// Talus slope from hardness (004): `tan α = talus_scale·R + talus_bias`. Default 0.4.
+    pub talus_scale: f64,
+    /// See `talus_scale`. Default 0.4 (so tan α = 0.8, about 39°, at R = 1).
+    pub talus_bias: f64,
+    /// 001's smoothing at local extrema: height difference to the 4-neighbour mean tolerated, m.
+    /// Default 0.
+    pub smoothing_threshold: f64,
+    /// Share of the excess over `smoothing_threshold` moved to the 4 neighbours per step (0..1).
+    /// Default 0 (off).
+    pub smoothing_strength: f64,
+    /// Mean depth below which a cell has no velocity, m. Default 1e-4.
+    pub velocity_epsilon: f64,
+    /// How far below the input's lowest cell erosion may dig, m. Default 0.
+    pub floor_depth: f64,
+    /// Seed of the random parts (buckets, hardness noise). Default 0.
+    pub seed: u64,
+    /// River sources.
+    pub sources: Vec<Source>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            dt: 0.05,
+            gravity: 9.81,
+            pipe_area: 0.0,
+            flux_form: FluxForm::OneWay,
+            pipes: 4,
+            border: Border::Closed,
+            rain_mode: RainMode::Uniform,
+            rain_rate: 0.002,
+            bucket_count: 8,
+            bucket_radius: 4.0,
+            evaporation: 0.02,
+            capacity_model: CapacityModel::Mei,
+            capacity: 0.05,
+            min_tilt: 0.05,
+            max_erosion_depth: 2.0,
+            dissolve: 0.5,
+            deposit: 1.0,
+            softening: 0.0,
+            hardness: 1.0,
+            hardness_min: 0.1,
+            hardness_mode: HardnessMode::Uniform,
+            hardness_noise: 0.3,
+            hardness_depth_gain: 0.3,
+            transport: Transport::Conservative,
+            thermal_rate: 0.5,
+            talus_scale: 0.4,
+            talus_bias: 0.4,
+            smoothing_threshold: 0.0,
+            smoothing_strength: 0.0,
+            velocity_epsilon: 1e-4,
+            floor_depth: 0.0,
+            seed: 0,
+            sources: Vec::new(),
+        }
+    }
+}
+
+/// Documentation of one parameter, for `erode params grid`.
+pub struct ParamDoc {
+    /// TOML key.
+    pub name: &'static str,
+    /// What it is, with unit and range.
+    pub doc: &'static str,
+}
+
+/// One line per parameter, in declaration order.
+pub const PARAM_DOCS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "dt",
+        doc: "time step of one iteration, s (> 0); sub-stepped automatically past the stable limit",
+    },
+    ParamDoc { name: "gravity", doc: "gravity, m/s^2 (> 0)" },
+    ParamDoc { name: "pipe_area", doc: "virtual pipe cross-section A, m^2 (>= 0; 0 = cell area)" },
+    ParamDoc {
+        name: "flux_form",
+        doc: "\"one-way\" (Mei's pipes, the documents') or \"signed\" (net flux per interface)",
+    },
+    ParamDoc { name: "pipes", doc: "4 (axes) or 8 (with diagonals: no axis-aligned channels)" },
+    ParamDoc { name: "border", doc: "\"closed\" (reflect), \"open\" (outflow booked as lost) or \"wrap\"" },
+    ParamDoc { name: "rain_mode", doc: "\"off\", \"uniform\", \"map\" (with --rain-map) or \"buckets\"" },
+    ParamDoc { name: "rain_rate", doc: "rain, m/s of water depth (>= 0)" },
+    ParamDoc { name: "bucket_count", doc: "rain buckets per step (rain_mode = \"buckets\")" },
+    ParamDoc { name: "bucket_radius", doc: "rain bucket radius, cells (> 0)" },
+    ParamDoc { name: "evaporation", doc: "evaporation Ke, 1/s (0 <= Ke*dt < 1)" },
+    ParamDoc {
+        name: "capacity_model",
+        doc: "\"mei\" (000 eq. 8, slope along the flow, depth limit) or \"sine\" (001, depth clamped to 1 m)",
+    },
+    ParamDoc { name: "capacity", doc: "sediment capacity constant Kc, s (>= 0)" },
+    ParamDoc { name: "min_tilt", doc: "minimum sine of the slope in the capacity (0..1)" },
+    ParamDoc { name: "max_erosion_depth", doc: "depth where lmax reaches 0 (mei capacity), m (> 0)" },
+    ParamDoc { name: "dissolve", doc: "dissolving rate Ks, 1/s (0 <= Ks*dt <= 1)" },
+    ParamDoc { name: "deposit", doc: "deposition rate Kd, 1/s (0 <= Kd*dt <= 1)" },
+    ParamDoc { name: "softening", doc: "sediment softening Kh (eq. 11), 1/m (>= 0)" },
+    ParamDoc { name: "hardness", doc: "initial hardness R (hardness_min..1)" },
+    ParamDoc { name: "hardness_min", doc: "lowest hardness R_min (0..1)" },
+    ParamDoc { name: "hardness_mode", doc: "\"uniform\", \"map\" (with --hardness-map) or \"noise\" (001)" },
+    ParamDoc { name: "hardness_noise", doc: "noise amplitude, hardness_mode = \"noise\" (>= 0)" },
+    ParamDoc {
+        name: "hardness_depth_gain",
+        doc: "extra hardness at the lowest terrain, hardness_mode = \"noise\" (>= 0)",
+    },
+    ParamDoc {
+        name: "transport",
+        doc: "\"conservative\" (flux form, mass exact) or \"semi-lagrangian\" (000 eq. 12, drift reported)",
+    },
+    ParamDoc { name: "thermal_rate", doc: "thermal erosion Kt, 1/s (0 <= Kt*dt <= 1; 0 = off)" },
+    ParamDoc { name: "talus_scale", doc: "tan(talus) = talus_scale * R + talus_bias (004)" },
+    ParamDoc { name: "talus_bias", doc: "see talus_scale; tan(talus) must stay > 0" },
+    ParamDoc {
+        name: "smoothing_threshold",
+        doc: "001 smoothing: tolerated difference to the 4-neighbour mean at extrema, m (>= 0)",
+    },
+    ParamDoc { name: "smoothing_strength", doc: "001 smoothing: share of the excess moved per step (0..1; 0 = off)" },
+    ParamDoc { name: "velocity_epsilon", doc: "mean depth below which velocity is 0, m (> 0)" },
+    ParamDoc { name: "floor_depth", doc: "how far below the input's lowest cell erosion may dig, m (>= 0)" },
+    ParamDoc { name: "seed", doc: "seed of buckets and hardness noise" },
+    ParamDoc {
+        name: "sources",
+        doc: "river sources: [[sources]] x, y, radius, rate (m^3/s), units = \"cells\" | \"metres\"",
+    },
+];
+
+impl Params {
+    /// Checks every field; the error names the first one out of range.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        fn check(ok: bool, name: &'static str, value: f64, expected: &'static str) -> Result<(), ParamError> {
+            if ok { Ok(()) } else { Err(ParamError { name, value, expected }) }
+        }
+        let finite = |v: f64| v.is_finite();
+        check(finite(self.dt) && self.dt > 0.0, "dt", self.dt, "> 0 seconds")?;
+        check(finite(self.gravity) && self.gravity > 0.0, "gravity", self.gravity, "> 0 m/s^2")?;
+        check(finite(self.pipe_area) && self.pipe_area >= 0.0, "pipe_area", self.pipe_area, ">= 0 m^2")?;
+        check(self.pipes == 4 || self.pipes == 8, "pipes", f64::from(self.pipes), "4 or 8")?;
+        check(finite(self.rain_rate) && self.rain_rate >= 0.0, "rain_rate", self.rain_rate, ">= 0 m/s")?;
+        check(
+            finite(self.bucket_radius) && self.bucket_radius > 0.0,
+            "bucket_radius",
+            self.bucket_radius,
+            "> 0 cells",
+        )?;
+        check(
+            finite(self.evaporation) && self.evaporation >= 0.0 && self.evaporation * self.dt < 1.0,
+            "evaporation",
+            self.evaporation,
+            ">= 0 with evaporation * dt < 1",
+        )?;
+        check(finite(self.capacity) && self.capacity >= 0.0, "capacity", self.capacity, ">= 0 s")?;
+        check((0.0..=1.0).contains(&self.min_tilt), "min_tilt", self.min_tilt, "0 to 1")?;
+        check(
+            finite(self.max_erosion_depth) && self.max_erosion_depth > 0.0,
+            "max_erosion_depth",
+            self.max_erosion_depth,
+            "> 0 m",
+        )?;
+        check(
+            finite(self.dissolve) && self.dissolve >= 0.0 && self.dissolve * self.dt <= 1.0,
+            "dissolve",
+            self.dissolve,
+            ">= 0 with dissolve * dt <= 1",
+        )?;
+        check(
+            finite(self.deposit) && self.deposit >= 0.0 && self.deposit * self.dt <= 1.0,
+            "deposit",
+            self.deposit,
+            ">= 0 with deposit * dt <= 1",
+        )?;
+        check(finite(self.softening) && self.softening >= 0.0, "softening", self.softening, ">= 0 1/m")?;
+        check((0.0..=1.0).contains(&self.hardness_min), "hardness_min", self.hardness_min, "0 to 1")?;
+        check(
+            self.hardness >= self.hardness_min && self.hardness <= 1.0,
+            "hardness",
+            self.hardness,
+            "hardness_min to 1",
+        )?;
+        check(
+            finite(self.hardness_noise) && self.hardness_noise >= 0.0,
+            "hardness_noise",
+            self.hardness_noise,
+            ">= 0",
+        )?;
+        check(
+            finite(self.hardness_depth_gain) && self.hardness_depth_gain >= 0.0,
+            "hardness_depth_gain",
+            self.hardness_depth_gain,
+            ">= 0",
+        )?;
+        check(
+            finite(self.thermal_rate) && self.thermal_rate >= 0.0 && self.thermal_rate * self.dt <= 1.0,
+            "thermal_rate",
+            self.thermal_rate,
+            ">= 0 with thermal_rate * dt <= 1",
+        )?;
+        check(finite(self.talus_scale), "talus_scale", self.talus_scale, "finite")?;
+        for (name, r) in [("talus_bias", self.hardness_min), ("talus_bias", 1.0)] {
+            let tan = self.talus_scale * r + self.talus_bias;
+            check(
+                finite(tan) && tan > 0.0 && tan.atan() < std::f64::consts::FRAC_PI_2 * 0.999,
+                name,
+                self.talus_bias,
+                "talus angle inside (0, 90) degrees for every hardness",
+            )?;
+        }
+        check(
+            finite(self.smoothing_threshold) && self.smoothing_threshold >= 0.0,
+            "smoothing_threshold",
+            self.smoothing_threshold,
+            ">= 0 m",
+        )?;
+        check((0.0..=1.0).contains(&self.smoothing_strength), "smoothing_strength", self.smoothing_strength, "0 to 1")?;
+        check(
+            finite(self.velocity_epsilon) && self.velocity_epsilon > 0.0,
+            "velocity_epsilon",
+            self.velocity_epsilon,
+            "> 0 m",
+        )?;
+        check(finite(self.floor_depth) && self.floor_depth >= 0.0, "floor_depth", self.floor_depth, ">= 0 m")?;
+        for s in &self.sources {
+            check(finite(s.x) && finite(s.y), "sources.x/y", if finite(s.x) { s.y } else { s.x }, "finite")?;
+            check(finite(s.radius) && s.radius >= 0.0, "sources.radius", s.radius, ">= 0")?;
+            check(finite(s.rate) && s.rate >= 0.0, "sources.rate", s.rate, ">= 0 m^3/s")?;
+        }
+        Ok(())
+    }
+}

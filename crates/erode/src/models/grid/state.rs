@@ -1,0 +1,497 @@
+//! What evolves in the grid model, its mass books, and an exact binary checkpoint of both.
+
+use super::params::{HardnessMode, Params, RainMode};
+use crate::error::SimError;
+use crate::grid::{CellSize, Grid};
+
+/// Volumes in m³ that entered, left or changed phase since the start, summed in f64.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Books {
+    /// Water added by rain.
+    pub rain: f64,
+    /// Water added by sources.
+    pub sources: f64,
+    /// Water evaporated.
+    pub evaporated: f64,
+    /// Water that left across open borders.
+    pub water_outflow: f64,
+    /// Water volume added by dissolved soil (000 eq. 9c).
+    pub water_from_dissolving: f64,
+    /// Water volume removed by deposited soil (000 eq. 10c).
+    pub water_to_deposition: f64,
+    /// Soil dissolved from the terrain into suspension.
+    pub eroded: f64,
+    /// Suspended sediment deposited onto the terrain.
+    pub deposited: f64,
+    /// Suspended sediment that left across open borders.
+    pub sediment_outflow: f64,
+    /// Sediment created (+) or lost (−) by semi-Lagrangian transport (0 with conservative).
+    pub transport_drift: f64,
+    /// Soil moved by thermal erosion (moves within the terrain; for information).
+    pub thermal_moved: f64,
+    /// Soil moved by the smoothing pass (within the terrain; for information).
+    pub smoothing_moved: f64,
+}
+
+/// The whole evolving state of a grid-model run. Saving and reloading it (see
+/// [`State::to_bytes`]) continues a run bit for bit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    /// Columns.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// Cell size, m.
+    pub cell_size: CellSize,
+    /// Terrain height `b`, m.
+    pub terrain: Vec<f32>,
+    /// Water depth `d`, m.
+    pub water: Vec<f32>,
+    /// Suspended sediment `s`, m of soil.
+    pub sediment: Vec<f32>,
+    /// Hardness `R`, in `[R_min, 1]`.
+    pub hardness: Vec<f32>,
+    /// Outgoing water flux per pipe direction (see `topology::DIRS`), m³/s: one-way pipes hold
+    /// values >= 0; the signed form holds the net flux, antisymmetric between neighbours.
+    pub flux: Vec<Vec<f32>>,
+    /// Water velocity east, m/s.
+    pub velocity_x: Vec<f32>,
+    /// Water velocity south, m/s.
+    pub velocity_y: Vec<f32>,
+    /// Total soil dissolved per cell, m.
+    pub eroded: Vec<f32>,
+    /// Total sediment deposited per cell, m.
+    pub deposited: Vec<f32>,
+    /// Time integral of the discharge magnitude per cell, m³.
+    pub discharge_integral: Vec<f32>,
+    /// Rain map (0..1 per cell) for rain mode map.
+    pub rain_map: Option<Vec<f32>>,
+    /// Iterations done.
+    pub iteration: u64,
+    /// Simulated time, s.
+    pub time: f64,
+    /// The books since the start.
+    pub books: Books,
+    /// Lowest height of the input, m: the reference of the soil volume.
+    pub reference_height: f64,
+    /// Erosion never digs below this height, m.
+    pub floor: f32,
+    /// Soil volume at the start (terrain above `reference_height` plus sediment), m³.
+    pub start_soil: f64,
+    /// Water volume at the start, m³.
+    pub start_water: f64,
+}
+
+/// Maps a run can start from besides the terrain.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StartMaps<'a> {
+    /// Hardness (0..1) for hardness mode map.
+    pub hardness: Option<&'a Grid<f32>>,
+    /// Rain (0..1) for rain mode map.
+    pub rain: Option<&'a Grid<f32>>,
+    /// Initial water depth, m.
+    pub water: Option<&'a Grid<f32>>,
+}
+
+fn check_shape(what: &'static str, g: &Grid<f32>, terrain: &Grid<f32>) -> Result<(), SimError> {
+    if g.same_shape(terrain) {
+        Ok(())
+    } else {
+        Err(SimError::MapShape {
+            what,
+            got_w: g.width(),
+            got_h: g.height(),
+            want_w: terrain.width(),
+            want_h: terrain.height(),
+        })
+    }
+}
+
+impl State {
+    /// A run at rest on `terrain` (heights in metres).
+    pub fn new(terrain: &Grid<f32>, params: &Params, maps: StartMaps<'_>) -> Result<Self, SimError> {
+        params.validate()?;
+        let (w, h) = (terrain.width(), terrain.height());
+        let n = terrain.len();
+        let b = terrain.as_slice().to_vec();
+        if let Some((i, _)) = b.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(crate::error::GridError::NonFinite { count: 1, row: i / w, col: i % w }.into());
+        }
+        let (lo, hi) = b.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, c), &v| (a.min(v), c.max(v)));
+        let hardness = match params.hardness_mode {
+            HardnessMode::Uniform => vec![params.hardness as f32; n],
+            HardnessMode::Map => {
+                let m = maps.hardness.ok_or(SimError::MissingMap("hardness_mode = \"map\" needs a hardness map"))?;
+                check_shape("hardness", m, terrain)?;
+                m.as_slice().iter().map(|&v| v.clamp(params.hardness_min as f32, 1.0)).collect()
+            }
+            HardnessMode::Noise => noise_hardness(terrain, params, lo, hi),
+        };
+        let rain_map = match (params.rain_mode, maps.rain) {
+            (RainMode::Map, None) => return Err(SimError::MissingMap("rain_mode = \"map\" needs a rain map")),
+            (_, Some(m)) => {
+                check_shape("rain", m, terrain)?;
+                Some(m.as_slice().iter().map(|v| if v.is_finite() { v.max(0.0) } else { 0.0 }).collect())
+            }
+            (_, None) => None,
+        };
+        let water = match maps.water {
+            Some(m) => {
+                check_shape("water", m, terrain)?;
+                m.as_slice().iter().map(|v| if v.is_finite() { v.max(0.0) } else { 0.0 }).collect()
+            }
+            None => vec![0.0; n],
+        };
+        let cell_size = terrain.cell_size();
+        let area = cell_size.area();
+        let reference_height = f64::from(lo);
+        let start_soil = b.iter().map(|&v| f64::from(v) - reference_height).sum::<f64>() * area;
+        let start_water = water.iter().map(|&v: &f32| f64::from(v)).sum::<f64>() * area;
+        let _ = hi;
+        Ok(Self {
+            width: w,
+            height: h,
+            cell_size,
+            terrain: b,
+            water,
+            sediment: vec![0.0; n],
+            hardness,
+            flux: vec![vec![0.0; n]; params.pipes as usize],
+            velocity_x: vec![0.0; n],
+            velocity_y: vec![0.0; n],
+            eroded: vec![0.0; n],
+            deposited: vec![0.0; n],
+            discharge_integral: vec![0.0; n],
+            rain_map,
+            iteration: 0,
+            time: 0.0,
+            books: Books::default(),
+            reference_height,
+            floor: (reference_height - params.floor_depth) as f32,
+            start_soil,
+            start_water,
+        })
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.width * self.height
+    }
+
+    /// Always false: a state has cells.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A field as a grid (copies).
+    pub fn grid(&self, field: &[f32]) -> Grid<f32> {
+        Grid::from_vec(self.width, self.height, self.cell_size, field.to_vec())
+            .unwrap_or_else(|_| unreachable_grid(self.cell_size))
+    }
+
+    /// Soil volume now: terrain above the reference height plus suspended sediment, m³.
+    pub fn soil_volume(&self) -> f64 {
+        let a = self.cell_size.area();
+        let t: f64 = self.terrain.iter().map(|&v| f64::from(v) - self.reference_height).sum();
+        let s: f64 = self.sediment.iter().map(|&v| f64::from(v)).sum();
+        (t + s) * a
+    }
+
+    /// Water volume now, m³.
+    pub fn water_volume(&self) -> f64 {
+        self.water.iter().map(|&v| f64::from(v)).sum::<f64>() * self.cell_size.area()
+    }
+
+    /// The balance of the books now.
+    pub fn balance(&self) -> Balance {
+        let b = &self.books;
+        let water_expected = self.start_water + b.rain + b.sources - b.evaporated - b.water_outflow
+            + b.water_from_dissolving
+            - b.water_to_deposition;
+        let soil_expected = self.start_soil - b.sediment_outflow + b.transport_drift;
+        let water_now = self.water_volume();
+        let soil_now = self.soil_volume();
+        let water_imbalance = water_now - water_expected;
+        let soil_imbalance = soil_now - soil_expected;
+        let water_scale = self.start_water.max(b.rain + b.sources).max(f64::MIN_POSITIVE);
+        let soil_scale = self.start_soil.max(f64::MIN_POSITIVE);
+        let moved = (b.eroded + b.deposited).max(f64::MIN_POSITIVE);
+        Balance {
+            water_volume: water_now,
+            soil_volume: soil_now,
+            water_imbalance,
+            soil_imbalance,
+            water_relative_error: water_imbalance.abs() / water_scale,
+            soil_relative_error: soil_imbalance.abs() / soil_scale,
+            relative_error: (water_imbalance.abs() / water_scale).max(soil_imbalance.abs() / soil_scale),
+            soil_imbalance_per_moved: soil_imbalance.abs() / moved,
+            transport_drift_relative: b.transport_drift.abs() / soil_scale,
+        }
+    }
+}
+
+/// `Grid::from_vec` cannot fail for a state's own fields; this keeps the library free of panics.
+fn unreachable_grid(cell: CellSize) -> Grid<f32> {
+    Grid::from_fn(1, 1, cell, |_, _| 0.0).unwrap_or_else(|_| unreachable_grid(CellSize::default()))
+}
+
+/// How well the books balance. Volumes in m³.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Balance {
+    /// Water now.
+    pub water_volume: f64,
+    /// Soil now (terrain above the input's minimum plus sediment).
+    pub soil_volume: f64,
+    /// Water now minus what the books expect.
+    pub water_imbalance: f64,
+    /// Soil now minus what the books expect.
+    pub soil_imbalance: f64,
+    /// |water imbalance| / max(start water, water added).
+    pub water_relative_error: f64,
+    /// |soil imbalance| / start soil.
+    pub soil_relative_error: f64,
+    /// The larger of the two relative errors.
+    pub relative_error: f64,
+    /// |soil imbalance| / (eroded + deposited): the figure that shows a small leak.
+    pub soil_imbalance_per_moved: f64,
+    /// |transport drift| / start soil (semi-Lagrangian transport's own error).
+    pub transport_drift_relative: f64,
+}
+
+/// 001's hardness: base plus noise plus more hardness where the terrain lies low.
+fn noise_hardness(terrain: &Grid<f32>, params: &Params, lo: f32, hi: f32) -> Vec<f32> {
+    use crate::terrain::{TerrainKind, TerrainSpec, generate};
+    let spec = TerrainSpec {
+        kind: TerrainKind::Fbm,
+        width: terrain.width(),
+        height: terrain.height(),
+        seed: params.seed ^ 0x4A4D_0000,
+        relief: 1.0,
+        feature_size: (terrain.width().max(terrain.height()) as f64 / 8.0).max(1.0),
+        octaves: 4,
+        ..Default::default()
+    };
+    let noise = generate(&spec).map(|m| m.heights.into_vec()).unwrap_or_else(|_| vec![0.5; terrain.len()]);
+    let span = (hi - lo).max(f32::MIN_POSITIVE);
+    terrain
+        .as_slice()
+        .iter()
+        .zip(&noise)
+        .map(|(&b, &n)| {
+            let low = 1.0 - (b - lo) / span;
+            let r = params.hardness
+                + params.hardness_noise * (f64::from(n) - 0.5) * 2.0
+                + params.hardness_depth_gain * f64::from(low);
+            r.clamp(params.hardness_min, 1.0) as f32
+        })
+        .collect()
+}
+
+const MAGIC: &[u8; 8] = b"ERODEGRD";
+const VERSION: u32 = 1;
+
+/// FNV-1a, 64 bit: the checkpoint checksum (written here so the format never changes under us).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Reads little-endian values off a byte slice, failing with a checkpoint error at the end.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], SimError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
+        let end = end.ok_or_else(|| SimError::Checkpoint("truncated".into()))?;
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn u64(&mut self) -> Result<u64, SimError> {
+        let b = self.take(8)?;
+        Ok(u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+    }
+    fn f64(&mut self) -> Result<f64, SimError> {
+        self.u64().map(f64::from_bits)
+    }
+    fn f32s(&mut self, n: usize) -> Result<Vec<f32>, SimError> {
+        let b = self.take(n.checked_mul(4).ok_or_else(|| SimError::Checkpoint("size overflow".into()))?)?;
+        Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+}
+
+impl State {
+    /// The whole state as bytes: versioned, with a checksum. `params_fingerprint` (see
+    /// [`params_fingerprint`]) lets a resume refuse different parameters.
+    pub fn to_bytes(&self, params_fingerprint: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(256 + self.len() * 4 * (10 + self.flux.len()));
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        let mut u = |v: u64| out.extend_from_slice(&v.to_le_bytes());
+        u(params_fingerprint);
+        u(self.width as u64);
+        u(self.height as u64);
+        u(self.cell_size.x.to_bits());
+        u(self.cell_size.y.to_bits());
+        u(self.iteration);
+        u(self.time.to_bits());
+        u(self.reference_height.to_bits());
+        u(u64::from(self.floor.to_bits()));
+        u(self.start_soil.to_bits());
+        u(self.start_water.to_bits());
+        let b = &self.books;
+        for v in [
+            b.rain,
+            b.sources,
+            b.evaporated,
+            b.water_outflow,
+            b.water_from_dissolving,
+            b.water_to_deposition,
+            b.eroded,
+            b.deposited,
+            b.sediment_outflow,
+            b.transport_drift,
+            b.thermal_moved,
+            b.smoothing_moved,
+        ] {
+            u(v.to_bits());
+        }
+        u(self.flux.len() as u64);
+        u(u64::from(self.rain_map.is_some()));
+        for field in self.fields() {
+            for v in field {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        let sum = fnv1a64(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    fn fields(&self) -> Vec<&[f32]> {
+        let mut v: Vec<&[f32]> = vec![
+            &self.terrain,
+            &self.water,
+            &self.sediment,
+            &self.hardness,
+            &self.velocity_x,
+            &self.velocity_y,
+            &self.eroded,
+            &self.deposited,
+            &self.discharge_integral,
+        ];
+        v.extend(self.flux.iter().map(Vec::as_slice));
+        if let Some(r) = &self.rain_map {
+            v.push(r);
+        }
+        v
+    }
+
+    /// Reads [`State::to_bytes`] back, checking magic, version, checksum, size and parameters.
+    pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
+        let err = |m: &str| SimError::Checkpoint(m.to_string());
+        if bytes.len() < 8 + 4 + 8 || &bytes[..8] != MAGIC {
+            return Err(err("not an erode grid checkpoint"));
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - 8);
+        let stored = u64::from_le_bytes([sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7]]);
+        if fnv1a64(body) != stored {
+            return Err(err("checksum mismatch: the file is corrupt"));
+        }
+        let mut r = Reader { bytes: body, pos: 8 };
+        let version = u32::from_le_bytes([body[8], body[9], body[10], body[11]]);
+        r.pos = 12;
+        if version != VERSION {
+            return Err(SimError::Checkpoint(format!("version {version}, this erode reads {VERSION}")));
+        }
+        if r.u64()? != params_fingerprint {
+            return Err(err("the parameters differ from the run that wrote it"));
+        }
+        let width = r.u64()?;
+        let height = r.u64()?;
+        if width == 0 || height == 0 || width.checked_mul(height).is_none_or(|n| n > max_cells) {
+            return Err(SimError::Checkpoint(format!("implausible size {width} x {height}")));
+        }
+        let (width, height) = (width as usize, height as usize);
+        let n = width * height;
+        let cell_size = CellSize { x: r.f64()?, y: r.f64()? };
+        let iteration = r.u64()?;
+        let time = r.f64()?;
+        let reference_height = r.f64()?;
+        let floor = f32::from_bits(r.u64()? as u32);
+        let start_soil = r.f64()?;
+        let start_water = r.f64()?;
+        let mut bk = [0.0f64; 12];
+        for v in &mut bk {
+            *v = r.f64()?;
+        }
+        let books = Books {
+            rain: bk[0],
+            sources: bk[1],
+            evaporated: bk[2],
+            water_outflow: bk[3],
+            water_from_dissolving: bk[4],
+            water_to_deposition: bk[5],
+            eroded: bk[6],
+            deposited: bk[7],
+            sediment_outflow: bk[8],
+            transport_drift: bk[9],
+            thermal_moved: bk[10],
+            smoothing_moved: bk[11],
+        };
+        let pipes = r.u64()?;
+        if pipes != 4 && pipes != 8 {
+            return Err(err("bad pipe count"));
+        }
+        let has_rain = r.u64()? == 1;
+        let terrain = r.f32s(n)?;
+        let water = r.f32s(n)?;
+        let sediment = r.f32s(n)?;
+        let hardness = r.f32s(n)?;
+        let velocity_x = r.f32s(n)?;
+        let velocity_y = r.f32s(n)?;
+        let eroded = r.f32s(n)?;
+        let deposited = r.f32s(n)?;
+        let discharge_integral = r.f32s(n)?;
+        let flux = (0..pipes).map(|_| r.f32s(n)).collect::<Result<Vec<_>, _>>()?;
+        let rain_map = if has_rain { Some(r.f32s(n)?) } else { None };
+        if r.pos != body.len() {
+            return Err(err("trailing bytes"));
+        }
+        Ok(Self {
+            width,
+            height,
+            cell_size,
+            terrain,
+            water,
+            sediment,
+            hardness,
+            flux,
+            velocity_x,
+            velocity_y,
+            eroded,
+            deposited,
+            discharge_integral,
+            rain_map,
+            iteration,
+            time,
+            books,
+            reference_height,
+            floor,
+            start_soil,
+            start_water,
+        })
+    }
+}
+
+/// A fingerprint of parameters: equal parameters give equal fingerprints.
+pub fn params_fingerprint(params: &Params) -> u64 {
+    fnv1a64(format!("{params:?}").as_bytes())
+}

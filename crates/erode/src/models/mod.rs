@@ -1,0 +1,4 @@
+//! The erosion models. Each has `Params` (what the user tunes), `State` (what evolves) and a
+//! simulator that owns scratch memory and runs `step`.
+
+pub mod grid;

@@ -1,0 +1,255 @@
+//! Erosion, books, thermal relaxation, determinism and extreme parameters of the grid model.
+
+mod common;
+
+use common::*;
+use erode::models::grid::{Border, CpuSim, FluxForm, Params, RainMode, Source, StartMaps, State, Transport, Units};
+use erode::terrain::{TerrainKind, TerrainSpec, generate};
+
+fn noise_terrain(size: usize, seed: u64) -> erode::Grid<f32> {
+    let spec = TerrainSpec {
+        kind: TerrainKind::Ridged,
+        width: size,
+        height: size,
+        seed,
+        relief: size as f64 * 0.3,
+        feature_size: size as f64 / 2.0,
+        ..Default::default()
+    };
+    generate(&spec).unwrap().heights
+}
+
+#[test]
+fn closed_books_balance_with_rain_evaporation_and_erosion() {
+    let terrain = noise_terrain(64, 1);
+    for transport in [Transport::Conservative, Transport::SemiLagrangian] {
+        for (form, pipes) in [(FluxForm::OneWay, 4), (FluxForm::Signed, 8)] {
+            let params = Params { transport, flux_form: form, pipes, rain_rate: 0.01, ..Default::default() };
+            let st = run(&params, &terrain, None, 2000);
+            let b = st.balance();
+            assert!(st.books.eroded > 1.0 && st.books.deposited > 1.0, "nothing eroded: {:?}", st.books);
+            assert!(
+                b.water_relative_error < 1e-5,
+                "{transport:?}/{form:?}: water books off by {}",
+                b.water_relative_error
+            );
+            assert!(
+                b.soil_relative_error < 1e-5,
+                "{transport:?}/{form:?}: soil books off by {}",
+                b.soil_relative_error
+            );
+            if transport == Transport::Conservative {
+                // terrain + suspended sediment itself is conserved, not just booked
+                let rel = (st.soil_volume() - st.start_soil).abs() / st.start_soil;
+                assert!(rel < 1e-5, "{form:?}: soil volume changed by {rel}");
+                assert_eq!(st.books.transport_drift, 0.0);
+            } else {
+                assert!(st.books.transport_drift != 0.0, "semi-Lagrangian transport reported no drift");
+            }
+        }
+    }
+}
+
+#[test]
+fn open_borders_book_what_leaves() {
+    let terrain = grid(48, 32, 1.0, |_, c| 20.0 - 0.3 * c as f32);
+    let params = Params {
+        border: Border::Open,
+        rain_rate: 0.02,
+        sources: vec![Source { x: 2.0, y: 16.0, radius: 2.0, rate: 0.5, units: Units::Cells }],
+        ..Default::default()
+    };
+    let st = run(&params, &terrain, None, 1500);
+    assert!(st.books.water_outflow > 0.0 && st.books.sediment_outflow > 0.0, "{:?}", st.books);
+    assert!(st.books.sources > 0.0);
+    let b = st.balance();
+    assert!(b.relative_error < 1e-5, "{b:?}");
+}
+
+#[test]
+fn rain_modes_and_sources_add_what_they_promise() {
+    let terrain = grid(40, 40, 2.0, |_, _| 0.0);
+    let dt = 0.05;
+    let steps = 100u64;
+    let area = 40.0 * 40.0 * 4.0;
+    for mode in [RainMode::Uniform, RainMode::Buckets] {
+        let params = Params { rain_mode: mode, rain_rate: 0.001, dt, ..still() };
+        let st = run(&params, &terrain, None, steps);
+        let expected = 0.001 * dt * steps as f64 * area;
+        assert!((st.books.rain / expected - 1.0).abs() < 1e-4, "{mode:?}: {} vs {expected}", st.books.rain);
+        assert!((st.water_volume() / expected - 1.0).abs() < 1e-4);
+    }
+    let params = Params {
+        rain_mode: RainMode::Off,
+        sources: vec![Source { x: 40.0, y: 40.0, radius: 6.0, rate: 0.3, units: Units::Metres }],
+        dt,
+        ..still()
+    };
+    let st = run(&params, &terrain, None, steps);
+    assert!((st.books.sources / (0.3 * dt * steps as f64) - 1.0).abs() < 1e-4);
+    // the water arrived around (20, 20) cells: its centroid is there
+    let total: f64 = st.water.iter().map(|&d| f64::from(d)).sum();
+    let cx: f64 = st.water.iter().enumerate().map(|(i, &d)| (i % 40) as f64 * f64::from(d)).sum::<f64>() / total;
+    let cy: f64 = st.water.iter().enumerate().map(|(i, &d)| (i / 40) as f64 * f64::from(d)).sum::<f64>() / total;
+    assert!((cx - 20.0).abs() < 1.0 && (cy - 20.0).abs() < 1.0, "centroid at ({cx}, {cy})");
+}
+
+#[test]
+fn thermal_never_raises_the_max_nor_lowers_the_min_and_reaches_the_talus() {
+    let size = 41;
+    let spec = TerrainSpec { kind: TerrainKind::Cone, width: size, height: size, relief: 40.0, ..Default::default() };
+    let cone = generate(&spec).unwrap().heights;
+    let params = Params { rain_rate: 0.0, capacity: 0.0, thermal_rate: 4.0, dt: 0.05, ..Default::default() };
+    let mut st = State::new(&cone, &params, StartMaps::default()).unwrap();
+    let mut sim = CpuSim::new(params.clone(), &st).unwrap();
+    let (mut hi, mut lo) = (f32::NEG_INFINITY, f32::INFINITY);
+    for &v in &st.terrain {
+        hi = hi.max(v);
+        lo = lo.min(v);
+    }
+    for _ in 0..3000 {
+        sim.step(&mut st);
+        let (h, l) = st.terrain.iter().fold((f32::NEG_INFINITY, f32::INFINITY), |(a, b), &v| (a.max(v), b.min(v)));
+        assert!(h <= hi && l >= lo, "max {h} > {hi} or min {l} < {lo}");
+        hi = h;
+        lo = l;
+    }
+    let talus = (params.talus_scale * params.hardness + params.talus_bias) as f32;
+    let topo = erode::models::grid::topology::Topology { width: size, height: size, border: Border::Closed };
+    let dist = |e: usize| erode::models::grid::topology::pipe_length(cone.cell_size(), e) as f32;
+    let mut worst = 0.0f32;
+    for r in 0..size {
+        for c in 0..size {
+            for e in 0..8 {
+                if let Some(j) = topo.neighbour(r, c, e) {
+                    worst = worst.max((st.terrain[r * size + c] - st.terrain[j]) / dist(e));
+                }
+            }
+        }
+    }
+    assert!(worst <= talus + 1e-3, "steepest slope {worst} above the talus {talus}");
+    // the relaxed cone is round: where it falls below half its height, along an axis and a diagonal
+    let centre = size / 2;
+    let half = st.terrain[centre * size + centre] / 2.0;
+    let axis = (0..=centre).find(|&k| st.terrain[centre * size + centre + k] < half).unwrap() as f32;
+    let diag =
+        (0..=centre).find(|&k| st.terrain[(centre + k) * size + centre + k] < half).unwrap() as f32 * 2f32.sqrt();
+    assert!((axis / diag - 1.0).abs() <= 0.1, "axis radius {axis}, diagonal radius {diag}");
+}
+
+#[test]
+fn any_thread_count_gives_the_same_bits_and_resume_equals_a_straight_run() {
+    let terrain = noise_terrain(48, 2);
+    let params = Params {
+        rain_mode: RainMode::Buckets,
+        rain_rate: 0.01,
+        pipes: 8,
+        softening: 0.5,
+        sources: vec![Source { x: 10.0, y: 10.0, radius: 2.0, rate: 0.2, units: Units::Cells }],
+        ..Default::default()
+    };
+    let in_pool = |threads: usize, f: &mut (dyn FnMut() + Send)| {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f);
+    };
+    let straight = |threads: usize, n: u64| {
+        let mut out = None;
+        in_pool(threads, &mut || out = Some(run(&params, &terrain, None, n)));
+        out.unwrap()
+    };
+    let one = straight(1, 200);
+    for threads in [2, 7] {
+        assert!(fingerprint(&straight(threads, 200)) == fingerprint(&one), "{threads} threads differ from 1");
+    }
+    // checkpoint at 100 (1 thread), reload, continue to 200 with 2 threads
+    let half = straight(1, 100);
+    let fp = erode::models::grid::params_fingerprint(&params);
+    let bytes = half.to_bytes(fp);
+    let mut resumed = State::from_bytes(&bytes, fp, 1 << 28).unwrap();
+    assert!(resumed == half);
+    in_pool(2, &mut || {
+        let mut sim = CpuSim::new(params.clone(), &resumed).unwrap();
+        sim.run(&mut resumed, 100);
+    });
+    assert!(fingerprint(&resumed) == fingerprint(&one), "resumed run differs from the straight run");
+}
+
+#[test]
+fn corrupt_or_foreign_checkpoints_are_refused() {
+    let terrain = noise_terrain(16, 3);
+    let params = Params::default();
+    let st = run(&params, &terrain, None, 3);
+    let fp = erode::models::grid::params_fingerprint(&params);
+    let mut bytes = st.to_bytes(fp);
+    assert!(State::from_bytes(&bytes, fp ^ 1, 1 << 28).is_err(), "other parameters accepted");
+    assert!(State::from_bytes(&bytes[..bytes.len() / 2], fp, 1 << 28).is_err(), "truncated accepted");
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x40;
+    assert!(State::from_bytes(&bytes, fp, 1 << 28).is_err(), "corrupt accepted");
+    assert!(State::from_bytes(b"not a checkpoint at all", fp, 1 << 28).is_err());
+}
+
+/// Every numeric parameter at the ends of its documented range.
+#[test]
+fn extreme_parameters_stay_finite_or_are_refused() {
+    let terrain = noise_terrain(24, 4);
+    let base = Params { rain_rate: 0.01, ..Default::default() };
+    let dt = base.dt;
+    let cases: Vec<(&str, Params)> = vec![
+        ("dt tiny", Params { dt: 1e-6, ..base.clone() }),
+        (
+            "dt huge",
+            Params { dt: 5.0, dissolve: 0.0, deposit: 0.0, evaporation: 0.0, thermal_rate: 0.0, ..base.clone() },
+        ),
+        ("gravity tiny", Params { gravity: 1e-6, ..base.clone() }),
+        ("gravity huge", Params { gravity: 1e4, ..base.clone() }),
+        ("pipe_area huge", Params { pipe_area: 1e3, ..base.clone() }),
+        ("rain huge", Params { rain_rate: 10.0, ..base.clone() }),
+        ("evaporation max", Params { evaporation: 0.999 / dt, ..base.clone() }),
+        ("capacity huge", Params { capacity: 1e3, ..base.clone() }),
+        ("min_tilt 1", Params { min_tilt: 1.0, ..base.clone() }),
+        ("max_erosion_depth tiny", Params { max_erosion_depth: 1e-6, ..base.clone() }),
+        ("dissolve max", Params { dissolve: 1.0 / dt, ..base.clone() }),
+        ("deposit max", Params { deposit: 1.0 / dt, ..base.clone() }),
+        ("deposit 0", Params { deposit: 0.0, ..base.clone() }),
+        ("softening huge", Params { softening: 1e3, ..base.clone() }),
+        ("hardness min", Params { hardness: 0.0, hardness_min: 0.0, ..base.clone() }),
+        ("thermal max", Params { thermal_rate: 1.0 / dt, ..base.clone() }),
+        ("talus steep", Params { talus_scale: 0.0, talus_bias: 50.0, ..base.clone() }),
+        ("talus flat", Params { talus_scale: 0.0, talus_bias: 1e-4, ..base.clone() }),
+        ("smoothing max", Params { smoothing_strength: 1.0, smoothing_threshold: 0.0, ..base.clone() }),
+        ("velocity_epsilon huge", Params { velocity_epsilon: 1e3, ..base.clone() }),
+        ("floor deep", Params { floor_depth: 1e6, ..base.clone() }),
+        ("buckets", Params { rain_mode: RainMode::Buckets, bucket_count: 1000, bucket_radius: 1e3, ..base.clone() }),
+        ("signed 8 open", Params { flux_form: FluxForm::Signed, pipes: 8, border: Border::Open, ..base.clone() }),
+        ("wrap", Params { border: Border::Wrap, transport: Transport::SemiLagrangian, ..base.clone() }),
+    ];
+    for (name, params) in cases {
+        match params.validate() {
+            Err(e) => panic!("{name}: documented value refused: {e}"),
+            Ok(()) => {
+                let st = run(&params, &terrain, None, 1000);
+                let finite = [&st.terrain, &st.water, &st.sediment, &st.hardness, &st.velocity_x, &st.velocity_y]
+                    .iter()
+                    .all(|f| f.iter().all(|v| v.is_finite()));
+                assert!(finite, "{name}: non-finite values");
+                assert!(
+                    st.water.iter().all(|&d| d >= 0.0) && st.sediment.iter().all(|&s| s >= 0.0),
+                    "{name}: negative"
+                );
+            }
+        }
+    }
+    // just outside the ranges: typed errors naming the parameter
+    for (name, params) in [
+        ("evaporation", Params { evaporation: 1.0 / dt, ..base.clone() }),
+        ("dissolve", Params { dissolve: 1.01 / dt, ..base.clone() }),
+        ("dt", Params { dt: -1.0, ..base.clone() }),
+        ("pipes", Params { pipes: 6, ..base.clone() }),
+        ("rain_rate", Params { rain_rate: -1.0, ..base.clone() }),
+        ("talus_bias", Params { talus_scale: 0.0, talus_bias: -0.1, ..base.clone() }),
+        ("hardness", Params { hardness: 1.5, ..base.clone() }),
+    ] {
+        let e = params.validate().unwrap_err();
+        assert_eq!(e.name, name);
+    }
+}
