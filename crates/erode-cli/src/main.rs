@@ -27,6 +27,8 @@ enum Command {
     Info(cmd::info::Args),
     Convert(cmd::convert::Args),
     Render(cmd::render::Args),
+    Params(cmd::params::Args),
+    Simulate(cmd::simulate::Args),
     Demo(cmd::demo::Args),
 }
 
@@ -61,6 +63,8 @@ fn main() -> ExitCode {
         Command::Info(a) => cmd::info::run(a),
         Command::Convert(a) => cmd::convert::run(a),
         Command::Render(a) => cmd::render::run(a),
+        Command::Params(a) => cmd::params::run(a),
+        Command::Simulate(a) => cmd::simulate::run(a, cli.quiet),
         Command::Demo(a) => cmd::demo::run(a, cli.quiet),
     };
     match result {

@@ -32,6 +32,7 @@ mod atomic;
 pub mod error;
 mod formats;
 mod geotiff;
+pub mod params;
 mod samples;
 
 use std::path::Path;

@@ -99,7 +99,7 @@ fn thermal_never_raises_the_max_nor_lowers_the_min_and_reaches_the_talus() {
     let size = 41;
     let spec = TerrainSpec { kind: TerrainKind::Cone, width: size, height: size, relief: 40.0, ..Default::default() };
     let cone = generate(&spec).unwrap().heights;
-    let params = Params { rain_rate: 0.0, capacity: 0.0, thermal_rate: 4.0, dt: 0.05, ..Default::default() };
+    let params = Params { thermal_rate: 4.0, dt: 0.05, ..still() };
     let mut st = State::new(&cone, &params, StartMaps::default()).unwrap();
     let mut sim = CpuSim::new(params.clone(), &st).unwrap();
     let (mut hi, mut lo) = (f32::NEG_INFINITY, f32::INFINITY);

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use erode::models::grid::{Border, CpuSim, FluxForm, Params, StartMaps, State};
+use erode::models::grid::{Border, CpuSim, CrossSection, FluxForm, Params, StartMaps, State};
 
 #[test]
 fn lake_at_rest_stays_at_rest_with_erosion_on() {
@@ -12,9 +12,21 @@ fn lake_at_rest_stays_at_rest_with_erosion_on() {
     let bed = bumpy_bed_with_island(w, h);
     let level = 10.0f32;
     let water = bed.map(|&b| (level - b).max(0.0));
-    for form in [FluxForm::OneWay, FluxForm::Signed] {
+    for (form, section) in [
+        (FluxForm::OneWay, CrossSection::Constant),
+        (FluxForm::Signed, CrossSection::Constant),
+        (FluxForm::OneWay, CrossSection::Depth),
+        (FluxForm::Signed, CrossSection::Depth),
+    ] {
         for pipes in [4, 8] {
-            let params = Params { rain_rate: 0.0, evaporation: 0.0, flux_form: form, pipes, ..Default::default() };
+            let params = Params {
+                rain_rate: 0.0,
+                evaporation: 0.0,
+                flux_form: form,
+                pipes,
+                cross_section: section,
+                ..Default::default()
+            };
             let st = run(&params, &bed, Some(&water), 2000);
             let worst = st
                 .terrain
@@ -35,9 +47,9 @@ fn sloshing_box_keeps_its_water() {
     let (w, h) = (40, 24);
     let bed = grid(w, h, 1.0, |_, _| 0.0);
     let water = grid(w, h, 1.0, |r, c| 1.0 + 0.8 * c as f32 / w as f32 + 0.2 * r as f32 / h as f32);
-    for form in [FluxForm::OneWay, FluxForm::Signed] {
+    for (form, section) in [(FluxForm::OneWay, CrossSection::Constant), (FluxForm::Signed, CrossSection::Depth)] {
         for pipes in [4, 8] {
-            let params = Params { flux_form: form, pipes, ..still() };
+            let params = Params { flux_form: form, pipes, cross_section: section, friction: 0.03, ..still() };
             let mut st = State::new(&bed, &params, StartMaps { water: Some(&water), ..Default::default() }).unwrap();
             let start = st.water_volume();
             let mut sim = CpuSim::new(params, &st).unwrap();
@@ -113,7 +125,7 @@ fn past_the_limit_without_substeps_the_water_turns_into_a_checkerboard() {
 /// Fundamental seiche period of the signed pipe model in a closed 1-D basin of `n` cells,
 /// including the time discretisation: `ω² = A·g/(lx·ly·l)·2(1 − cos(π/n))`, `sin(ω_d·Δt/2) = ω·Δt/2`.
 fn predicted_period(params: &Params, n: usize, cell: f64, rate: f64) -> f64 {
-    let a = params.pipe_cross_section(erode::CellSize::square(cell));
+    let a = params.pipe_cross_section(erode::CellSize::square(cell), 0, 1.0);
     let omega2 =
         rate * a * params.gravity / (cell * cell * cell) * 2.0 * (1.0 - (std::f64::consts::PI / n as f64).cos());
     let dt = params.dt;
@@ -159,6 +171,16 @@ fn seiche_period_matches_the_flux_forms_prediction() {
     for p in &periods[1..] {
         assert!((p / expected - 1.0).abs() < 0.01, "one-way: period {p}, predicted {expected}");
     }
+    // depth cross-section: A = h·ly, the same prediction with A = h·l; for a long basin this is
+    // the shallow-water seiche 2L/sqrt(g·h)
+    let depth = Params { flux_form: FluxForm::Signed, cross_section: CrossSection::Depth, dt: 0.02, ..still() };
+    let as_constant = Params { cross_section: CrossSection::Constant, pipe_area: 1.0 * cell, ..depth.clone() };
+    let expected = predicted_period(&as_constant, n, cell, 1.0);
+    for p in &measured_period(&depth, n, cell, 3000) {
+        assert!((p / expected - 1.0).abs() < 0.01, "depth: period {p}, predicted {expected}");
+    }
+    let long = 2.0 * n as f64 * cell / (depth.gravity * 1.0).sqrt();
+    assert!((expected / long - 1.0).abs() < 0.01, "{expected} vs 2L/sqrt(gh) = {long}");
 }
 
 #[test]
@@ -166,7 +188,6 @@ fn dam_break_is_bounded_by_ritters_front() {
     // 1-D channel, dam in the middle, dry downstream; pipe cross-section set so that the pipe
     // model's wave speed equals sqrt(g·h0) (A = h0·ly with l = lx).
     let (n, cell, h0) = (400usize, 1.0, 1.0f32);
-    let g = 9.81f64;
     let params = Params {
         flux_form: FluxForm::Signed,
         pipe_area: f64::from(h0) * cell,
@@ -174,6 +195,14 @@ fn dam_break_is_bounded_by_ritters_front() {
         border: Border::Closed,
         ..still()
     };
+    dam_break(params, n, cell, h0);
+    // the depth cross-section is shallow water proper
+    let params = Params { flux_form: FluxForm::Signed, cross_section: CrossSection::Depth, dt: 0.02, ..still() };
+    dam_break(params, n, cell, h0);
+}
+
+fn dam_break(params: Params, n: usize, cell: f64, h0: f32) {
+    let g = params.gravity;
     let bed = grid(n, 1, cell, |_, _| 0.0);
     let dam = n / 2;
     let water = grid(n, 1, cell, |_, c| if c < dam { h0 } else { 0.0 });
@@ -207,5 +236,5 @@ fn dam_break_is_bounded_by_ritters_front() {
         total += exact;
     }
     let l1 = diff / total;
-    assert!(l1 <= 0.2, "relative L1 against Ritter: {l1}");
+    assert!(l1 <= 0.2, "{:?}: relative L1 against Ritter: {l1}", params.cross_section);
 }

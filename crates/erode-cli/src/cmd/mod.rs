@@ -4,4 +4,6 @@ pub mod convert;
 pub mod demo;
 pub mod generate;
 pub mod info;
+pub mod params;
 pub mod render;
+pub mod simulate;

@@ -1,7 +1,7 @@
 //! Named test scenes for the grid model, shared by its tests.
 #![allow(dead_code)]
 
-use erode::models::grid::{CpuSim, Params, StartMaps, State};
+use erode::models::grid::{CpuSim, CrossSection, Params, StartMaps, State};
 use erode::{CellSize, Grid};
 
 /// A grid from a function of (row, col).
@@ -9,9 +9,18 @@ pub fn grid(w: usize, h: usize, cell: f64, f: impl FnMut(usize, usize) -> f32) -
     Grid::from_fn(w, h, CellSize::square(cell), f).unwrap()
 }
 
-/// Params with every source and sink of water off: the pipe model alone.
+/// The documents' pipe model alone (constant cross-section, no friction), every source and sink
+/// of water off.
 pub fn still() -> Params {
-    Params { rain_rate: 0.0, evaporation: 0.0, capacity: 0.0, thermal_rate: 0.0, ..Default::default() }
+    Params {
+        rain_rate: 0.0,
+        evaporation: 0.0,
+        capacity: 0.0,
+        thermal_rate: 0.0,
+        cross_section: CrossSection::Constant,
+        friction: 0.0,
+        ..Default::default()
+    }
 }
 
 /// Runs `n` iterations from `terrain` and `water`.

@@ -29,6 +29,13 @@ pub struct CpuSim {
     source_rate: Vec<f32>,
     scratch: Scratch,
     times: StageTimes,
+    forced_substeps: Option<u32>,
+}
+
+/// The deepest water, m (order-independent, so deterministic in parallel).
+fn max_depth(st: &State) -> f64 {
+    use rayon::prelude::*;
+    f64::from(st.water.par_iter().copied().reduce(|| 0.0f32, f32::max))
 }
 
 /// Water added per cell by the sources, m/s of depth (empty when there are none).
@@ -80,7 +87,7 @@ impl CpuSim {
             )));
         }
         let n = state.len();
-        let derived = params.derived(state.cell_size);
+        let derived = params.derived(state.cell_size, max_depth(state));
         let topo = Topology { width: state.width, height: state.height, border: params.border };
         let source_rate = source_rates(&params, state)?;
         Ok(Self {
@@ -95,6 +102,7 @@ impl CpuSim {
                 thermal: vec![vec![0.0; n]; 8],
             },
             times: StageTimes::default(),
+            forced_substeps: None,
         })
     }
 
@@ -103,9 +111,12 @@ impl CpuSim {
     /// water turns into a checkerboard.
     #[doc(hidden)]
     pub fn force_substeps(&mut self, substeps: u32) {
-        let cell =
-            crate::grid::CellSize { x: f64::from(self.derived.distance[0]), y: f64::from(self.derived.distance[2]) };
-        self.derived = self.params.derived_with_substeps(cell, substeps);
+        self.forced_substeps = Some(substeps);
+        self.derived = self.params.derived_with_substeps(self.cell(), substeps, 1.0);
+    }
+
+    fn cell(&self) -> crate::grid::CellSize {
+        crate::grid::CellSize { x: f64::from(self.derived.distance[0]), y: f64::from(self.derived.distance[2]) }
     }
 
     /// The parameters.
@@ -125,8 +136,16 @@ impl CpuSim {
 
     /// One iteration: `derived().substeps` sub-steps of every stage.
     pub fn step(&mut self, st: &mut State) {
+        if self.derived.depth_scaled {
+            // the stable step depends on the deepest water: re-derive from the state
+            let depth = max_depth(st);
+            self.derived = match self.forced_substeps {
+                Some(n) => self.params.derived_with_substeps(st.cell_size, n, depth),
+                None => self.params.derived(st.cell_size, depth),
+            };
+        }
         for k in 0..self.derived.substeps {
-            let key = st.iteration * u64::from(self.derived.substeps) + u64::from(k);
+            let key = st.iteration.wrapping_mul(1 << 20).wrapping_add(u64::from(k));
             self.substep(st, key);
         }
         st.iteration += 1;

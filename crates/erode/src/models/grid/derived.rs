@@ -1,24 +1,32 @@
 //! Coefficients computed once from `Params` and the cell size, and the stable time step.
 //!
 //! Stability of the pipe model. Linearised, the water surface `η` obeys
-//! `d²η/dt² = A·g/(lx·ly) · Σ_pipes (η_nb − η)/l_e`, integrated with symplectic Euler (fluxes
+//! `d²η/dt² = g/(lx·ly) · Σ_pipes A_e·(η_nb − η)/l_e`, integrated with symplectic Euler (fluxes
 //! first, then depths with the new fluxes), which is stable while `ω·Δt <= 2` for the fastest
-//! mode. With `a = 2/lx`, `b = 2/ly`, `c = 2/l_diag` the fastest mode's
-//! `ω² = A·g/(lx·ly) · max(2a + 2b, 2a + 4c, 2b + 4c)` (the last two only with diagonal pipes):
-//! the sum over pipe pairs of `2(1 − cos k·e)/l_e` is bilinear in `(cos kx, cos ky)`, so its
+//! mode. With `a = 2·A_E/lx`, `b = 2·A_S/ly`, `c = 2·A_diag/l_diag` the fastest mode's
+//! `ω² = g/(lx·ly) · max(2a + 2b, 2a + 4c, 2b + 4c)` (the last two only with diagonal pipes): the
+//! sum over pipe pairs of `2·A_e·(1 − cos k·e)/l_e` is bilinear in `(cos kx, cos ky)`, so its
 //! maximum is at a corner. One-way pipes double `ω²` once both pipes of an interface carry water,
-//! hence half the stable `Δt²`. On square cells with 4 pipes this is `g·A·Δt²/l³ <= 0.5`
-//! (signed) and `<= 0.25` (one-way).
+//! hence half the stable `Δt²`. On square cells with 4 constant pipes this is `g·A·Δt²/l³ <= 0.5`
+//! (signed) and `<= 0.25` (one-way). With the depth cross-section `A_e` grows with the deepest
+//! water, so the bound is evaluated per iteration with a margin.
+//!
+//! Eight pipes are weighted like the isotropic 9-point Laplacian (axis pipes 2/3, diagonal pipes
+//! √2/6 of the cross-section), so the flow has no preferred direction.
 //!
 //! Thermal erosion moves up to `Kt·Δt·R·H/2` from each of up to 8 donors into one cell; with
 //! `Kt·Δt <= 2/9` no cell is lifted above its donors, so sub-steps also keep that bound.
 
-use super::params::{FluxForm, Params};
+use super::params::{CrossSection, FluxForm, Params};
 use super::topology::{pipe_length, unit};
 use crate::grid::CellSize;
 
 /// Largest `Kt·Δt` of one sub-step (see the module docs).
 pub const MAX_THERMAL_STEP: f64 = 2.0 / 9.0;
+
+/// With the depth cross-section, sub-steps are chosen for this multiple of the deepest water,
+/// since water can gather during an iteration.
+pub const DEPTH_MARGIN: f64 = 1.25;
 
 /// Coefficients of one sub-step.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,14 +35,19 @@ pub struct Derived {
     pub substeps: u32,
     /// Time step of one sub-step, s.
     pub dt: f64,
-    /// The largest stable water time step, s.
+    /// The largest stable water time step, s (for the depth it was computed at).
     pub stable_dt: f64,
     /// Cell area, m².
     pub area: f64,
-    /// Pipe cross-section, m².
-    pub pipe_area: f64,
-    /// Flux gain per unit height difference per sub-step, `Δt·A·g/l_e`, m²/s, per direction.
+    /// Flux gain per unit height difference per sub-step, `Δt·g·A_e/l_e`, m²/s; with the depth
+    /// cross-section, per metre of flow depth (multiply by it).
     pub pipe_gain: [f32; 8],
+    /// Whether `pipe_gain` is per metre of depth.
+    pub depth_scaled: bool,
+    /// Effective width of each pipe (face width times the 8-pipe weight), m.
+    pub pipe_width: [f32; 8],
+    /// `Δt·Cf`: the semi-implicit friction factor.
+    pub friction: f32,
     /// Unit vector of each direction, x (east) part.
     pub unit_x: [f32; 8],
     /// Unit vector of each direction, y (south) part.
@@ -43,53 +56,93 @@ pub struct Derived {
     pub distance: [f32; 8],
 }
 
+/// Width of the face a pipe crosses, m.
+fn face_width(cell: CellSize, e: usize) -> f64 {
+    match e {
+        0 | 1 => cell.y,
+        2 | 3 => cell.x,
+        _ => (cell.x * cell.y).sqrt(),
+    }
+}
+
 impl Params {
-    /// Cross-section of the pipes, m²: `pipe_area`, or the cell area when it is 0.
-    pub fn pipe_cross_section(&self, cell: CellSize) -> f64 {
-        if self.pipe_area > 0.0 { self.pipe_area } else { cell.area() }
+    /// Weight of pipe `e`: 1 with 4 pipes; 2/3 (axes) and √2/6 (diagonals) with 8.
+    pub fn pipe_weight(&self, e: usize) -> f64 {
+        match (self.pipes, e) {
+            (4, _) => 1.0,
+            (_, 0..=3) => 2.0 / 3.0,
+            _ => std::f64::consts::SQRT_2 / 6.0,
+        }
     }
 
-    /// The largest stable time step of the water flow, s, for these parameters and cells.
-    pub fn stable_dt(&self, cell: CellSize) -> f64 {
-        let (a, b) = (2.0 / cell.x, 2.0 / cell.y);
-        let c = 2.0 / cell.x.hypot(cell.y);
+    /// Cross-section of pipe `e`, m², for water `depth` m deep (depth mode) or the constant one.
+    pub fn pipe_cross_section(&self, cell: CellSize, e: usize, depth: f64) -> f64 {
+        let base = match self.cross_section {
+            CrossSection::Constant if self.pipe_area > 0.0 => self.pipe_area,
+            CrossSection::Constant => cell.area(),
+            CrossSection::Depth => depth * face_width(cell, e),
+        };
+        base * self.pipe_weight(e)
+    }
+
+    /// The largest stable time step of the water flow, s, for these parameters and cells, with
+    /// water at most `max_depth` m deep (ignored by the constant cross-section).
+    pub fn stable_dt_at(&self, cell: CellSize, max_depth: f64) -> f64 {
+        let cond = |e: usize| self.pipe_cross_section(cell, e, max_depth) / pipe_length(cell, e);
+        let (a, b, c) = (2.0 * cond(0), 2.0 * cond(2), 2.0 * cond(4));
         let mut worst = 2.0 * a + 2.0 * b;
         if self.pipes == 8 {
             worst = worst.max(2.0 * a + 4.0 * c).max(2.0 * b + 4.0 * c);
         }
-        let mut omega2 = self.pipe_cross_section(cell) * self.gravity / cell.area() * worst;
+        let mut omega2 = self.gravity / cell.area() * worst;
         if self.flux_form == FluxForm::OneWay {
             omega2 *= 2.0;
         }
-        2.0 / omega2.sqrt()
+        if omega2 > 0.0 { 2.0 / omega2.sqrt() } else { f64::INFINITY }
     }
 
-    /// Sub-steps per iteration: enough that each is within the stable water step and the thermal
-    /// bound.
-    pub fn substeps(&self, cell: CellSize) -> u32 {
-        let water = (self.dt / self.stable_dt(cell)).ceil();
+    /// [`Params::stable_dt_at`] for the constant cross-section, or for 1 m of water.
+    pub fn stable_dt(&self, cell: CellSize) -> f64 {
+        self.stable_dt_at(cell, 1.0)
+    }
+
+    /// Sub-steps per iteration with water at most `max_depth` m deep: enough that each is within
+    /// the stable water step and the thermal bound.
+    pub fn substeps_at(&self, cell: CellSize, max_depth: f64) -> u32 {
+        let depth = max_depth * DEPTH_MARGIN + 1e-3;
+        let water = (self.dt / self.stable_dt_at(cell, depth)).ceil();
         let thermal = (self.thermal_rate * self.dt / MAX_THERMAL_STEP).ceil();
-        water.max(thermal).clamp(1.0, f64::from(u32::MAX)) as u32
+        water.max(thermal).clamp(1.0, 1e6) as u32
     }
 
-    /// Everything both backends need, computed once.
-    pub fn derived(&self, cell: CellSize) -> Derived {
-        self.derived_with_substeps(cell, self.substeps(cell))
+    /// Sub-steps for the constant cross-section (or 1 m of water).
+    pub fn substeps(&self, cell: CellSize) -> u32 {
+        self.substeps_at(cell, 1.0 / DEPTH_MARGIN - 1e-3 / DEPTH_MARGIN)
+    }
+
+    /// Everything both backends need, computed once per iteration.
+    pub fn derived(&self, cell: CellSize, max_depth: f64) -> Derived {
+        self.derived_with_substeps(cell, self.substeps_at(cell, max_depth), max_depth)
     }
 
     /// [`Params::derived`] with a given number of sub-steps (at least 1), whatever the stability
     /// analysis says.
-    pub fn derived_with_substeps(&self, cell: CellSize, substeps: u32) -> Derived {
+    pub fn derived_with_substeps(&self, cell: CellSize, substeps: u32, max_depth: f64) -> Derived {
         let substeps = substeps.max(1);
         let dt = self.dt / f64::from(substeps);
-        let pipe_area = self.pipe_cross_section(cell);
+        let depth_scaled = self.cross_section == CrossSection::Depth;
         Derived {
             substeps,
             dt,
-            stable_dt: self.stable_dt(cell),
+            stable_dt: self.stable_dt_at(cell, max_depth * DEPTH_MARGIN + 1e-3),
             area: cell.area(),
-            pipe_area,
-            pipe_gain: std::array::from_fn(|e| (dt * pipe_area * self.gravity / pipe_length(cell, e)) as f32),
+            pipe_gain: std::array::from_fn(|e| {
+                let a = self.pipe_cross_section(cell, e, 1.0);
+                (dt * self.gravity * a / pipe_length(cell, e)) as f32
+            }),
+            depth_scaled,
+            pipe_width: std::array::from_fn(|e| (face_width(cell, e) * self.pipe_weight(e)) as f32),
+            friction: (dt * self.friction) as f32,
             unit_x: std::array::from_fn(|e| unit(cell, e).0 as f32),
             unit_y: std::array::from_fn(|e| unit(cell, e).1 as f32),
             distance: std::array::from_fn(|e| pipe_length(cell, e) as f32),
@@ -105,7 +158,8 @@ mod tests {
     fn square_cell_limits_match_the_known_numbers() {
         let cell = CellSize::square(2.0);
         for (form, limit) in [(FluxForm::OneWay, 0.25), (FluxForm::Signed, 0.5)] {
-            let p = Params { flux_form: form, pipe_area: 3.0, ..Default::default() };
+            let p =
+                Params { flux_form: form, pipe_area: 3.0, cross_section: CrossSection::Constant, ..Default::default() };
             let dt = p.stable_dt(cell);
             let number = p.gravity * 3.0 * dt * dt / 8.0;
             assert!((number - limit).abs() < 1e-12, "{form:?}: {number}");
@@ -113,12 +167,22 @@ mod tests {
     }
 
     #[test]
+    fn depth_cross_section_limit_is_the_shallow_water_cfl() {
+        // signed, 4 pipes, square cells: dt <= l / sqrt(2 g h)
+        let cell = CellSize::square(5.0);
+        let p = Params { flux_form: FluxForm::Signed, cross_section: CrossSection::Depth, ..Default::default() };
+        let h = 3.0;
+        let dt = p.stable_dt_at(cell, h);
+        assert!((dt - 5.0 / (2.0 * p.gravity * h).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
     fn sub_steps_appear_past_the_limit() {
         let cell = CellSize::square(1.0);
-        let p = Params::default();
+        let p = Params { cross_section: CrossSection::Constant, thermal_rate: 0.0, ..Default::default() };
         let limit = p.stable_dt(cell);
-        let under = Params { dt: 0.9 * limit, thermal_rate: 0.0, ..Default::default() };
-        let over = Params { dt: 2.5 * limit, thermal_rate: 0.0, ..Default::default() };
+        let under = Params { dt: 0.9 * limit, ..p.clone() };
+        let over = Params { dt: 2.5 * limit, ..p };
         assert_eq!(under.substeps(cell), 1);
         assert_eq!(over.substeps(cell), 3);
     }

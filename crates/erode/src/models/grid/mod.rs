@@ -50,7 +50,7 @@ pub mod water;
 pub use cpu::CpuSim;
 pub use derived::Derived;
 pub use params::{
-    Border, CapacityModel, FluxForm, HardnessMode, PARAM_DOCS, Params, RainMode, Source, Transport, Units,
+    Border, CapacityModel, CrossSection, FluxForm, HardnessMode, PARAM_DOCS, Params, RainMode, Source, Transport, Units,
 };
 pub use state::{Balance, Books, StartMaps, State, params_fingerprint};
 

@@ -16,6 +16,20 @@ pub enum FluxForm {
     Signed,
 }
 
+/// The cross-section `A` of the virtual pipes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrossSection {
+    /// The documents' constant `A` (`pipe_area`, else the cell area): waves travel at
+    /// `sqrt(g·A·lx/(l·ly))` whatever the depth, and thin films race.
+    Constant,
+    /// `A` = flow depth at the interface × face width (LISFLOOD-FP's inertial form): the shallow
+    /// water wave speed `sqrt(g·h)`, a dry bank lets nothing through, and with `friction` thin
+    /// films flow at realistic speeds. The stable step then depends on the deepest water, so each
+    /// iteration picks its sub-steps from the state.
+    Depth,
+}
+
 /// Where the model's edge lets water through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -123,13 +137,19 @@ pub struct Params {
     pub pipe_area: f64,
     /// Flux form. Default one-way (the documents').
     pub flux_form: FluxForm,
+    /// Pipe cross-section. Default depth.
+    pub cross_section: CrossSection,
+    /// Bed friction `Cf` (Darcy–Weisbach/Chezy, dimensionless): the flux loses
+    /// `Cf·|u|·u` per unit depth, applied semi-implicitly. Default 0.3 (rough overland flow); 0 = none
+    /// (the documents').
+    pub friction: f64,
     /// Pipes per cell: 4 (axes) or 8 (with diagonals, no axis-aligned channels). Default 4.
     pub pipes: u32,
     /// Borders. Default closed.
     pub border: Border,
     /// Rain placement. Default uniform.
     pub rain_mode: RainMode,
-    /// Rain, m/s of water depth (000's `Kr·r`). Default 0.002.
+    /// Rain, m/s of water depth (000's `Kr·r`). Default 0.005 (a storm sped up, as erosion tools do).
     pub rain_rate: f64,
     /// Buckets per step (rain mode buckets). Default 8.
     pub bucket_count: u32,
@@ -148,7 +168,7 @@ pub struct Params {
     pub max_erosion_depth: f64,
     /// Dissolving rate `Ks`, 1/s. Default 0.5.
     pub dissolve: f64,
-    /// Deposition rate `Kd`, 1/s. Default 1.
+    /// Deposition rate `Kd`, 1/s. Default 0.3.
     pub deposit: f64,
     /// Softening `Kh` (eq. 11), 1/m. Default 0 (off).
     pub softening: f64,
@@ -164,7 +184,7 @@ pub struct Params {
     pub hardness_depth_gain: f64,
     /// Sediment transport. Default conservative.
     pub transport: Transport,
-    /// Thermal erosion rate `Kt`, 1/s (eq. 14). Default 0.5; 0 turns thermal erosion off.
+    /// Thermal erosion rate `Kt`, 1/s (eq. 14). Default 0.05; 0 turns thermal erosion off.
     pub thermal_rate: f64,
     /// Talus slope from hardness (004): `tan α = talus_scale·R + talus_bias`. Default 0.4.
     pub talus_scale: f64,
@@ -193,10 +213,12 @@ impl Default for Params {
             gravity: 9.81,
             pipe_area: 0.0,
             flux_form: FluxForm::OneWay,
+            cross_section: CrossSection::Depth,
+            friction: 0.3,
             pipes: 4,
             border: Border::Closed,
             rain_mode: RainMode::Uniform,
-            rain_rate: 0.002,
+            rain_rate: 0.005,
             bucket_count: 8,
             bucket_radius: 4.0,
             evaporation: 0.02,
@@ -205,7 +227,7 @@ impl Default for Params {
             min_tilt: 0.05,
             max_erosion_depth: 2.0,
             dissolve: 0.5,
-            deposit: 1.0,
+            deposit: 0.3,
             softening: 0.0,
             hardness: 1.0,
             hardness_min: 0.1,
@@ -213,7 +235,7 @@ impl Default for Params {
             hardness_noise: 0.3,
             hardness_depth_gain: 0.3,
             transport: Transport::Conservative,
-            thermal_rate: 0.5,
+            thermal_rate: 0.05,
             talus_scale: 0.4,
             talus_bias: 0.4,
             smoothing_threshold: 0.0,
@@ -245,6 +267,14 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     ParamDoc {
         name: "flux_form",
         doc: "\"one-way\" (Mei's pipes, the documents') or \"signed\" (net flux per interface)",
+    },
+    ParamDoc {
+        name: "cross_section",
+        doc: "\"depth\" (A = flow depth x face width: shallow-water wave speed) or \"constant\" (the documents' A)",
+    },
+    ParamDoc {
+        name: "friction",
+        doc: "bed friction Cf (dimensionless, >= 0): flux loses Cf*|u|*u per unit depth; 0 = none",
     },
     ParamDoc { name: "pipes", doc: "4 (axes) or 8 (with diagonals: no axis-aligned channels)" },
     ParamDoc { name: "border", doc: "\"closed\" (reflect), \"open\" (outflow booked as lost) or \"wrap\"" },
@@ -302,6 +332,7 @@ impl Params {
         check(finite(self.dt) && self.dt > 0.0, "dt", self.dt, "> 0 seconds")?;
         check(finite(self.gravity) && self.gravity > 0.0, "gravity", self.gravity, "> 0 m/s^2")?;
         check(finite(self.pipe_area) && self.pipe_area >= 0.0, "pipe_area", self.pipe_area, ">= 0 m^2")?;
+        check(finite(self.friction) && self.friction >= 0.0, "friction", self.friction, ">= 0")?;
         check(self.pipes == 4 || self.pipes == 8, "pipes", f64::from(self.pipes), "4 or 8")?;
         check(finite(self.rain_rate) && self.rain_rate >= 0.0, "rain_rate", self.rain_rate, ">= 0 m/s")?;
         check(

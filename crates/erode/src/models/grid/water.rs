@@ -88,6 +88,9 @@ pub fn water_flux(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, lim
     let (b, d) = (&st.terrain, &st.water);
     let pipes = st.flux.len();
     let gain = dv.pipe_gain;
+    let width = dv.pipe_width;
+    let depth_scaled = dv.depth_scaled;
+    let friction = dv.friction;
     let volume_per_dt = (dv.area / dv.dt) as f32;
     let open = p.border == Border::Open;
     let signed = p.flux_form == FluxForm::Signed;
@@ -102,13 +105,24 @@ pub fn water_flux(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, lim
                 let mut sum = 0.0f32;
                 for (e, n) in new.iter_mut().enumerate().take(pipes) {
                     let f = out[e][c];
-                    *n = match topo.neighbour(r, c, e) {
-                        Some(j) if signed => f + gain[e] * (eta - (b[j] + d[j])),
-                        Some(j) => (f + gain[e] * (eta - (b[j] + d[j]))).max(0.0),
-                        // open edge: the outside is dry ground at this cell's level
-                        None if open && e < 4 => (f + gain[e] * d[i]).max(0.0),
-                        None => 0.0,
+                    // the neighbour's surface and bed; the outside of an open edge is dry ground
+                    // at this cell's level
+                    let (eta_j, b_j) = match topo.neighbour(r, c, e) {
+                        Some(j) => (b[j] + d[j], b[j]),
+                        None if open && e < 4 => (b[i], b[i]),
+                        None => {
+                            *n = 0.0;
+                            continue;
+                        }
                     };
+                    // flow depth at the face: water above the higher bed (dry banks pass nothing)
+                    let h_face = (eta.max(eta_j) - b[i].max(b_j)).max(0.0);
+                    let g = if depth_scaled { gain[e] * h_face } else { gain[e] };
+                    let mut q = f + g * (eta - eta_j);
+                    if friction > 0.0 && h_face > 0.0 {
+                        q /= 1.0 + friction * f.abs() / (width[e] * h_face * h_face);
+                    }
+                    *n = if signed { q } else { q.max(0.0) };
                     sum += n.max(0.0);
                 }
                 let held = d[i] * volume_per_dt;

@@ -1,0 +1,28 @@
+use erode::models::grid;
+
+/// Print a model's default parameters as commented TOML (a starting point for --params).
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  erode params grid > grid.toml
+  erode simulate grid dem.tif --params grid.toml -o out")]
+pub struct Args {
+    /// The model.
+    model: Model,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy)]
+enum Model {
+    Grid,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    match a.model {
+        Model::Grid => {
+            let docs: Vec<(&str, &str)> = grid::PARAM_DOCS.iter().map(|d| (d.name, d.doc)).collect();
+            let header = "erode grid model parameters (000 with 001's and 004's options).\n\
+                          Heights in metres, time in seconds. Each value below is the default.";
+            print!("{}", erode_io::params::to_commented_toml(&grid::Params::default(), &docs, header));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,319 @@
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use erode::Heightmap;
+use erode::models::grid::{self, CpuSim, StartMaps, State};
+use erode::preview::{PreviewStyle, render};
+use erode_io::{Format, WriteOptions};
+use serde_json::json;
+
+use crate::input::InputArgs;
+use crate::progress;
+
+/// Erode a heightmap with a model and write the results into a folder.
+#[derive(clap::Args)]
+#[command(after_help = "Outputs in OUTDIR: height, water, sediment, hardness, erosion, deposition, flow, velocity
+(each in every --format), preview.png and report.json; checkpoints in OUTDIR/checkpoints.
+
+Examples:
+  erode simulate grid t.tif -o out --iterations 1000
+  erode simulate grid dem.tif --params grid.toml --set rain_rate=0.01 --set pipes=8 -o out
+  erode simulate grid t.tif -o out --iterations 300 --checkpoint-every 100
+  erode simulate grid t.tif -o out --iterations 600 --resume")]
+pub struct Args {
+    /// The model.
+    model: Model,
+    /// Input heightmap.
+    input_file: PathBuf,
+    /// Output folder (created if missing).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Parameter file (TOML; see `erode params grid`).
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// Override a parameter, `key=value` (repeatable), applied after --params.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Iterations in total (with --resume, including those already done).
+    #[arg(long, default_value_t = 1000)]
+    iterations: u64,
+    /// Seed of the random parts (overrides the parameter `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Worker threads (default: one per core). Results are identical for any count.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Backend.
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    backend: Backend,
+    /// Output formats, comma-separated: tif, png, exr, pgm, npy, r16, r32.
+    #[arg(long, value_delimiter = ',', default_value = "tif")]
+    format: Vec<String>,
+    /// Write a checkpoint every N iterations (0: only at the end).
+    #[arg(long, default_value_t = 0)]
+    checkpoint_every: u64,
+    /// Continue from the newest checkpoint in OUTDIR up to --iterations in total.
+    #[arg(long)]
+    resume: bool,
+    /// Hardness map (0..1) for hardness_mode = "map".
+    #[arg(long)]
+    hardness_map: Option<PathBuf>,
+    /// Rain map (0..1) for rain_mode = "map".
+    #[arg(long)]
+    rain_map: Option<PathBuf>,
+    #[command(flatten)]
+    input: InputArgs,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq)]
+enum Model {
+    Grid,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq)]
+enum Backend {
+    Cpu,
+}
+
+fn formats(names: &[String]) -> anyhow::Result<Vec<Format>> {
+    let mut out = Vec::new();
+    for n in names {
+        let f = match n.trim().to_ascii_lowercase().as_str() {
+            "tif" | "tiff" => Format::Tiff,
+            "png" | "png16" => Format::Png,
+            "exr" => Format::Exr,
+            "pgm" => Format::Pgm,
+            "npy" => Format::Npy,
+            "r16" | "raw" => Format::R16,
+            "r32" => Format::R32,
+            other => bail!("--format {other}: unknown; use tif, png, exr, pgm, npy, r16 or r32"),
+        };
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    Ok(out)
+}
+
+/// Checkpoint files in `dir`, oldest first, as (iteration, path).
+fn checkpoints(dir: &Path) -> Vec<(u64, PathBuf)> {
+    let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let p = e.path();
+            let name = p.file_name()?.to_str()?;
+            let it = name.strip_prefix("grid-")?.strip_suffix(".ckpt")?.parse().ok()?;
+            Some((it, p))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn write_checkpoint(dir: &Path, st: &State, fingerprint: u64) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let path = dir.join(format!("grid-{:09}.ckpt", st.iteration));
+    erode_io::write_atomic(&path, &st.to_bytes(fingerprint))?;
+    // keep the two newest: the new one and the one before, in case the new one is damaged later
+    let all = checkpoints(dir);
+    for (_, old) in all.iter().take(all.len().saturating_sub(2)) {
+        let _ = std::fs::remove_file(old);
+    }
+    Ok(())
+}
+
+fn read_map(
+    path: &Option<PathBuf>,
+    what: &str,
+    terrain: &erode::Grid<f32>,
+) -> anyhow::Result<Option<erode::Grid<f32>>> {
+    let Some(p) = path else { return Ok(None) };
+    let opts = erode_io::ReadOptions {
+        mapping: Some(erode_io::IntMapping::Range { min: 0.0, max: 1.0 }),
+        ..Default::default()
+    };
+    let m = erode_io::read(p, &opts)?.map.heights;
+    if !m.same_shape(terrain) {
+        bail!(
+            "{}: the {what} map is {} x {}, the terrain {} x {}",
+            p.display(),
+            m.width(),
+            m.height(),
+            terrain.width(),
+            terrain.height()
+        );
+    }
+    Ok(Some(m))
+}
+
+pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
+    // 1. validate everything before any long work
+    let formats = formats(&a.format)?;
+    let mut params: grid::Params = erode_io::params::load(a.params.as_deref(), &a.sets)?;
+    if let Some(seed) = a.seed {
+        params.seed = seed;
+    }
+    params.validate()?;
+    let read_opts = a.input.options()?;
+    let loaded = erode_io::read(&a.input_file, &read_opts)?;
+    let terrain = &loaded.map.heights;
+    let hardness = read_map(&a.hardness_map, "hardness", terrain)?;
+    let rain = read_map(&a.rain_map, "rain", terrain)?;
+    std::fs::create_dir_all(&a.output)
+        .with_context(|| format!("{}: cannot create the output folder", a.output.display()))?;
+    erode_io::check_output(&a.output.join("report.json"))?;
+    let ckpt_dir = a.output.join("checkpoints");
+    let fingerprint = grid::params_fingerprint(&params);
+    let pool = {
+        let mut b = rayon::ThreadPoolBuilder::new();
+        if let Some(n) = a.threads {
+            if n == 0 {
+                bail!("--threads must be at least 1");
+            }
+            b = b.num_threads(n);
+        }
+        b.build().context("starting worker threads")?
+    };
+    let threads = pool.current_num_threads();
+
+    // 2. the state: fresh or from the newest checkpoint
+    let mut st = if a.resume {
+        let Some((_, path)) = checkpoints(&ckpt_dir).pop() else {
+            bail!("{}: no checkpoint to resume from", ckpt_dir.display());
+        };
+        let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let st = State::from_bytes(&bytes, fingerprint, read_opts.max_cells)
+            .with_context(|| format!("{}", path.display()))?;
+        if st.width != terrain.width() || st.height != terrain.height() {
+            bail!(
+                "{}: checkpoint is {} x {}, the input {} x {}",
+                path.display(),
+                st.width,
+                st.height,
+                terrain.width(),
+                terrain.height()
+            );
+        }
+        st
+    } else {
+        let maps = StartMaps { hardness: hardness.as_ref(), rain: rain.as_ref(), water: None };
+        State::new(terrain, &params, maps)?
+    };
+    let mut sim = CpuSim::new(params.clone(), &st)?;
+    let derived = sim.derived().clone();
+    if derived.substeps > 1 && !quiet {
+        eprintln!(
+            "erode: dt = {} s exceeds the stable step ({:.4} s for these pipes and cells); running {} sub-steps per iteration",
+            params.dt, derived.stable_dt, derived.substeps
+        );
+    }
+
+    // 3. run, with progress and checkpoints
+    let start_iteration = st.iteration;
+    let todo = a.iterations.saturating_sub(st.iteration);
+    let bar = progress::bar(a.iterations, "it", quiet);
+    bar.set_position(st.iteration);
+    bar.set_message("grid");
+    let t0 = Instant::now();
+    pool.install(|| -> anyhow::Result<()> {
+        for _ in 0..todo {
+            sim.step(&mut st);
+            bar.inc(1);
+            if a.checkpoint_every > 0 && st.iteration.is_multiple_of(a.checkpoint_every) {
+                write_checkpoint(&ckpt_dir, &st, fingerprint)?;
+            }
+        }
+        Ok(())
+    })?;
+    let seconds = t0.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    if a.checkpoint_every == 0 || !st.iteration.is_multiple_of(a.checkpoint_every) {
+        write_checkpoint(&ckpt_dir, &st, fingerprint)?;
+    }
+
+    // 4. outputs
+    let finite = [&st.terrain, &st.water, &st.sediment, &st.hardness, &st.velocity_x, &st.velocity_y]
+        .iter()
+        .all(|f| f.iter().all(|v| v.is_finite()));
+    if !finite {
+        bail!("the run produced non-finite values; the checkpoint holds the state for inspection");
+    }
+    let mask = loaded.map.nodata_mask().map(<[bool]>::to_vec);
+    let as_map = |field: Vec<f32>| -> anyhow::Result<Heightmap> {
+        let g = erode::Grid::from_vec(st.width, st.height, st.cell_size, field)?;
+        Ok(Heightmap::with_nodata(g, mask.clone())?)
+    };
+    let time = st.time.max(f64::MIN_POSITIVE);
+    let maps: Vec<(&str, Vec<f32>)> = vec![
+        ("height", st.terrain.clone()),
+        ("water", st.water.clone()),
+        ("sediment", st.sediment.clone()),
+        ("hardness", st.hardness.clone()),
+        ("erosion", st.eroded.clone()),
+        ("deposition", st.deposited.clone()),
+        ("flow", st.discharge_integral.iter().map(|&q| (f64::from(q) / time) as f32).collect()),
+        ("velocity", st.velocity_x.iter().zip(&st.velocity_y).map(|(u, v)| u.hypot(*v)).collect()),
+    ];
+    let write =
+        WriteOptions { range: None, georef: loaded.info.georef.clone(), nodata_value: loaded.info.nodata_value };
+    let mut height_map = None;
+    for (name, field) in maps {
+        let map = as_map(field)?;
+        for f in &formats {
+            erode_io::write(&a.output.join(format!("{name}.{}", f.extension())), &map, &write)?;
+        }
+        if name == "height" {
+            height_map = Some(map);
+        }
+    }
+    if let Some(h) = &height_map {
+        let water = erode::Grid::from_vec(st.width, st.height, st.cell_size, st.water.clone())?;
+        let image = render(h, None, Some(&water), &PreviewStyle::default());
+        erode_io::write_rgb_png(&a.output.join("preview.png"), &image)?;
+    }
+    let balance = st.balance();
+    let stage_seconds: serde_json::Map<String, serde_json::Value> = grid::Stage::ALL
+        .iter()
+        .zip(sim.stage_times().0.iter())
+        .map(|(s, t)| (s.name().to_string(), json!(t.as_secs_f64())))
+        .collect();
+    let done = st.iteration - start_iteration;
+    let report = json!({
+        "model": "grid",
+        "backend": "cpu",
+        "threads": threads,
+        "width": st.width,
+        "height": st.height,
+        "cell_size": { "x": st.cell_size.x, "y": st.cell_size.y },
+        "iterations": st.iteration,
+        "iterations_this_run": done,
+        "resumed_from": if a.resume { Some(start_iteration) } else { None },
+        "droplets": null,
+        "seconds": seconds,
+        "iterations_per_second": if seconds > 0.0 { done as f64 / seconds } else { 0.0 },
+        "simulated_seconds": st.time,
+        "dt": params.dt,
+        "substeps": derived.substeps,
+        "stable_dt": derived.stable_dt,
+        "mass_balance": {
+            "relative_error": balance.relative_error,
+            "water_relative_error": balance.water_relative_error,
+            "soil_relative_error": balance.soil_relative_error,
+            "soil_imbalance_per_moved": balance.soil_imbalance_per_moved,
+            "transport_drift_relative": balance.transport_drift_relative,
+            "water_volume": balance.water_volume,
+            "soil_volume": balance.soil_volume,
+            "start_water": st.start_water,
+            "start_soil": st.start_soil,
+            "books": st.books,
+        },
+        "finite": finite,
+        "stage_seconds": stage_seconds,
+        "params": params,
+    });
+    erode_io::write_atomic(&a.output.join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
+    Ok(())
+}

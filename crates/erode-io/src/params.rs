@@ -1,0 +1,117 @@
+//! Parameter files: TOML, with `key=value` overrides from the command line.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+
+use crate::error::Error;
+
+/// A parameter file or override could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ParamsError {
+    /// The file could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML, or names an unknown parameter or a value of the wrong type.
+    #[error("{}: {message}", path.display())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parser's message (names the key and line).
+        message: String,
+    },
+    /// A `--set` is not `key=value`, or the result does not fit the parameters.
+    #[error("--set {set}: {message}")]
+    Set {
+        /// The override as given.
+        set: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl From<ParamsError> for Error {
+    fn from(e: ParamsError) -> Self {
+        match e {
+            ParamsError::Io { path, source } => Error::Io { path, source },
+            other => Error::Output { path: std::path::PathBuf::from("parameters"), reason: other.to_string() },
+        }
+    }
+}
+
+/// Parses the right side of `key=value`: a TOML value if it is one, else a string (so
+/// `flux_form=signed` works without quotes).
+fn value_of(text: &str) -> toml::Value {
+    let doc = format!("v = {text}");
+    match doc.parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(text.to_string())),
+        Err(_) => toml::Value::String(text.to_string()),
+    }
+}
+
+/// Loads parameters of type `P`: its defaults, then the TOML file if any, then each `key=value`
+/// of `sets` in order. Unknown keys are errors.
+pub fn load<P: DeserializeOwned>(file: Option<&Path>, sets: &[String]) -> Result<P, ParamsError> {
+    let mut table = match file {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|source| ParamsError::Io { path: path.to_path_buf(), source })?;
+            text.parse::<toml::Table>().map_err(|e| ParamsError::File {
+                path: path.to_path_buf(),
+                message: e.to_string().trim().to_string(),
+            })?
+        }
+        None => toml::Table::new(),
+    };
+    // the file alone must make sense, so its errors name the file
+    if let Some(path) = file {
+        P::deserialize(toml::Value::Table(table.clone()))
+            .map_err(|e| ParamsError::File { path: path.to_path_buf(), message: e.to_string().trim().to_string() })?;
+    }
+    for set in sets {
+        let Some((key, value)) = set.split_once('=') else {
+            return Err(ParamsError::Set { set: set.clone(), message: "expected key=value".into() });
+        };
+        table.insert(key.trim().to_string(), value_of(value.trim()));
+        P::deserialize(toml::Value::Table(table.clone()))
+            .map_err(|e| ParamsError::Set { set: set.clone(), message: e.to_string().trim().to_string() })?;
+    }
+    P::deserialize(toml::Value::Table(table))
+        .map_err(|e| ParamsError::Set { set: String::new(), message: e.to_string().trim().to_string() })
+}
+
+/// Writes `params` as TOML, each key preceded by its documentation as a comment.
+pub fn to_commented_toml<P: serde::Serialize>(params: &P, docs: &[(&str, &str)], header: &str) -> String {
+    let table = toml::Value::try_from(params).ok().and_then(|v| v.as_table().cloned()).unwrap_or_default();
+    let mut out = String::new();
+    for line in header.lines() {
+        out.push_str(&format!("# {line}\n"));
+    }
+    out.push('\n');
+    let mut arrays = String::new();
+    for (name, doc) in docs {
+        let Some(value) = table.get(*name) else { continue };
+        if let toml::Value::Array(items) = value {
+            arrays.push_str(&format!("# {name}: {doc}\n"));
+            if items.is_empty() {
+                arrays.push_str(&format!(
+                    "# [[{name}]]\n# x = 10.0\n# y = 20.0\n# radius = 2.0\n# rate = 0.5\n# units = \"cells\"\n"
+                ));
+            }
+            for item in items {
+                let mut one = toml::Table::new();
+                one.insert((*name).to_string(), toml::Value::Array(vec![item.clone()]));
+                arrays.push_str(&toml::to_string(&one).unwrap_or_default());
+            }
+            continue;
+        }
+        out.push_str(&format!("# {doc}\n{name} = {value}\n\n"));
+    }
+    out.push_str(&arrays);
+    out
+}
