@@ -65,14 +65,16 @@ fn render_and_demo_write_pictures() {
     ok(&["render", "t.tif", "-o", "t.png", "--overlay", "t.tif", "--water", "t.tif"], d);
     let png = std::fs::read(d.join("t.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG"));
-    ok(&["demo", "-o", "out", "--size", "64", "--quiet"], d);
-    assert!(d.join("out/preview.png").exists() && d.join("out/height.tif").exists());
+    ok(&["demo", "-o", "out", "--size", "64", "--iterations", "50", "--quiet"], d);
+    for f in ["before.png", "after.png", "height-before.tif", "height.tif", "erosion.tif", "report.json"] {
+        assert!(d.join("out").join(f).exists(), "demo wrote no {f}");
+    }
 }
 
 #[test]
 fn every_subcommand_has_help_with_examples() {
     let tmp = tempfile::tempdir().unwrap();
-    for sub in ["generate", "info", "convert", "render", "demo"] {
+    for sub in ["generate", "info", "convert", "render", "demo", "simulate", "params"] {
         let help = ok(&[sub, "--help"], tmp.path());
         assert!(help.contains("Examples:"), "{sub} --help has no examples");
     }

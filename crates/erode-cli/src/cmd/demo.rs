@@ -1,54 +1,95 @@
 use std::path::PathBuf;
+use std::time::Instant;
 
 use anyhow::Context;
+use erode::models::grid::{CpuSim, Params, StartMaps, State};
 use erode::preview::{PreviewStyle, render};
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
+use erode::{CellSize, Grid, Heightmap};
+use serde_json::json;
 
 use crate::progress;
 
-/// Generate a terrain and render it: the README's first command.
+/// Generate a terrain, erode it with the grid model and render it before and after: the README's
+/// first command.
 #[derive(clap::Args)]
-#[command(after_help = "Examples:
+#[command(after_help = "Writes into OUTDIR: height-before.tif, height.tif, erosion.tif, deposition.tif,
+before.png, after.png (erosion in red), report.json.
+
+Examples:
   erode demo
-  erode demo -o /tmp/demo --size 1024 --seed 3")]
+  erode demo -o /tmp/demo --size 512 --seed 3 --iterations 4000")]
 pub struct Args {
     /// Output folder (created if missing).
     #[arg(short, long, default_value = "demo-out")]
     output: PathBuf,
-    /// Terrain size in cells.
-    #[arg(long, default_value_t = 512)]
+    /// Terrain size in cells (5 m cells).
+    #[arg(long, default_value_t = 256)]
     size: usize,
     /// Seed of the terrain.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Iterations of the grid model (default parameters, 0.05 s each).
+    #[arg(long, default_value_t = 3000)]
+    iterations: u64,
 }
 
 pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     std::fs::create_dir_all(&a.output)
         .with_context(|| format!("{}: cannot create the output folder", a.output.display()))?;
-    let height = a.output.join("height.tif");
-    let preview = a.output.join("preview.png");
-    erode_io::check_output(&height)?;
-    let bar = progress::bar(2, "stages", quiet);
-    bar.set_message("generate");
+    let out = |name: &str| a.output.join(name);
+    erode_io::check_output(&out("height.tif"))?;
     let spec = TerrainSpec {
         kind: TerrainKind::Ridged,
         width: a.size,
         height: a.size,
+        cell_size: CellSize::square(5.0),
         seed: a.seed,
-        relief: a.size as f64 * 0.25,
+        relief: a.size as f64 * 5.0 * 0.25,
         feature_size: a.size as f64 / 2.0,
         ..Default::default()
     };
-    let map = generate(&spec)?;
-    erode_io::write(&height, &map, &Default::default())?;
-    bar.inc(1);
-    bar.set_message("render");
-    let image = render(&map, None, None, &PreviewStyle::default());
-    erode_io::write_rgb_png(&preview, &image)?;
+    let before = generate(&spec)?;
+    erode_io::write(&out("height-before.tif"), &before, &Default::default())?;
+    erode_io::write_rgb_png(&out("before.png"), &render(&before, None, None, &PreviewStyle::default()))?;
+
+    let params = Params::default();
+    let mut st = State::new(&before.heights, &params, StartMaps::default())?;
+    let mut sim = CpuSim::new(params, &st)?;
+    let bar = progress::bar(a.iterations, "it", quiet);
+    bar.set_message("erode");
+    let t0 = Instant::now();
+    for _ in 0..a.iterations {
+        sim.step(&mut st);
+        bar.inc(1);
+    }
+    let seconds = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
+
+    let grid = |v: &[f32]| Grid::from_vec(st.width, st.height, st.cell_size, v.to_vec());
+    let after = Heightmap::new(grid(&st.terrain)?)?;
+    let erosion = grid(&st.eroded)?;
+    erode_io::write(&out("height.tif"), &after, &Default::default())?;
+    erode_io::write(&out("erosion.tif"), &Heightmap::new(erosion.clone())?, &Default::default())?;
+    erode_io::write(&out("deposition.tif"), &Heightmap::new(grid(&st.deposited)?)?, &Default::default())?;
+    erode_io::write_rgb_png(&out("after.png"), &render(&after, Some(&erosion), None, &PreviewStyle::default()))?;
+    let balance = st.balance();
+    let report = json!({
+        "model": "grid", "backend": "cpu", "width": st.width, "height": st.height,
+        "iterations": st.iteration, "seconds": seconds,
+        "iterations_per_second": st.iteration as f64 / seconds.max(1e-9),
+        "mass_balance": { "relative_error": balance.relative_error, "books": st.books },
+    });
+    erode_io::write_atomic(&out("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
     if !quiet {
-        eprintln!("wrote {} and {}", height.display(), preview.display());
+        eprintln!(
+            "eroded {} x {} cells for {} iterations in {:.1} s; wrote {}",
+            st.width,
+            st.height,
+            st.iteration,
+            seconds,
+            a.output.display()
+        );
     }
     Ok(())
 }

@@ -1,0 +1,157 @@
+//! `erode simulate grid` and `erode params grid` as users run them: outputs, reports, thread
+//! counts, checkpoints and resume, bad parameters, and real DEMs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn erode(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_erode")).args(args).current_dir(dir).output().unwrap()
+}
+
+fn ok(args: &[&str], dir: &Path) -> String {
+    let out = erode(args, dir);
+    assert!(out.status.success(), "erode {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn refused(args: &[&str], dir: &Path, needle: &str) {
+    let out = erode(args, dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "erode {args:?}: {err}");
+    assert!(err.contains(needle), "erode {args:?}: stderr does not name `{needle}`: {err}");
+}
+
+fn report(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap()
+}
+
+fn bytes(p: PathBuf) -> Vec<u8> {
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn simulate_writes_every_map_preview_and_a_balanced_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--kind", "ridged", "--size", "48", "--relief", "20", "-o", "t.tif"], d);
+    ok(&["simulate", "grid", "t.tif", "-o", "out", "--iterations", "200", "--format", "tif,png,exr", "--quiet"], d);
+    for map in ["height", "water", "sediment", "hardness", "erosion", "deposition", "flow", "velocity"] {
+        for ext in ["tif", "png", "exr"] {
+            assert!(d.join(format!("out/{map}.{ext}")).exists(), "missing {map}.{ext}");
+        }
+    }
+    assert!(d.join("out/preview.png").exists());
+    let r = report(&d.join("out"));
+    assert_eq!(r["model"], "grid");
+    assert_eq!(r["iterations"], 200);
+    assert_eq!((r["width"].as_u64(), r["height"].as_u64()), (Some(48), Some(48)));
+    assert_eq!(r["finite"], true);
+    let rel = r["mass_balance"]["relative_error"].as_f64().unwrap();
+    assert!(rel < 1e-5, "books off by {rel}");
+    assert!(r["mass_balance"]["books"]["eroded"].as_f64().unwrap() > 0.0);
+    assert!(r["iterations_per_second"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn thread_counts_give_identical_files_and_resume_equals_a_straight_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "40", "--seed", "3", "--relief", "15", "-o", "t.tif"], d);
+    let common = ["--set", "rain_mode=buckets", "--set", "pipes=8", "-q"];
+    let run = |out: &str, threads: &str, extra: &[&str]| {
+        let mut args = vec!["simulate", "grid", "t.tif", "-o", out, "--threads", threads];
+        args.extend_from_slice(&common);
+        args.extend_from_slice(extra);
+        ok(&args, d);
+    };
+    run("one", "1", &["--iterations", "300"]);
+    run("two", "2", &["--iterations", "300"]);
+    for map in ["height", "water", "sediment", "erosion", "flow"] {
+        assert!(bytes(d.join(format!("one/{map}.tif"))) == bytes(d.join(format!("two/{map}.tif"))), "{map} differs");
+    }
+    // 150 with a checkpoint every 150, then resume to 300 with another thread count
+    run("resumed", "1", &["--iterations", "150", "--checkpoint-every", "150"]);
+    run("resumed", "2", &["--iterations", "300", "--resume"]);
+    for map in ["height", "water", "sediment", "erosion", "deposition", "flow", "velocity", "hardness"] {
+        assert!(
+            bytes(d.join(format!("one/{map}.tif"))) == bytes(d.join(format!("resumed/{map}.tif"))),
+            "resumed {map} differs from the straight run"
+        );
+    }
+    assert_eq!(report(&d.join("resumed"))["resumed_from"], 150);
+}
+
+#[test]
+fn params_round_trip_and_bad_parameters_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let toml = ok(&["params", "grid"], d);
+    assert!(toml.contains("# time step") && toml.contains("dt = 0.05"));
+    std::fs::write(d.join("p.toml"), &toml).unwrap();
+    ok(&["generate", "--size", "16", "-o", "t.tif"], d);
+    ok(&["simulate", "grid", "t.tif", "--params", "p.toml", "-o", "a", "--iterations", "5", "-q"], d);
+    std::fs::write(d.join("bad.toml"), "dt = 0.05\nrian_rate = 3\n").unwrap();
+    refused(&["simulate", "grid", "t.tif", "--params", "bad.toml", "-o", "b", "--iterations", "5"], d, "rian_rate");
+    refused(&["simulate", "grid", "t.tif", "--set", "dt=-1", "-o", "b", "--iterations", "5"], d, "dt");
+    refused(&["simulate", "grid", "t.tif", "--set", "nonsense", "-o", "b"], d, "key=value");
+    refused(&["simulate", "grid", "t.tif", "--set", "flux_form=sideways", "-o", "b"], d, "sideways");
+    refused(&["simulate", "grid", "t.tif", "-o", "b", "--resume"], d, "no checkpoint");
+    refused(&["simulate", "grid", "t.tif", "-o", "b", "--format", "bmp"], d, "bmp");
+    assert!(!d.join("b/report.json").exists(), "a refused run wrote a report");
+    // a damaged checkpoint is named as such
+    ok(&["simulate", "grid", "t.tif", "-o", "c", "--iterations", "4", "-q"], d);
+    let ckpt = std::fs::read_dir(d.join("c/checkpoints")).unwrap().next().unwrap().unwrap().path();
+    let mut raw = std::fs::read(&ckpt).unwrap();
+    let mid = raw.len() / 2;
+    raw[mid] ^= 1;
+    std::fs::write(&ckpt, raw).unwrap();
+    refused(&["simulate", "grid", "t.tif", "-o", "c", "--iterations", "8", "--resume"], d, "checksum");
+}
+
+fn testdata(name: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(name);
+    if p.exists() {
+        return Some(p.canonicalize().unwrap());
+    }
+    if std::env::var_os("ERODE_REQUIRE_DATA").is_some_and(|v| v == "1") {
+        panic!("{} is missing and ERODE_REQUIRE_DATA=1: run scripts/fetch-testdata.sh", p.display());
+    }
+    eprintln!("skipping: {} not found (run scripts/fetch-testdata.sh)", p.display());
+    None
+}
+
+#[test]
+fn real_dems_erode_finitely_with_balanced_books_deterministically() {
+    for name in ["lidar-dem.tif", "terra-elev.tif"] {
+        let Some(dem) = testdata(name) else { continue };
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let dem = dem.to_str().unwrap();
+        let base = ["simulate", "grid", dem, "--set", "rain_rate=0.01", "-q"];
+        let run = |out: &str, threads: &str, extra: &[&str]| {
+            let mut args = base.to_vec();
+            args.extend_from_slice(&["-o", out, "--threads", threads]);
+            args.extend_from_slice(extra);
+            ok(&args, d);
+        };
+        run("one", "1", &["--iterations", "200"]);
+        run("two", "2", &["--iterations", "200"]);
+        run("res", "2", &["--iterations", "100", "--checkpoint-every", "100"]);
+        run("res", "1", &["--iterations", "200", "--resume"]);
+        let r = report(&d.join("one"));
+        assert_eq!(r["finite"], true, "{name}");
+        let rel = r["mass_balance"]["relative_error"].as_f64().unwrap();
+        assert!(rel < 1e-5, "{name}: books off by {rel}");
+        assert!(r["mass_balance"]["books"]["eroded"].as_f64().unwrap() > 0.0, "{name}: nothing eroded");
+        for map in ["height", "water", "sediment", "flow"] {
+            let one = bytes(d.join(format!("one/{map}.tif")));
+            assert!(one == bytes(d.join(format!("two/{map}.tif"))), "{name}: {map} differs between 1 and 2 threads");
+            assert!(one == bytes(d.join(format!("res/{map}.tif"))), "{name}: resumed {map} differs");
+        }
+        // the outputs keep the DEM's georeference
+        let info: serde_json::Value = serde_json::from_str(&ok(&["info", "--json", "one/height.tif"], d)).unwrap();
+        let src: serde_json::Value = serde_json::from_str(&ok(&["info", "--json", dem], d)).unwrap();
+        assert_eq!(info["georeference"], src["georeference"], "{name}");
+        assert_eq!(info["nodata_count"], src["nodata_count"], "{name}");
+    }
+}
