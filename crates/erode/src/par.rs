@@ -33,3 +33,20 @@ where
         per_row.par_iter_mut().with_min_len(min_rows(width)).enumerate().map(|(r, slices)| f(r, slices)).collect();
     parts.iter().fold([0.0; 4], add)
 }
+
+/// Sum of a row's values in a fixed order that vectorises: 8 lanes, then the lanes in order.
+pub(crate) fn lane_sum(x: &[f32]) -> f64 {
+    let mut lanes = [0.0f32; 8];
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for l in 0..8 {
+            lanes[l] += chunk[l];
+        }
+    }
+    let mut total: f64 = lanes.iter().map(|&v| f64::from(v)).sum();
+    for &v in rest {
+        total += f64::from(v);
+    }
+    total
+}

@@ -70,3 +70,70 @@ pub fn unit(cell: CellSize, e: usize) -> (f64, f64) {
     let n = x.hypot(y);
     (x / n, y / n)
 }
+
+/// Three rows of a field around an interior row: neighbours by direction without any border
+/// logic, so the interior loops of the stages vectorise. Only for `0 < row < height − 1` and
+/// `0 < col < width − 1`; border cells go through [`Topology::neighbour`].
+#[derive(Clone, Copy)]
+pub struct Tri<'a> {
+    up: &'a [f32],
+    mid: &'a [f32],
+    down: &'a [f32],
+}
+
+impl<'a> Tri<'a> {
+    /// Rows `row − 1`, `row`, `row + 1` of `field`.
+    #[inline]
+    pub fn of(field: &'a [f32], width: usize, row: usize) -> Self {
+        let at = |r: usize| &field[r * width..(r + 1) * width];
+        Self { up: at(row - 1), mid: at(row), down: at(row + 1) }
+    }
+
+    /// The cell itself.
+    #[inline(always)]
+    pub fn here(&self, c: usize) -> f32 {
+        self.mid[c]
+    }
+
+    /// The neighbour in direction `e` (see [`DIRS`]).
+    #[inline(always)]
+    pub fn at(&self, c: usize, e: usize) -> f32 {
+        match e {
+            0 => self.mid[c + 1],
+            1 => self.mid[c - 1],
+            2 => self.down[c],
+            3 => self.up[c],
+            4 => self.down[c + 1],
+            5 => self.up[c - 1],
+            6 => self.down[c - 1],
+            _ => self.up[c + 1],
+        }
+    }
+}
+
+impl<'a> Tri<'a> {
+    /// The interior columns `1..width − 1` of the row (`n = width − 2` values).
+    #[inline(always)]
+    pub fn centre(&self) -> &'a [f32] {
+        let n = self.mid.len() - 2;
+        &self.mid[1..1 + n]
+    }
+
+    /// For the interior columns, the neighbours in direction `e`, as a slice aligned with
+    /// [`Tri::centre`]: element `k` is the neighbour of column `k + 1`.
+    #[inline(always)]
+    pub fn shifted(&self, e: usize) -> &'a [f32] {
+        let n = self.mid.len() - 2;
+        let (row, start) = match e {
+            0 => (self.mid, 2),
+            1 => (self.mid, 0),
+            2 => (self.down, 1),
+            3 => (self.up, 1),
+            4 => (self.down, 2),
+            5 => (self.up, 0),
+            6 => (self.down, 0),
+            _ => (self.up, 2),
+        };
+        &row[start..start + n]
+    }
+}

@@ -10,7 +10,7 @@
 use super::derived::Derived;
 use super::params::{Border, Params, Transport};
 use super::state::State;
-use super::topology::{Topology, opposite};
+use super::topology::{Topology, Tri, opposite};
 use crate::par;
 
 /// Runs the stage with scratch `per_flux` and `next` (the new sediment, swapped in by the caller).
@@ -39,45 +39,89 @@ fn conservative(
     per_flux: &mut [f32],
     next: &mut [f32],
 ) -> f64 {
-    let w = st.width;
+    match st.flux.len() {
+        4 => conservative_pipes::<4>(st, p, dv, topo, water_before, per_flux, next),
+        _ => conservative_pipes::<8>(st, p, dv, topo, water_before, per_flux, next),
+    }
+}
+
+fn conservative_pipes<const P: usize>(
+    st: &State,
+    p: &Params,
+    dv: &Derived,
+    topo: &Topology,
+    water_before: &[f32],
+    per_flux: &mut [f32],
+    next: &mut [f32],
+) -> f64 {
+    let (w, h) = (st.width, st.height);
     let flux = &st.flux;
-    let pipes = flux.len();
     let s = &st.sediment;
     let dt = dv.dt as f32;
     let area = dv.area as f32;
     // pass 1: sediment per m³ of outflow, for each cell (the same number its neighbours use)
     par::rows(&mut [per_flux], w, |r, out| {
+        let span = r * w..(r + 1) * w;
+        let fl: [&[f32]; P] = std::array::from_fn(|e| &flux[e][span.clone()]);
+        let (sr, dr) = (&s[span.clone()], &water_before[span]);
+        let row = &mut out[0][..w];
         for c in 0..w {
-            let i = r * w + c;
-            let gross: f32 = (0..pipes).map(|e| flux[e][i].max(0.0)).sum();
-            let held = water_before[i] * area;
-            out[0][c] = if gross > 0.0 && held > 0.0 {
-                let sent = (gross * dt).min(held);
-                s[i] * (sent / held) / gross
-            } else {
-                0.0
-            };
+            let mut gross = 0.0f32;
+            for e in 0..P {
+                gross += if fl[e][c] > 0.0 { fl[e][c] } else { 0.0 };
+            }
+            let held = dr[c] * area;
+            let sent = gross * dt;
+            let sent = if sent < held { sent } else { held };
+            let value = sr[c] * (sent / held) / gross;
+            row[c] = if gross > 0.0 && held > 0.0 { value } else { 0.0 };
         }
         [0.0; 4]
     });
     let per_flux = &*per_flux;
     let open = p.border == Border::Open;
+    let positive = |x: f32| if x > 0.0 { x } else { 0.0 };
     // pass 2: what leaves and what arrives
     let sums = par::rows(&mut [next], w, |r, out| {
         let mut lost = 0.0f64;
-        for c in 0..w {
+        let mut border_cell = |c: usize, out: &mut [&mut [f32]]| {
             let i = r * w + c;
             let mut value = s[i];
-            for e in 0..pipes {
-                let sent = per_flux[i] * flux[e][i].max(0.0);
+            for e in 0..P {
+                let sent = per_flux[i] * positive(flux[e][i]);
                 value -= sent;
                 match topo.neighbour(r, c, e) {
-                    Some(j) => value += per_flux[j] * flux[opposite(e)][j].max(0.0),
+                    Some(j) => value += per_flux[j] * positive(flux[opposite(e)][j]),
                     None if open => lost += f64::from(sent),
                     None => {}
                 }
             }
-            out[0][c] = value.max(0.0);
+            out[0][c] = positive(value);
+        };
+        if r == 0 || r + 1 >= h || w < 3 {
+            for c in 0..w {
+                border_cell(c, out);
+            }
+            return [lost, 0.0, 0.0, 0.0];
+        }
+        border_cell(0, out);
+        border_cell(w - 1, out);
+        let n = w - 2;
+        let span = r * w + 1..r * w + 1 + n;
+        let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e][span.clone()]);
+        let back: [&[f32]; P] = std::array::from_fn(|e| &Tri::of(&flux[opposite(e)], w, r).shifted(e)[..n]);
+        let pf = Tri::of(per_flux, w, r);
+        let pf_here = &pf.centre()[..n];
+        let pf_nb: [&[f32]; P] = std::array::from_fn(|e| &pf.shifted(e)[..n]);
+        let sr = &s[span];
+        let row = &mut out[0][1..1 + n];
+        for c in 0..n {
+            let mut value = sr[c];
+            for e in 0..P {
+                value -= pf_here[c] * positive(own[e][c]);
+                value += pf_nb[e][c] * positive(back[e][c]);
+            }
+            row[c] = positive(value);
         }
         [lost, 0.0, 0.0, 0.0]
     });

@@ -5,7 +5,7 @@
 use super::derived::Derived;
 use super::params::{Border, FluxForm, Params, RainMode};
 use super::state::State;
-use super::topology::{Topology, opposite};
+use super::topology::{Topology, Tri, opposite};
 use crate::par;
 use crate::rng::SplitMix64;
 
@@ -25,22 +25,37 @@ pub fn water_increment(st: &mut State, p: &Params, dv: &Derived, source_rate: &[
     if add_rain || add_sources {
         sums = par::rows(&mut [&mut st.water], w, |r, out| {
             let d = &mut *out[0];
-            let (mut rain_sum, mut src_sum) = (0.0f64, 0.0f64);
-            for (c, d) in d.iter_mut().enumerate() {
-                let i = r * w + c;
-                let before = *d;
-                if add_rain {
-                    let amount = map.map_or(rain, |m| rain * m[i]);
-                    *d += amount;
-                    rain_sum += f64::from(*d - before);
-                }
-                if add_sources {
-                    let mid = *d;
-                    *d += source_rate[i] * dt;
-                    src_sum += f64::from(*d - mid);
+            let mut added = vec![0.0f32; w];
+            let mut from_sources = vec![0.0f32; w];
+            let span = r * w..(r + 1) * w;
+            if add_rain {
+                match map {
+                    Some(m) => {
+                        let m = &m[span.clone()];
+                        for c in 0..w {
+                            let before = d[c];
+                            d[c] += rain * m[c];
+                            added[c] = d[c] - before;
+                        }
+                    }
+                    None => {
+                        for c in 0..w {
+                            let before = d[c];
+                            d[c] += rain;
+                            added[c] = d[c] - before;
+                        }
+                    }
                 }
             }
-            [rain_sum, src_sum, 0.0, 0.0]
+            if add_sources {
+                let src = &source_rate[span];
+                for c in 0..w {
+                    let before = d[c];
+                    d[c] += src[c] * dt;
+                    from_sources[c] = d[c] - before;
+                }
+            }
+            [par::lane_sum(&added), par::lane_sum(&from_sources), 0.0, 0.0]
         });
     }
     let mut rain_volume = sums[0] * dv.area;
@@ -81,83 +96,180 @@ fn buckets(st: &mut State, p: &Params, dv: &Derived, key: u64) -> f64 {
     volume
 }
 
+/// One pipe's new flux (000 eq. 2 with the cross-section and friction of `Params`): `f` the old
+/// flux, `eta`/`bed` this cell's surface and bed, `eta_j`/`bed_j` the neighbour's.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn pipe<const SIGNED: bool, const DEPTH: bool>(
+    eta: f32,
+    bed: f32,
+    eta_j: f32,
+    bed_j: f32,
+    f: f32,
+    gain: f32,
+    width: f32,
+    friction: f32,
+) -> f32 {
+    // flow depth at the face: water above the higher bed (a dry bank passes nothing)
+    let top = if eta > eta_j { eta } else { eta_j };
+    let floor = if bed > bed_j { bed } else { bed_j };
+    let h = top - floor;
+    let h = if h > 0.0 { h } else { 0.0 };
+    let g = if DEPTH { gain * h } else { gain };
+    let q = f + g * (eta - eta_j);
+    // semi-implicit friction; with h = 0 the division is discarded by the select
+    let denom = 1.0 + friction * f.abs() / (width * h * h);
+    let q = if h > 0.0 { q / denom } else { q };
+    if SIGNED || q > 0.0 { q } else { 0.0 }
+}
+
+/// The limit of eq. 3: the share of the new outflow a cell can afford.
+#[inline(always)]
+fn afford(sum: f32, held: f32) -> f32 {
+    if sum > held { held / sum } else { 1.0 }
+}
+
 /// Stage 2, `water_flux`: pipe fluxes from the water surface `η = b + d`, limited so no cell
 /// sends more than it holds (eq. 3, `K = min(1, d·lx·ly / (Σf·Δt))`). `limit` is scratch.
 pub fn water_flux(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, limit: &mut [f32]) {
-    let w = st.width;
+    match (p.flux_form == FluxForm::Signed, dv.depth_scaled, st.flux.len()) {
+        (false, false, 4) => flux_pass::<4, false, false>(st, p, dv, topo, limit),
+        (false, true, 4) => flux_pass::<4, false, true>(st, p, dv, topo, limit),
+        (true, false, 4) => flux_pass::<4, true, false>(st, p, dv, topo, limit),
+        (true, true, 4) => flux_pass::<4, true, true>(st, p, dv, topo, limit),
+        (false, false, _) => flux_pass::<8, false, false>(st, p, dv, topo, limit),
+        (false, true, _) => flux_pass::<8, false, true>(st, p, dv, topo, limit),
+        (true, false, _) => flux_pass::<8, true, false>(st, p, dv, topo, limit),
+        (true, true, _) => flux_pass::<8, true, true>(st, p, dv, topo, limit),
+    }
+    if p.flux_form == FluxForm::Signed {
+        scale_by_donor(st, topo, limit);
+    }
+}
+
+fn flux_pass<const P: usize, const SIGNED: bool, const DEPTH: bool>(
+    st: &mut State,
+    p: &Params,
+    dv: &Derived,
+    topo: &Topology,
+    limit: &mut [f32],
+) {
+    let (w, h) = (st.width, st.height);
     let (b, d) = (&st.terrain, &st.water);
-    let pipes = st.flux.len();
-    let gain = dv.pipe_gain;
-    let width = dv.pipe_width;
-    let depth_scaled = dv.depth_scaled;
-    let friction = dv.friction;
+    let (gain, width, friction) = (dv.pipe_gain, dv.pipe_width, dv.friction);
     let volume_per_dt = (dv.area / dv.dt) as f32;
     let open = p.border == Border::Open;
-    let signed = p.flux_form == FluxForm::Signed;
-    {
-        let mut outs: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
-        outs.push(limit);
-        par::rows(&mut outs, w, |r, out| {
-            let mut new = [0.0f32; 8];
-            for c in 0..w {
-                let i = r * w + c;
-                let eta = b[i] + d[i];
-                let mut sum = 0.0f32;
-                for (e, n) in new.iter_mut().enumerate().take(pipes) {
-                    let f = out[e][c];
-                    // the neighbour's surface and bed; the outside of an open edge is dry ground
-                    // at this cell's level
-                    let (eta_j, b_j) = match topo.neighbour(r, c, e) {
-                        Some(j) => (b[j] + d[j], b[j]),
-                        None if open && e < 4 => (b[i], b[i]),
-                        None => {
-                            *n = 0.0;
-                            continue;
-                        }
-                    };
-                    // flow depth at the face: water above the higher bed (dry banks pass nothing)
-                    let h_face = (eta.max(eta_j) - b[i].max(b_j)).max(0.0);
-                    let g = if depth_scaled { gain[e] * h_face } else { gain[e] };
-                    let mut q = f + g * (eta - eta_j);
-                    if friction > 0.0 && h_face > 0.0 {
-                        q /= 1.0 + friction * f.abs() / (width[e] * h_face * h_face);
-                    }
-                    *n = if signed { q } else { q.max(0.0) };
-                    sum += n.max(0.0);
-                }
-                let held = d[i] * volume_per_dt;
-                let k = if sum > held { held / sum } else { 1.0 };
-                if signed {
-                    out[pipes][c] = k;
-                    for (e, &n) in new.iter().enumerate().take(pipes) {
-                        out[e][c] = n;
-                    }
-                } else {
-                    for (e, &n) in new.iter().enumerate().take(pipes) {
-                        out[e][c] = n * k;
-                    }
-                }
+    let mut outs: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
+    outs.push(limit);
+    par::rows(&mut outs, w, |r, out| {
+        // a border cell: neighbours through the topology (the outside of an open edge is dry
+        // ground at this cell's level)
+        let generic = |c: usize, out: &mut [&mut [f32]]| {
+            let i = r * w + c;
+            let (eta, bed) = (b[i] + d[i], b[i]);
+            let mut new = [0.0f32; P];
+            let mut sum = 0.0f32;
+            for e in 0..P {
+                let (eta_j, bed_j) = match topo.neighbour(r, c, e) {
+                    Some(j) => (b[j] + d[j], b[j]),
+                    None if open && e < 4 => (b[i], b[i]),
+                    None => continue,
+                };
+                new[e] = pipe::<SIGNED, DEPTH>(eta, bed, eta_j, bed_j, out[e][c], gain[e], width[e], friction);
+                sum += if new[e] > 0.0 { new[e] } else { 0.0 };
             }
-            [0.0; 4]
-        });
-    }
-    if signed {
-        // scale each interface by its donor's limit: both sides compute the same product, so the
-        // pair stays exactly antisymmetric
-        let limit = &*limit;
-        let mut outs: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
-        par::rows(&mut outs, w, |r, out| {
-            for c in 0..w {
-                let i = r * w + c;
-                for (e, row) in out.iter_mut().enumerate() {
-                    let f = row[c];
-                    let k = if f > 0.0 { limit[i] } else { topo.neighbour(r, c, e).map_or(1.0, |j| limit[j]) };
-                    row[c] = f * k;
-                }
+            let k = afford(sum, d[i] * volume_per_dt);
+            for e in 0..P {
+                out[e][c] = if SIGNED { new[e] } else { new[e] * k };
             }
-            [0.0; 4]
-        });
+            if SIGNED {
+                out[P][c] = k;
+            }
+        };
+        if r == 0 || r + 1 >= h || w < 3 {
+            for c in 0..w {
+                generic(c, out);
+            }
+            return [0.0; 4];
+        }
+        generic(0, out);
+        generic(w - 1, out);
+        interior_flux::<P, SIGNED, DEPTH>(
+            Tri::of(b, w, r),
+            Tri::of(d, w, r),
+            out,
+            gain,
+            width,
+            friction,
+            volume_per_dt,
+        );
+        [0.0; 4]
+    });
+}
+
+/// The interior columns of one row: the same arithmetic as the border path, without lookups.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
+    b: Tri<'_>,
+    d: Tri<'_>,
+    out: &mut [&mut [f32]],
+    gain: [f32; 8],
+    width: [f32; 8],
+    friction: f32,
+    volume_per_dt: f32,
+) {
+    let w = out[0].len();
+    let n = w - 2;
+    let (fluxes, tail) = out.split_at_mut(P);
+    let mut fl: [&mut [f32]; P] = std::array::from_fn(|_| &mut [][..]);
+    for (slot, row) in fl.iter_mut().zip(fluxes.iter_mut()) {
+        *slot = &mut row[1..1 + n];
     }
+    let mut spare = vec![0.0f32; if SIGNED { 0 } else { n }];
+    let limit: &mut [f32] = match tail.first_mut() {
+        Some(l) if SIGNED => &mut l[1..1 + n],
+        _ => &mut spare[..],
+    };
+    let (bc, dc) = (&b.centre()[..n], &d.centre()[..n]);
+    let bn: [&[f32]; P] = std::array::from_fn(|e| &b.shifted(e)[..n]);
+    let dn: [&[f32]; P] = std::array::from_fn(|e| &d.shifted(e)[..n]);
+    let limit = &mut limit[..n];
+    for k in 0..n {
+        let bed = bc[k];
+        let eta = bed + dc[k];
+        let mut new = [0.0f32; P];
+        let mut sum = 0.0f32;
+        for e in 0..P {
+            let bed_j = bn[e][k];
+            let eta_j = bed_j + dn[e][k];
+            new[e] = pipe::<SIGNED, DEPTH>(eta, bed, eta_j, bed_j, fl[e][k], gain[e], width[e], friction);
+            sum += if new[e] > 0.0 { new[e] } else { 0.0 };
+        }
+        let kk = afford(sum, dc[k] * volume_per_dt);
+        for e in 0..P {
+            fl[e][k] = if SIGNED { new[e] } else { new[e] * kk };
+        }
+        limit[k] = kk;
+    }
+}
+
+/// Signed form: scale each interface by its donor's limit. Both sides compute the same product,
+/// so the pair stays exactly antisymmetric.
+fn scale_by_donor(st: &mut State, topo: &Topology, limit: &[f32]) {
+    let w = st.width;
+    let mut outs: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
+    par::rows(&mut outs, w, |r, out| {
+        for c in 0..w {
+            let i = r * w + c;
+            for (e, row) in out.iter_mut().enumerate() {
+                let f = row[c];
+                let k = if f > 0.0 { limit[i] } else { topo.neighbour(r, c, e).map_or(1.0, |j| limit[j]) };
+                row[c] = f * k;
+            }
+        }
+        [0.0; 4]
+    });
 }
 
 /// Net flow out of cell `i` through pipe `e` (m³/s): the pipe's flux less the neighbour's back.
@@ -171,51 +283,129 @@ pub fn net_out(flux: &[Vec<f32>], signed: bool, topo: &Topology, r: usize, c: us
     flux[e][i] - back
 }
 
+/// Constants of the update stage.
+#[derive(Clone, Copy)]
+struct UpdateConsts {
+    dt: f32,
+    inv_area: f32,
+    ux: [f32; 8],
+    uy: [f32; 8],
+    lx: f32,
+    ly: f32,
+    eps: f32,
+}
+
+/// One cell of `water_update` from its net outflows `q` per pipe: (d2, u, v, discharge·Δt).
+#[inline(always)]
+fn update_cell<const P: usize>(d1: f32, q: &[f32; P], k: &UpdateConsts) -> (f32, f32, f32, f32) {
+    let (mut net, mut wx, mut wy) = (0.0f32, 0.0f32, 0.0f32);
+    for e in 0..P {
+        net += q[e];
+        wx += q[e] * k.ux[e];
+        wy += q[e] * k.uy[e];
+    }
+    let d2 = d1 - k.dt * net * k.inv_area;
+    let d2 = if d2 > 0.0 { d2 } else { 0.0 };
+    let (wx, wy) = (0.5 * wx, 0.5 * wy);
+    let mean = 0.5 * (d1 + d2);
+    let u = if mean > k.eps { wx / (k.ly * mean) } else { 0.0 };
+    let v = if mean > k.eps { wy / (k.lx * mean) } else { 0.0 };
+    (d2, u, v, (wx * wx + wy * wy).sqrt() * k.dt)
+}
+
 /// Stage 3, `water_update`: depth from the net flow (eqs. 5–6), velocity from the flow through
 /// the cell (eq. 7 and MODEL.md), discharge accumulated. Keeps `d1` (depth before the flow) in
 /// `before` for transport. Returns the water volume that left across open edges, m³.
 pub fn water_update(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, before: &mut [f32]) -> f64 {
-    let w = st.width;
+    match (st.flux.len(), p.flux_form == FluxForm::Signed) {
+        (4, false) => update_pass::<4, false>(st, p, dv, topo, before),
+        (4, true) => update_pass::<4, true>(st, p, dv, topo, before),
+        (_, false) => update_pass::<8, false>(st, p, dv, topo, before),
+        (_, true) => update_pass::<8, true>(st, p, dv, topo, before),
+    }
+}
+
+fn update_pass<const P: usize, const SIGNED: bool>(
+    st: &mut State,
+    p: &Params,
+    dv: &Derived,
+    topo: &Topology,
+    before: &mut [f32],
+) -> f64 {
+    let (w, h) = (st.width, st.height);
     let flux = &st.flux;
-    let pipes = flux.len();
-    let signed = p.flux_form == FluxForm::Signed;
     let open = p.border == Border::Open;
-    let dt = dv.dt as f32;
-    let inv_area = (1.0 / dv.area) as f32;
-    let (ux, uy) = (dv.unit_x, dv.unit_y);
-    let (lx, ly) = (st.cell_size.x as f32, st.cell_size.y as f32);
-    let eps = p.velocity_epsilon as f32;
+    let k = UpdateConsts {
+        dt: dv.dt as f32,
+        inv_area: (1.0 / dv.area) as f32,
+        ux: dv.unit_x,
+        uy: dv.unit_y,
+        lx: st.cell_size.x as f32,
+        ly: st.cell_size.y as f32,
+        eps: p.velocity_epsilon as f32,
+    };
     let sums = par::rows(
         &mut [&mut st.water, &mut st.velocity_x, &mut st.velocity_y, &mut st.discharge_integral, before],
         w,
         |r, out| {
             let mut outflow = 0.0f64;
-            for c in 0..w {
-                let d1 = out[0][c];
-                let (mut net, mut wx, mut wy) = (0.0f32, 0.0f32, 0.0f32);
-                for e in 0..pipes {
-                    let q = net_out(flux, signed, topo, r, c, e);
-                    net += q;
-                    wx += q * ux[e];
-                    wy += q * uy[e];
-                    if open && e < 4 && topo.neighbour(r, c, e).is_none() {
-                        outflow += f64::from(q.max(0.0)) * f64::from(dt);
+            let mut border_cell = |c: usize, out: &mut [&mut [f32]]| {
+                let q: [f32; P] = std::array::from_fn(|e| net_out(flux, SIGNED, topo, r, c, e));
+                if open {
+                    for e in 0..P.min(4) {
+                        if topo.neighbour(r, c, e).is_none() {
+                            outflow += f64::from(q[e].max(0.0)) * f64::from(k.dt);
+                        }
                     }
                 }
-                let d2 = (d1 - dt * net * inv_area).max(0.0);
-                let (wx, wy) = (0.5 * wx, 0.5 * wy);
-                let mean = 0.5 * (d1 + d2);
-                let (u, v) = if mean > eps { (wx / (ly * mean), wy / (lx * mean)) } else { (0.0, 0.0) };
+                let d1 = out[0][c];
+                let (d2, u, v, dq) = update_cell::<P>(d1, &q, &k);
                 out[0][c] = d2;
                 out[1][c] = u;
                 out[2][c] = v;
-                out[3][c] += wx.hypot(wy) * dt;
+                out[3][c] += dq;
                 out[4][c] = d1;
+            };
+            if r == 0 || r + 1 >= h || w < 3 {
+                for c in 0..w {
+                    border_cell(c, out);
+                }
+                return [outflow, 0.0, 0.0, 0.0];
             }
+            border_cell(0, out);
+            border_cell(w - 1, out);
+            interior_update::<P, SIGNED>(flux, r, w, out, &k);
             [outflow, 0.0, 0.0, 0.0]
         },
     );
     sums[0]
+}
+
+#[inline(never)]
+fn interior_update<const P: usize, const SIGNED: bool>(
+    flux: &[Vec<f32>],
+    r: usize,
+    w: usize,
+    out: &mut [&mut [f32]],
+    k: &UpdateConsts,
+) {
+    let n = w - 2;
+    let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e][r * w + 1..r * w + 1 + n]);
+    // the neighbour's flux back towards this cell
+    let back: [&[f32]; P] = std::array::from_fn(|e| &Tri::of(&flux[opposite(e)], w, r).shifted(e)[..n]);
+    let [d, u, v, q, before] = out else { return };
+    let (d, u, v, q, before) =
+        (&mut d[1..1 + n], &mut u[1..1 + n], &mut v[1..1 + n], &mut q[1..1 + n], &mut before[1..1 + n]);
+    for c in 0..n {
+        let net: [f32; P] = std::array::from_fn(|e| if SIGNED { own[e][c] } else { own[e][c] - back[e][c] });
+        let d1 = d[c];
+        let (d2, uu, vv, dq) = update_cell::<P>(d1, &net, k);
+        d[c] = d2;
+        u[c] = uu;
+        v[c] = vv;
+        q[c] += dq;
+        before[c] = d1;
+    }
 }
 
 /// Last stage, `evaporation`: `d ← d·(1 − Ke·Δt)` (eq. 13). Returns the evaporated volume, m³.
@@ -225,13 +415,14 @@ pub fn evaporation(st: &mut State, p: &Params, dv: &Derived) -> f64 {
         return 0.0;
     }
     let sums = par::rows(&mut [&mut st.water], st.width, |_, out| {
-        let mut gone = 0.0f64;
-        for d in out[0].iter_mut() {
+        let row = &mut *out[0];
+        let mut gone = vec![0.0f32; row.len()];
+        for (d, g) in row.iter_mut().zip(gone.iter_mut()) {
             let before = *d;
             *d *= keep;
-            gone += f64::from(before - *d);
+            *g = before - *d;
         }
-        [gone, 0.0, 0.0, 0.0]
+        [par::lane_sum(&gone), 0.0, 0.0, 0.0]
     });
     sums[0] * dv.area
 }
