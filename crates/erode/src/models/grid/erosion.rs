@@ -176,11 +176,11 @@ pub fn erosion_deposition(st: &mut State, p: &Params, dv: &Derived, topo: &Topol
     Moved { eroded: sums[0] * a, deposited: sums[1] * a, water_in: sums[2] * a, water_out: sums[3] * a }
 }
 
-#[inline(never)]
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
 #[allow(clippy::too_many_arguments)]
-fn interior_erosion(
+fn interior_erosion<'a>(
     k: &ErosionConsts,
-    b: Tri<'_>,
+    b: Tri<'a>,
     u: &[f32],
     v: &[f32],
     out: &mut [&mut [f32]],

@@ -80,8 +80,8 @@ pub fn thermal_flux(st: &State, p: &Params, dv: &Derived, topo: &Topology, moves
     sums[0] * dv.area
 }
 
-#[inline(never)]
-fn interior_thermal(b: Tri<'_>, hard: &[f32], out: &mut [&mut [f32]], k: &ThermalConsts) -> f64 {
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+fn interior_thermal<'a>(b: Tri<'a>, hard: &[f32], out: &mut [&mut [f32]], k: &ThermalConsts) -> f64 {
     let n = hard.len();
     let bc = &b.centre()[..n];
     let bn: [&[f32]; 8] = std::array::from_fn(|e| &b.shifted(e)[..n]);
@@ -128,15 +128,22 @@ pub fn thermal_apply(st: &mut State, topo: &Topology, moves: &[Vec<f32>]) {
         let n = w - 2;
         let own: [&[f32]; 8] = std::array::from_fn(|e| &moves[e][r * w + 1..r * w + 1 + n]);
         let back: [&[f32]; 8] = std::array::from_fn(|e| &Tri::of(&moves[opposite(e)], w, r).shifted(e)[..n]);
-        let row = &mut out[0][1..1 + n];
-        for c in 0..n {
-            let mut change = 0.0f32;
-            for e in 0..8 {
-                change -= own[e][c];
-                change += back[e][c];
-            }
-            row[c] += change;
-        }
+        apply_row(&own, &back, &mut out[0][1..1 + n]);
         [0.0; 4]
     });
+}
+
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+fn apply_row(own: &[&[f32]; 8], back: &[&[f32]; 8], row: &mut [f32]) {
+    let n = row.len();
+    let own: [&[f32]; 8] = std::array::from_fn(|e| &own[e][..n]);
+    let back: [&[f32]; 8] = std::array::from_fn(|e| &back[e][..n]);
+    for c in 0..n {
+        let mut change = 0.0f32;
+        for e in 0..8 {
+            change -= own[e][c];
+            change += back[e][c];
+        }
+        row[c] += change;
+    }
 }

@@ -64,18 +64,7 @@ fn conservative_pipes<const P: usize>(
         let span = r * w..(r + 1) * w;
         let fl: [&[f32]; P] = std::array::from_fn(|e| &flux[e][span.clone()]);
         let (sr, dr) = (&s[span.clone()], &water_before[span]);
-        let row = &mut out[0][..w];
-        for c in 0..w {
-            let mut gross = 0.0f32;
-            for e in 0..P {
-                gross += if fl[e][c] > 0.0 { fl[e][c] } else { 0.0 };
-            }
-            let held = dr[c] * area;
-            let sent = gross * dt;
-            let sent = if sent < held { sent } else { held };
-            let value = sr[c] * (sent / held) / gross;
-            row[c] = if gross > 0.0 && held > 0.0 { value } else { 0.0 };
-        }
+        per_flux_row::<P>(&fl, sr, dr, &mut out[0][..w], dt, area);
         [0.0; 4]
     });
     let per_flux = &*per_flux;
@@ -114,18 +103,53 @@ fn conservative_pipes<const P: usize>(
         let pf_here = &pf.centre()[..n];
         let pf_nb: [&[f32]; P] = std::array::from_fn(|e| &pf.shifted(e)[..n]);
         let sr = &s[span];
-        let row = &mut out[0][1..1 + n];
-        for c in 0..n {
-            let mut value = sr[c];
-            for e in 0..P {
-                value -= pf_here[c] * positive(own[e][c]);
-                value += pf_nb[e][c] * positive(back[e][c]);
-            }
-            row[c] = positive(value);
-        }
+        move_row::<P>(&own, &back, pf_here, &pf_nb, sr, &mut out[0][1..1 + n]);
         [lost, 0.0, 0.0, 0.0]
     });
     sums[0] * dv.area
+}
+
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+fn per_flux_row<const P: usize>(fl: &[&[f32]; P], s: &[f32], held_depth: &[f32], row: &mut [f32], dt: f32, area: f32) {
+    let n = row.len();
+    let fl: [&[f32]; P] = std::array::from_fn(|e| &fl[e][..n]);
+    let (s, held_depth) = (&s[..n], &held_depth[..n]);
+    for c in 0..n {
+        let mut gross = 0.0f32;
+        for e in 0..P {
+            gross += if fl[e][c] > 0.0 { fl[e][c] } else { 0.0 };
+        }
+        let held = held_depth[c] * area;
+        let sent = gross * dt;
+        let sent = if sent < held { sent } else { held };
+        let value = s[c] * (sent / held) / gross;
+        row[c] = if gross > 0.0 && held > 0.0 { value } else { 0.0 };
+    }
+}
+
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+fn move_row<const P: usize>(
+    own: &[&[f32]; P],
+    back: &[&[f32]; P],
+    pf_here: &[f32],
+    pf_nb: &[&[f32]; P],
+    s: &[f32],
+    row: &mut [f32],
+) {
+    let n = row.len();
+    let positive = |x: f32| if x > 0.0 { x } else { 0.0 };
+    let own: [&[f32]; P] = std::array::from_fn(|e| &own[e][..n]);
+    let back: [&[f32]; P] = std::array::from_fn(|e| &back[e][..n]);
+    let pf_nb: [&[f32]; P] = std::array::from_fn(|e| &pf_nb[e][..n]);
+    let (pf_here, s) = (&pf_here[..n], &s[..n]);
+    for c in 0..n {
+        let mut value = s[c];
+        for e in 0..P {
+            value -= pf_here[c] * positive(own[e][c]);
+            value += pf_nb[e][c] * positive(back[e][c]);
+        }
+        row[c] = positive(value);
+    }
 }
 
 fn semi_lagrangian(st: &State, dv: &Derived, topo: &Topology, next: &mut [f32]) -> f64 {

@@ -208,7 +208,7 @@ fn flux_pass<const P: usize, const SIGNED: bool, const DEPTH: bool>(
 }
 
 /// The interior columns of one row: the same arithmetic as the border path, without lookups.
-#[inline(never)]
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
 #[allow(clippy::too_many_arguments)]
 fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     b: Tri<'_>,
@@ -381,7 +381,6 @@ fn update_pass<const P: usize, const SIGNED: bool>(
     sums[0]
 }
 
-#[inline(never)]
 fn interior_update<const P: usize, const SIGNED: bool>(
     flux: &[Vec<f32>],
     r: usize,
@@ -394,12 +393,41 @@ fn interior_update<const P: usize, const SIGNED: bool>(
     // the neighbour's flux back towards this cell
     let back: [&[f32]; P] = std::array::from_fn(|e| &Tri::of(&flux[opposite(e)], w, r).shifted(e)[..n]);
     let [d, u, v, q, before] = out else { return };
-    let (d, u, v, q, before) =
-        (&mut d[1..1 + n], &mut u[1..1 + n], &mut v[1..1 + n], &mut q[1..1 + n], &mut before[1..1 + n]);
+    update_row::<P, SIGNED>(
+        &own,
+        &back,
+        &mut d[1..1 + n],
+        &mut u[1..1 + n],
+        &mut v[1..1 + n],
+        &mut q[1..1 + n],
+        &mut before[1..1 + n],
+        *k,
+    );
+}
+
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+#[allow(clippy::too_many_arguments)]
+fn update_row<const P: usize, const SIGNED: bool>(
+    own: &[&[f32]; P],
+    back: &[&[f32]; P],
+    d: &mut [f32],
+    u: &mut [f32],
+    v: &mut [f32],
+    q: &mut [f32],
+    before: &mut [f32],
+    k: UpdateConsts,
+) {
+    let n = d.len();
+    let own: [&[f32]; P] = std::array::from_fn(|e| &own[e][..n]);
+    let back: [&[f32]; P] = std::array::from_fn(|e| &back[e][..n]);
+    let (u, v, q, before) = (&mut u[..n], &mut v[..n], &mut q[..n], &mut before[..n]);
     for c in 0..n {
-        let net: [f32; P] = std::array::from_fn(|e| if SIGNED { own[e][c] } else { own[e][c] - back[e][c] });
+        let mut net = [0.0f32; P];
+        for e in 0..P {
+            net[e] = if SIGNED { own[e][c] } else { own[e][c] - back[e][c] };
+        }
         let d1 = d[c];
-        let (d2, uu, vv, dq) = update_cell::<P>(d1, &net, k);
+        let (d2, uu, vv, dq) = update_cell::<P>(d1, &net, &k);
         d[c] = d2;
         u[c] = uu;
         v[c] = vv;
