@@ -15,10 +15,12 @@ pub struct StageTimes(pub [Duration; Stage::ALL.len()]);
 
 /// Memory the stages need between them; rebuilt from `Params` and `State`, never saved.
 struct Scratch {
-    water_before: Vec<f32>,
+    share: Vec<f32>,
     limit: Vec<f32>,
     next: Vec<f32>,
-    thermal: Vec<Vec<f32>>,
+    sediment_next: Vec<f32>,
+    thermal_share: Vec<f32>,
+    talus: Vec<f32>,
 }
 
 /// Runs the grid model on the CPU (rayon over rows; identical bits for any thread count).
@@ -96,10 +98,12 @@ impl CpuSim {
             topo,
             source_rate,
             scratch: Scratch {
-                water_before: vec![0.0; n],
+                share: vec![0.0; n],
                 limit: vec![0.0; n],
                 next: vec![0.0; n],
-                thermal: vec![vec![0.0; n]; 8],
+                sediment_next: vec![0.0; n],
+                thermal_share: vec![0.0; n],
+                talus: vec![0.0; n],
             },
             times: StageTimes::default(),
             forced_substeps: None,
@@ -173,15 +177,22 @@ impl CpuSim {
             st.books.rain += rain;
             st.books.sources += sources;
         });
-        self.timed(Stage::WaterFlux, |s| water::water_flux(st, &s.params, &s.derived, &s.topo, &mut s.scratch.limit));
+        self.timed(Stage::WaterFlux, |s| {
+            water::water_flux(st, &s.params, &s.derived, &s.topo, &mut s.scratch.limit, &mut s.scratch.share)
+        });
         self.timed(Stage::WaterUpdate, |s| {
-            st.books.water_outflow +=
-                water::water_update(st, &s.params, &s.derived, &s.topo, &mut s.scratch.water_before);
+            st.books.water_outflow += water::water_update(st, &s.params, &s.derived, &s.topo);
         });
         self.timed(Stage::ThermalFlux, |s| {
             if s.params.thermal_rate > 0.0 {
-                st.books.thermal_moved +=
-                    thermal::thermal_flux(st, &s.params, &s.derived, &s.topo, &mut s.scratch.thermal);
+                st.books.thermal_moved += thermal::thermal_flux(
+                    st,
+                    &s.params,
+                    &s.derived,
+                    &s.topo,
+                    &mut s.scratch.thermal_share,
+                    &mut s.scratch.talus,
+                );
             }
         });
         self.timed(Stage::ErosionDeposition, |s| {
@@ -198,17 +209,18 @@ impl CpuSim {
                 &s.params,
                 &s.derived,
                 &s.topo,
-                &s.scratch.water_before,
-                &mut s.scratch.limit,
-                &mut s.scratch.next,
+                &s.scratch.share,
+                &mut s.scratch.sediment_next,
             );
-            std::mem::swap(&mut st.sediment, &mut s.scratch.next);
+            std::mem::swap(&mut st.sediment, &mut s.scratch.sediment_next);
             st.books.sediment_outflow += lost;
             st.books.transport_drift += drift;
         });
         self.timed(Stage::ThermalApply, |s| {
             if s.params.thermal_rate > 0.0 {
-                thermal::thermal_apply(st, &s.topo, &s.scratch.thermal);
+                // the terrain before erosion is still in `next` (swapped out by erosion)
+                let sc = &s.scratch;
+                thermal::thermal_apply(st, &s.topo, &s.derived, &sc.next, &sc.thermal_share, &sc.talus);
             }
         });
         self.timed(Stage::Evaporation, |s| st.books.evaporated += water::evaporation(st, &s.params, &s.derived));

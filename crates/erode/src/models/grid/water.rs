@@ -123,6 +123,28 @@ fn pipe<const SIGNED: bool, const DEPTH: bool>(
     if SIGNED || q > 0.0 { q } else { 0.0 }
 }
 
+/// Sediment sent per m³ of outflow per metre of suspended sediment: the fraction of its water a
+/// cell's pipes took (`min(Σf⁺·Δt, d1·a) / (d1·a)`) per unit of outflow. Transport multiplies it
+/// by the sediment and each pipe's flux, so what one cell sends is what its neighbour receives.
+#[inline(always)]
+fn sediment_share(gross: f32, depth: f32, dt: f32, area: f32) -> f32 {
+    let held = depth * area;
+    let sent = gross * dt;
+    let sent = if sent < held { sent } else { held };
+    let share = (sent / held) / gross;
+    if gross > 0.0 && held > 0.0 { share } else { 0.0 }
+}
+
+/// Σ of the positive parts of a cell's pipes, in pipe order.
+#[inline(always)]
+fn gross_outflow<const P: usize>(f: &[f32; P]) -> f32 {
+    let mut sum = 0.0f32;
+    for e in 0..P {
+        sum += if f[e] > 0.0 { f[e] } else { 0.0 };
+    }
+    sum
+}
+
 /// The limit of eq. 3: the share of the new outflow a cell can afford.
 #[inline(always)]
 fn afford(sum: f32, held: f32) -> f32 {
@@ -130,20 +152,21 @@ fn afford(sum: f32, held: f32) -> f32 {
 }
 
 /// Stage 2, `water_flux`: pipe fluxes from the water surface `η = b + d`, limited so no cell
-/// sends more than it holds (eq. 3, `K = min(1, d·lx·ly / (Σf·Δt))`). `limit` is scratch.
-pub fn water_flux(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, limit: &mut [f32]) {
+/// sends more than it holds (eq. 3, `K = min(1, d·lx·ly / (Σf·Δt))`). Writes each cell's
+/// [`sediment_share`] into `share` for transport; `limit` is scratch.
+pub fn water_flux(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, limit: &mut [f32], share: &mut [f32]) {
     match (p.flux_form == FluxForm::Signed, dv.depth_scaled, st.flux.len()) {
-        (false, false, 4) => flux_pass::<4, false, false>(st, p, dv, topo, limit),
-        (false, true, 4) => flux_pass::<4, false, true>(st, p, dv, topo, limit),
+        (false, false, 4) => flux_pass::<4, false, false>(st, p, dv, topo, share),
+        (false, true, 4) => flux_pass::<4, false, true>(st, p, dv, topo, share),
         (true, false, 4) => flux_pass::<4, true, false>(st, p, dv, topo, limit),
         (true, true, 4) => flux_pass::<4, true, true>(st, p, dv, topo, limit),
-        (false, false, _) => flux_pass::<8, false, false>(st, p, dv, topo, limit),
-        (false, true, _) => flux_pass::<8, false, true>(st, p, dv, topo, limit),
+        (false, false, _) => flux_pass::<8, false, false>(st, p, dv, topo, share),
+        (false, true, _) => flux_pass::<8, false, true>(st, p, dv, topo, share),
         (true, false, _) => flux_pass::<8, true, false>(st, p, dv, topo, limit),
         (true, true, _) => flux_pass::<8, true, true>(st, p, dv, topo, limit),
     }
     if p.flux_form == FluxForm::Signed {
-        scale_by_donor(st, topo, limit);
+        scale_by_donor(st, dv, topo, limit, share);
     }
 }
 
@@ -158,6 +181,7 @@ fn flux_pass<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     let (b, d) = (&st.terrain, &st.water);
     let (gain, width, friction) = (dv.pipe_gain, dv.pipe_width, dv.friction);
     let volume_per_dt = (dv.area / dv.dt) as f32;
+    let (dt, area) = (dv.dt as f32, dv.area as f32);
     let open = p.border == Border::Open;
     let mut outs: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
     outs.push(limit);
@@ -180,11 +204,10 @@ fn flux_pass<const P: usize, const SIGNED: bool, const DEPTH: bool>(
             }
             let k = afford(sum, d[i] * volume_per_dt);
             for e in 0..P {
-                out[e][c] = if SIGNED { new[e] } else { new[e] * k };
+                new[e] = if SIGNED { new[e] } else { new[e] * k };
+                out[e][c] = new[e];
             }
-            if SIGNED {
-                out[P][c] = k;
-            }
+            out[P][c] = if SIGNED { k } else { sediment_share(gross_outflow(&new), d[i], dt, area) };
         };
         if r == 0 || r + 1 >= h || w < 3 {
             for c in 0..w {
@@ -202,6 +225,8 @@ fn flux_pass<const P: usize, const SIGNED: bool, const DEPTH: bool>(
             width,
             friction,
             volume_per_dt,
+            dt,
+            area,
         );
         [0.0; 4]
     });
@@ -218,6 +243,8 @@ fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     width: [f32; 8],
     friction: f32,
     volume_per_dt: f32,
+    dt: f32,
+    area: f32,
 ) {
     let w = out[0].len();
     let n = w - 2;
@@ -226,10 +253,10 @@ fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     for (slot, row) in fl.iter_mut().zip(fluxes.iter_mut()) {
         *slot = &mut row[1..1 + n];
     }
-    let mut spare = vec![0.0f32; if SIGNED { 0 } else { n }];
+    let mut spare = vec![0.0f32; n];
     let limit: &mut [f32] = match tail.first_mut() {
-        Some(l) if SIGNED => &mut l[1..1 + n],
-        _ => &mut spare[..],
+        Some(l) => &mut l[1..1 + n],
+        None => &mut spare[..],
     };
     let (bc, dc) = (&b.centre()[..n], &d.centre()[..n]);
     let bn: [&[f32]; P] = std::array::from_fn(|e| &b.shifted(e)[..n]);
@@ -248,25 +275,33 @@ fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
         }
         let kk = afford(sum, dc[k] * volume_per_dt);
         for e in 0..P {
-            fl[e][k] = if SIGNED { new[e] } else { new[e] * kk };
+            new[e] = if SIGNED { new[e] } else { new[e] * kk };
+            fl[e][k] = new[e];
         }
-        limit[k] = kk;
+        limit[k] = if SIGNED { kk } else { sediment_share(gross_outflow(&new), dc[k], dt, area) };
     }
 }
 
 /// Signed form: scale each interface by its donor's limit. Both sides compute the same product,
 /// so the pair stays exactly antisymmetric.
-fn scale_by_donor(st: &mut State, topo: &Topology, limit: &[f32]) {
+fn scale_by_donor(st: &mut State, dv: &Derived, topo: &Topology, limit: &[f32], share: &mut [f32]) {
     let w = st.width;
+    let (dt, area) = (dv.dt as f32, dv.area as f32);
+    let water = &st.water;
     let mut outs: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
+    let pipes = outs.len();
+    outs.push(share);
     par::rows(&mut outs, w, |r, out| {
         for c in 0..w {
             let i = r * w + c;
-            for (e, row) in out.iter_mut().enumerate() {
-                let f = row[c];
+            let mut gross = 0.0f32;
+            for e in 0..pipes {
+                let f = out[e][c];
                 let k = if f > 0.0 { limit[i] } else { topo.neighbour(r, c, e).map_or(1.0, |j| limit[j]) };
-                row[c] = f * k;
+                out[e][c] = f * k;
+                gross += if out[e][c] > 0.0 { out[e][c] } else { 0.0 };
             }
+            out[pipes][c] = sediment_share(gross, water[i], dt, area);
         }
         [0.0; 4]
     });
@@ -314,24 +349,18 @@ fn update_cell<const P: usize>(d1: f32, q: &[f32; P], k: &UpdateConsts) -> (f32,
 }
 
 /// Stage 3, `water_update`: depth from the net flow (eqs. 5–6), velocity from the flow through
-/// the cell (eq. 7 and MODEL.md), discharge accumulated. Keeps `d1` (depth before the flow) in
-/// `before` for transport. Returns the water volume that left across open edges, m³.
-pub fn water_update(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, before: &mut [f32]) -> f64 {
+/// the cell (eq. 7 and MODEL.md), discharge accumulated. Returns the water volume that left
+/// across open edges, m³.
+pub fn water_update(st: &mut State, p: &Params, dv: &Derived, topo: &Topology) -> f64 {
     match (st.flux.len(), p.flux_form == FluxForm::Signed) {
-        (4, false) => update_pass::<4, false>(st, p, dv, topo, before),
-        (4, true) => update_pass::<4, true>(st, p, dv, topo, before),
-        (_, false) => update_pass::<8, false>(st, p, dv, topo, before),
-        (_, true) => update_pass::<8, true>(st, p, dv, topo, before),
+        (4, false) => update_pass::<4, false>(st, p, dv, topo),
+        (4, true) => update_pass::<4, true>(st, p, dv, topo),
+        (_, false) => update_pass::<8, false>(st, p, dv, topo),
+        (_, true) => update_pass::<8, true>(st, p, dv, topo),
     }
 }
 
-fn update_pass<const P: usize, const SIGNED: bool>(
-    st: &mut State,
-    p: &Params,
-    dv: &Derived,
-    topo: &Topology,
-    before: &mut [f32],
-) -> f64 {
+fn update_pass<const P: usize, const SIGNED: bool>(st: &mut State, p: &Params, dv: &Derived, topo: &Topology) -> f64 {
     let (w, h) = (st.width, st.height);
     let flux = &st.flux;
     let open = p.border == Border::Open;
@@ -345,7 +374,7 @@ fn update_pass<const P: usize, const SIGNED: bool>(
         eps: p.velocity_epsilon as f32,
     };
     let sums = par::rows(
-        &mut [&mut st.water, &mut st.velocity_x, &mut st.velocity_y, &mut st.discharge_integral, before],
+        &mut [&mut st.water, &mut st.velocity_x, &mut st.velocity_y, &mut st.discharge_integral],
         w,
         |r, out| {
             let mut outflow = 0.0f64;
@@ -364,7 +393,6 @@ fn update_pass<const P: usize, const SIGNED: bool>(
                 out[1][c] = u;
                 out[2][c] = v;
                 out[3][c] += dq;
-                out[4][c] = d1;
             };
             if r == 0 || r + 1 >= h || w < 3 {
                 for c in 0..w {
@@ -392,17 +420,8 @@ fn interior_update<const P: usize, const SIGNED: bool>(
     let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e][r * w + 1..r * w + 1 + n]);
     // the neighbour's flux back towards this cell
     let back: [&[f32]; P] = std::array::from_fn(|e| &Tri::of(&flux[opposite(e)], w, r).shifted(e)[..n]);
-    let [d, u, v, q, before] = out else { return };
-    update_row::<P, SIGNED>(
-        &own,
-        &back,
-        &mut d[1..1 + n],
-        &mut u[1..1 + n],
-        &mut v[1..1 + n],
-        &mut q[1..1 + n],
-        &mut before[1..1 + n],
-        *k,
-    );
+    let [d, u, v, q] = out else { return };
+    update_row::<P, SIGNED>(&own, &back, &mut d[1..1 + n], &mut u[1..1 + n], &mut v[1..1 + n], &mut q[1..1 + n], *k);
 }
 
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
@@ -414,13 +433,12 @@ fn update_row<const P: usize, const SIGNED: bool>(
     u: &mut [f32],
     v: &mut [f32],
     q: &mut [f32],
-    before: &mut [f32],
     k: UpdateConsts,
 ) {
     let n = d.len();
     let own: [&[f32]; P] = std::array::from_fn(|e| &own[e][..n]);
     let back: [&[f32]; P] = std::array::from_fn(|e| &back[e][..n]);
-    let (u, v, q, before) = (&mut u[..n], &mut v[..n], &mut q[..n], &mut before[..n]);
+    let (u, v, q) = (&mut u[..n], &mut v[..n], &mut q[..n]);
     for c in 0..n {
         let mut net = [0.0f32; P];
         for e in 0..P {
@@ -432,7 +450,6 @@ fn update_row<const P: usize, const SIGNED: bool>(
         u[c] = uu;
         v[c] = vv;
         q[c] += dq;
-        before[c] = d1;
     }
 }
 
