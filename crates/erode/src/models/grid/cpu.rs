@@ -6,7 +6,7 @@ use super::derived::Derived;
 use super::params::{Params, Units};
 use super::state::State;
 use super::topology::Topology;
-use super::{Stage, erosion, smoothing, thermal, transport, water};
+use super::{Stage, fused, smoothing, thermal, transport, water};
 use crate::error::SimError;
 
 /// Wall time spent per stage since the simulator was built.
@@ -180,9 +180,6 @@ impl CpuSim {
         self.timed(Stage::WaterFlux, |s| {
             water::water_flux(st, &s.params, &s.derived, &s.topo, &mut s.scratch.limit, &mut s.scratch.share)
         });
-        self.timed(Stage::WaterUpdate, |s| {
-            st.books.water_outflow += water::water_update(st, &s.params, &s.derived, &s.topo);
-        });
         self.timed(Stage::ThermalFlux, |s| {
             if s.params.thermal_rate > 0.0 {
                 st.books.thermal_moved += thermal::thermal_flux(
@@ -195,9 +192,12 @@ impl CpuSim {
                 );
             }
         });
+        // water_update and erosion_deposition run as one pass (see `fused`); its time is
+        // booked under erosion_deposition
         self.timed(Stage::ErosionDeposition, |s| {
-            let m = erosion::erosion_deposition(st, &s.params, &s.derived, &s.topo, &mut s.scratch.next);
+            let (outflow, m) = fused::update_and_erode(st, &s.params, &s.derived, &s.topo, &mut s.scratch.next);
             std::mem::swap(&mut st.terrain, &mut s.scratch.next);
+            st.books.water_outflow += outflow;
             st.books.eroded += m.eroded;
             st.books.deposited += m.deposited;
             st.books.water_from_dissolving += m.water_in;

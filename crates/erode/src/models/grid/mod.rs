@@ -10,8 +10,8 @@
 //! | --- | --- | --- |
 //! | `water_increment` | rain (uniform, map, 001's buckets) and sources add depth | 1 |
 //! | `water_flux` | pipe fluxes from surface differences, limited by the water held | 2–4 |
+//! | `thermal_flux` | 8-pipe talus shares from the terrain before erosion | 14–15 |
 //! | `water_update` | depth from net flow; velocity from the flow through the cell | 5–7 |
-//! | `thermal_flux` | 8-pipe talus moves from the terrain before erosion | 14–15 |
 //! | `erosion_deposition` | capacity, dissolve or deposit, water adjustment, softening | 8–11 |
 //! | `sediment_transport` | conservative flux form, or semi-Lagrangian | 12 |
 //! | `thermal_apply` | add the talus moves | 14–15 |
@@ -19,7 +19,9 @@
 //! | `smoothing` | 001's pass at local extrema (off by default) | – |
 //!
 //! An iteration runs `Params::substeps` sub-steps so each stays within the stable time step
-//! (see [`derived`]).
+//! (see [`derived`]). `thermal_flux` reads only the terrain and hardness, so it runs before
+//! `water_update` (000 lists it after); `water_update` and `erosion_deposition` then run as one
+//! pass over the rows ([`fused`]) whose time is booked under `erosion_deposition`.
 //!
 //! # Determinism
 //!
@@ -39,6 +41,7 @@
 pub mod cpu;
 pub mod derived;
 pub mod erosion;
+pub mod fused;
 pub mod params;
 pub mod smoothing;
 pub mod state;

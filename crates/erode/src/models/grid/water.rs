@@ -320,7 +320,7 @@ pub fn net_out(flux: &[Vec<f32>], signed: bool, topo: &Topology, r: usize, c: us
 
 /// Constants of the update stage.
 #[derive(Clone, Copy)]
-struct UpdateConsts {
+pub(super) struct UpdateConsts {
     dt: f32,
     inv_area: f32,
     ux: [f32; 8],
@@ -330,9 +330,23 @@ struct UpdateConsts {
     eps: f32,
 }
 
+impl UpdateConsts {
+    pub(super) fn new(st: &State, p: &Params, dv: &Derived) -> Self {
+        Self {
+            dt: dv.dt as f32,
+            inv_area: (1.0 / dv.area) as f32,
+            ux: dv.unit_x,
+            uy: dv.unit_y,
+            lx: st.cell_size.x as f32,
+            ly: st.cell_size.y as f32,
+            eps: p.velocity_epsilon as f32,
+        }
+    }
+}
+
 /// One cell of `water_update` from its net outflows `q` per pipe: (d2, u, v, discharge·Δt).
 #[inline(always)]
-fn update_cell<const P: usize>(d1: f32, q: &[f32; P], k: &UpdateConsts) -> (f32, f32, f32, f32) {
+pub(super) fn update_cell<const P: usize>(d1: f32, q: &[f32; P], k: &UpdateConsts) -> (f32, f32, f32, f32) {
     let (mut net, mut wx, mut wy) = (0.0f32, 0.0f32, 0.0f32);
     for e in 0..P {
         net += q[e];
@@ -346,111 +360,6 @@ fn update_cell<const P: usize>(d1: f32, q: &[f32; P], k: &UpdateConsts) -> (f32,
     let u = if mean > k.eps { wx / (k.ly * mean) } else { 0.0 };
     let v = if mean > k.eps { wy / (k.lx * mean) } else { 0.0 };
     (d2, u, v, (wx * wx + wy * wy).sqrt() * k.dt)
-}
-
-/// Stage 3, `water_update`: depth from the net flow (eqs. 5–6), velocity from the flow through
-/// the cell (eq. 7 and MODEL.md), discharge accumulated. Returns the water volume that left
-/// across open edges, m³.
-pub fn water_update(st: &mut State, p: &Params, dv: &Derived, topo: &Topology) -> f64 {
-    match (st.flux.len(), p.flux_form == FluxForm::Signed) {
-        (4, false) => update_pass::<4, false>(st, p, dv, topo),
-        (4, true) => update_pass::<4, true>(st, p, dv, topo),
-        (_, false) => update_pass::<8, false>(st, p, dv, topo),
-        (_, true) => update_pass::<8, true>(st, p, dv, topo),
-    }
-}
-
-fn update_pass<const P: usize, const SIGNED: bool>(st: &mut State, p: &Params, dv: &Derived, topo: &Topology) -> f64 {
-    let (w, h) = (st.width, st.height);
-    let flux = &st.flux;
-    let open = p.border == Border::Open;
-    let k = UpdateConsts {
-        dt: dv.dt as f32,
-        inv_area: (1.0 / dv.area) as f32,
-        ux: dv.unit_x,
-        uy: dv.unit_y,
-        lx: st.cell_size.x as f32,
-        ly: st.cell_size.y as f32,
-        eps: p.velocity_epsilon as f32,
-    };
-    let sums = par::rows(
-        &mut [&mut st.water, &mut st.velocity_x, &mut st.velocity_y, &mut st.discharge_integral],
-        w,
-        |r, out| {
-            let mut outflow = 0.0f64;
-            let mut border_cell = |c: usize, out: &mut [&mut [f32]]| {
-                let q: [f32; P] = std::array::from_fn(|e| net_out(flux, SIGNED, topo, r, c, e));
-                if open {
-                    for e in 0..P.min(4) {
-                        if topo.neighbour(r, c, e).is_none() {
-                            outflow += f64::from(q[e].max(0.0)) * f64::from(k.dt);
-                        }
-                    }
-                }
-                let d1 = out[0][c];
-                let (d2, u, v, dq) = update_cell::<P>(d1, &q, &k);
-                out[0][c] = d2;
-                out[1][c] = u;
-                out[2][c] = v;
-                out[3][c] += dq;
-            };
-            if r == 0 || r + 1 >= h || w < 3 {
-                for c in 0..w {
-                    border_cell(c, out);
-                }
-                return [outflow, 0.0, 0.0, 0.0];
-            }
-            border_cell(0, out);
-            border_cell(w - 1, out);
-            interior_update::<P, SIGNED>(flux, r, w, out, &k);
-            [outflow, 0.0, 0.0, 0.0]
-        },
-    );
-    sums[0]
-}
-
-fn interior_update<const P: usize, const SIGNED: bool>(
-    flux: &[Vec<f32>],
-    r: usize,
-    w: usize,
-    out: &mut [&mut [f32]],
-    k: &UpdateConsts,
-) {
-    let n = w - 2;
-    let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e][r * w + 1..r * w + 1 + n]);
-    // the neighbour's flux back towards this cell
-    let back: [&[f32]; P] = std::array::from_fn(|e| &Tri::of(&flux[opposite(e)], w, r).shifted(e)[..n]);
-    let [d, u, v, q] = out else { return };
-    update_row::<P, SIGNED>(&own, &back, &mut d[1..1 + n], &mut u[1..1 + n], &mut v[1..1 + n], &mut q[1..1 + n], *k);
-}
-
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
-#[allow(clippy::too_many_arguments)]
-fn update_row<const P: usize, const SIGNED: bool>(
-    own: &[&[f32]; P],
-    back: &[&[f32]; P],
-    d: &mut [f32],
-    u: &mut [f32],
-    v: &mut [f32],
-    q: &mut [f32],
-    k: UpdateConsts,
-) {
-    let n = d.len();
-    let own: [&[f32]; P] = std::array::from_fn(|e| &own[e][..n]);
-    let back: [&[f32]; P] = std::array::from_fn(|e| &back[e][..n]);
-    let (u, v, q) = (&mut u[..n], &mut v[..n], &mut q[..n]);
-    for c in 0..n {
-        let mut net = [0.0f32; P];
-        for e in 0..P {
-            net[e] = if SIGNED { own[e][c] } else { own[e][c] - back[e][c] };
-        }
-        let d1 = d[c];
-        let (d2, uu, vv, dq) = update_cell::<P>(d1, &net, &k);
-        d[c] = d2;
-        u[c] = uu;
-        v[c] = vv;
-        q[c] += dq;
-    }
 }
 
 /// Last stage, `evaporation`: `d ← d·(1 − Ke·Δt)` (eq. 13). Returns the evaporated volume, m³.

@@ -1,0 +1,244 @@
+//! Stages 3 and 5, `water_update` and `erosion_deposition`, run as one pass over the rows: a
+//! row's update needs only the fluxes (complete after `water_flux`) and its own depth, and its
+//! erosion needs only that row's new depth and velocity and the terrain before erosion (which
+//! `thermal_flux`, run before this pass, does not change). Fusing them saves writing and reading
+//! back depth and velocity. The per-cell arithmetic is `water::update_cell` then
+//! `erosion::erode_cell`, exactly as the stage list reads.
+
+use super::derived::Derived;
+use super::erosion::{ErosionConsts, Moved, erode_cell};
+use super::params::{Border, FluxForm, Params};
+use super::state::State;
+use super::topology::{Topology, Tri, opposite};
+use super::water::{UpdateConsts, net_out, update_cell};
+use crate::par;
+
+/// Runs both stages; the terrain goes through `next` (gradients read the old terrain), which the
+/// caller swaps in. Returns (water that left across open edges, m³; what erosion moved).
+pub fn update_and_erode(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, next: &mut [f32]) -> (f64, Moved) {
+    match (st.flux.len(), p.flux_form == FluxForm::Signed) {
+        (4, false) => pass::<4, false>(st, p, dv, topo, next),
+        (4, true) => pass::<4, true>(st, p, dv, topo, next),
+        (_, false) => pass::<8, false>(st, p, dv, topo, next),
+        (_, true) => pass::<8, true>(st, p, dv, topo, next),
+    }
+}
+
+fn pass<const P: usize, const SIGNED: bool>(
+    st: &mut State,
+    p: &Params,
+    dv: &Derived,
+    topo: &Topology,
+    next: &mut [f32],
+) -> (f64, Moved) {
+    let (w, h) = (st.width, st.height);
+    let ku = UpdateConsts::new(st, p, dv);
+    let ke = ErosionConsts::new(st, p, dv);
+    let (inv2x, inv2y) = ((0.5 / st.cell_size.x) as f32, (0.5 / st.cell_size.y) as f32);
+    let open = p.border == Border::Open;
+    let dt = dv.dt as f32;
+    let flux = &st.flux;
+    let b = &st.terrain;
+    let sums = par::rows(
+        &mut [
+            next,
+            &mut st.water,
+            &mut st.velocity_x,
+            &mut st.velocity_y,
+            &mut st.discharge_integral,
+            &mut st.sediment,
+            &mut st.hardness,
+            &mut st.eroded,
+            &mut st.deposited,
+        ],
+        w,
+        |r, out| {
+            // per-cell amounts, summed after the loops so the loops vectorise
+            let mut amounts = [vec![0.0f32; w], vec![0.0f32; w], vec![0.0f32; w]];
+            let mut outflow = 0.0f64;
+            let mut border_cell = |c: usize, out: &mut [&mut [f32]], amounts: &mut [Vec<f32>; 3]| {
+                let i = r * w + c;
+                let q: [f32; P] = std::array::from_fn(|e| net_out(flux, SIGNED, topo, r, c, e));
+                if open {
+                    for e in 0..P.min(4) {
+                        if topo.neighbour(r, c, e).is_none() {
+                            outflow += f64::from(q[e].max(0.0)) * f64::from(dt);
+                        }
+                    }
+                }
+                let (d2, u, v, dq) = update_cell::<P>(out[1][c], &q, &ku);
+                let (ri, cc) = (r as isize, c as isize);
+                let bx = (b[topo.clamped(ri, cc + 1)] - b[topo.clamped(ri, cc - 1)]) * inv2x;
+                let by = (b[topo.clamped(ri + 1, cc)] - b[topo.clamped(ri - 1, cc)]) * inv2y;
+                let (hh, ss, dd, rr, dis, dep, wout) = erode_cell(&ke, bx, by, u, v, b[i], out[5][c], d2, out[6][c]);
+                out[0][c] = hh;
+                out[1][c] = dd;
+                out[2][c] = u;
+                out[3][c] = v;
+                out[4][c] += dq;
+                out[5][c] = ss;
+                out[6][c] = rr;
+                out[7][c] += dis;
+                out[8][c] += dep;
+                amounts[0][c] = dis;
+                amounts[1][c] = dep;
+                amounts[2][c] = wout;
+            };
+            if r == 0 || r + 1 >= h || w < 3 {
+                for c in 0..w {
+                    border_cell(c, out, &mut amounts);
+                }
+            } else {
+                border_cell(0, out, &mut amounts);
+                border_cell(w - 1, out, &mut amounts);
+                let n = w - 2;
+                let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e][r * w + 1..r * w + 1 + n]);
+                let back: [&[f32]; P] = std::array::from_fn(|e| &Tri::of(&flux[opposite(e)], w, r).shifted(e)[..n]);
+                let [next, d, u, v, q, s, hard, eroded, deposited] = out else { return [0.0; 4] };
+                let [a0, a1, a2] = &mut amounts;
+                let i = 1..1 + n;
+                row::<P, SIGNED>(
+                    &own,
+                    &back,
+                    Tri::of(b, w, r),
+                    Rows {
+                        next: &mut next[i.clone()],
+                        d: &mut d[i.clone()],
+                        u: &mut u[i.clone()],
+                        v: &mut v[i.clone()],
+                        q: &mut q[i.clone()],
+                        s: &mut s[i.clone()],
+                        hard: &mut hard[i.clone()],
+                        eroded: &mut eroded[i.clone()],
+                        deposited: &mut deposited[i.clone()],
+                        dissolved: &mut a0[i.clone()],
+                        settled: &mut a1[i.clone()],
+                        water_out: &mut a2[i],
+                    },
+                    ku,
+                    ke,
+                    inv2x,
+                    inv2y,
+                );
+            }
+            let [dis, dep, wout] = &amounts;
+            let dis = par::lane_sum(dis);
+            [outflow, dis, par::lane_sum(dep), par::lane_sum(wout)]
+        },
+    );
+    let a = dv.area;
+    (sums[0], Moved { eroded: sums[1] * a, deposited: sums[2] * a, water_in: sums[1] * a, water_out: sums[3] * a })
+}
+
+/// The interior columns of one row, each field its own slice.
+struct Rows<'r> {
+    next: &'r mut [f32],
+    d: &'r mut [f32],
+    u: &'r mut [f32],
+    v: &'r mut [f32],
+    q: &'r mut [f32],
+    s: &'r mut [f32],
+    hard: &'r mut [f32],
+    eroded: &'r mut [f32],
+    deposited: &'r mut [f32],
+    dissolved: &'r mut [f32],
+    settled: &'r mut [f32],
+    water_out: &'r mut [f32],
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row<'a, const P: usize, const SIGNED: bool>(
+    own: &[&[f32]; P],
+    back: &[&[f32]; P],
+    b: Tri<'a>,
+    o: Rows<'_>,
+    ku: UpdateConsts,
+    ke: ErosionConsts,
+    inv2x: f32,
+    inv2y: f32,
+) {
+    let n = b.centre().len();
+    let own: [&[f32]; P] = std::array::from_fn(|e| &own[e][..n]);
+    let back: [&[f32]; P] = std::array::from_fn(|e| &back[e][..n]);
+    let (bc, be, bw, bs, bn) =
+        (&b.centre()[..n], &b.shifted(0)[..n], &b.shifted(1)[..n], &b.shifted(2)[..n], &b.shifted(3)[..n]);
+    let mut grad = vec![0.0f32; 2 * n];
+    let (gx, gy) = grad.split_at_mut(n);
+    for c in 0..n {
+        gx[c] = (be[c] - bw[c]) * inv2x;
+        gy[c] = (bs[c] - bn[c]) * inv2y;
+    }
+    let mut net = vec![0.0f32; P * n];
+    for e in 0..P {
+        let dst = &mut net[e * n..(e + 1) * n];
+        for c in 0..n {
+            dst[c] = if SIGNED { own[e][c] } else { own[e][c] - back[e][c] };
+        }
+    }
+    cells::<P>(
+        &net,
+        gx,
+        gy,
+        bc,
+        o.next,
+        o.d,
+        o.u,
+        o.v,
+        o.q,
+        o.s,
+        o.hard,
+        o.eroded,
+        o.deposited,
+        o.dissolved,
+        o.settled,
+        o.water_out,
+        ku,
+        ke,
+    );
+}
+
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+#[allow(clippy::too_many_arguments)]
+fn cells<const P: usize>(
+    net: &[f32],
+    gx: &[f32],
+    gy: &[f32],
+    bc: &[f32],
+    next: &mut [f32],
+    d: &mut [f32],
+    u: &mut [f32],
+    v: &mut [f32],
+    q: &mut [f32],
+    s: &mut [f32],
+    hard: &mut [f32],
+    eroded: &mut [f32],
+    deposited: &mut [f32],
+    dissolved: &mut [f32],
+    settled: &mut [f32],
+    water_out: &mut [f32],
+    ku: UpdateConsts,
+    ke: ErosionConsts,
+) {
+    let n = next.len();
+    let nets: [&[f32]; P] = std::array::from_fn(|e| &net[e * n..(e + 1) * n]);
+    let (gx, gy, bc, d, u, v, q) = (&gx[..n], &gy[..n], &bc[..n], &mut d[..n], &mut u[..n], &mut v[..n], &mut q[..n]);
+    let (s, hard, eroded, deposited) = (&mut s[..n], &mut hard[..n], &mut eroded[..n], &mut deposited[..n]);
+    let (dissolved, settled, water_out) = (&mut dissolved[..n], &mut settled[..n], &mut water_out[..n]);
+    for c in 0..n {
+        let netc: [f32; P] = std::array::from_fn(|e| nets[e][c]);
+        let (d2, uu, vv, dq) = update_cell::<P>(d[c], &netc, &ku);
+        let (hh, ss, dd, rr, dis, dep, wout) = erode_cell(&ke, gx[c], gy[c], uu, vv, bc[c], s[c], d2, hard[c]);
+        next[c] = hh;
+        d[c] = dd;
+        u[c] = uu;
+        v[c] = vv;
+        q[c] += dq;
+        s[c] = ss;
+        hard[c] = rr;
+        eroded[c] += dis;
+        deposited[c] += dep;
+        dissolved[c] = dis;
+        settled[c] = dep;
+        water_out[c] = wout;
+    }
+}
