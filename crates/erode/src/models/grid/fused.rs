@@ -53,10 +53,10 @@ fn pass<const P: usize, const SIGNED: bool>(
         ],
         w,
         |r, out| {
-            // per-cell amounts, summed after the loops so the loops vectorise
-            let mut amounts = [vec![0.0f32; w], vec![0.0f32; w], vec![0.0f32; w]];
+            // (dissolved, deposited, water removed), m of height, summed in a fixed order
+            let mut totals = [0.0f64; 3];
             let mut outflow = 0.0f64;
-            let mut border_cell = |c: usize, out: &mut [&mut [f32]], amounts: &mut [Vec<f32>; 3]| {
+            let mut border_cell = |c: usize, out: &mut [&mut [f32]], totals: &mut [f64; 3]| {
                 let i = r * w + c;
                 let q: [f32; P] = std::array::from_fn(|e| net_out(flux, SIGNED, topo, r, c, e));
                 if open {
@@ -80,22 +80,21 @@ fn pass<const P: usize, const SIGNED: bool>(
                 out[6][c] = rr;
                 out[7][c] += dis;
                 out[8][c] += dep;
-                amounts[0][c] = dis;
-                amounts[1][c] = dep;
-                amounts[2][c] = wout;
+                totals[0] += f64::from(dis);
+                totals[1] += f64::from(dep);
+                totals[2] += f64::from(wout);
             };
             if r == 0 || r + 1 >= h || w < 3 {
                 for c in 0..w {
-                    border_cell(c, out, &mut amounts);
+                    border_cell(c, out, &mut totals);
                 }
             } else {
-                border_cell(0, out, &mut amounts);
-                border_cell(w - 1, out, &mut amounts);
+                border_cell(0, out, &mut totals);
+                border_cell(w - 1, out, &mut totals);
                 let n = w - 2;
                 let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e][r * w + 1..r * w + 1 + n]);
                 let back: [&[f32]; P] = std::array::from_fn(|e| &Tri::of(&flux[opposite(e)], w, r).shifted(e)[..n]);
                 let [next, d, u, v, q, s, hard, eroded, deposited] = out else { return [0.0; 4] };
-                let [a0, a1, a2] = &mut amounts;
                 let i = 1..1 + n;
                 row::<P, SIGNED>(
                     &own,
@@ -110,20 +109,16 @@ fn pass<const P: usize, const SIGNED: bool>(
                         s: &mut s[i.clone()],
                         hard: &mut hard[i.clone()],
                         eroded: &mut eroded[i.clone()],
-                        deposited: &mut deposited[i.clone()],
-                        dissolved: &mut a0[i.clone()],
-                        settled: &mut a1[i.clone()],
-                        water_out: &mut a2[i],
+                        deposited: &mut deposited[i],
                     },
+                    &mut totals,
                     ku,
                     ke,
                     inv2x,
                     inv2y,
                 );
             }
-            let [dis, dep, wout] = &amounts;
-            let dis = par::lane_sum(dis);
-            [outflow, dis, par::lane_sum(dep), par::lane_sum(wout)]
+            [outflow, totals[0], totals[1], totals[2]]
         },
     );
     let a = dv.area;
@@ -141,10 +136,10 @@ struct Rows<'r> {
     hard: &'r mut [f32],
     eroded: &'r mut [f32],
     deposited: &'r mut [f32],
-    dissolved: &'r mut [f32],
-    settled: &'r mut [f32],
-    water_out: &'r mut [f32],
 }
+
+/// Columns per chunk of a row: the chunk's scratch lives on the stack.
+const CHUNK: usize = 256;
 
 #[allow(clippy::too_many_arguments)]
 fn row<'a, const P: usize, const SIGNED: bool>(
@@ -152,55 +147,67 @@ fn row<'a, const P: usize, const SIGNED: bool>(
     back: &[&[f32]; P],
     b: Tri<'a>,
     o: Rows<'_>,
+    totals: &mut [f64; 3],
     ku: UpdateConsts,
     ke: ErosionConsts,
     inv2x: f32,
     inv2y: f32,
 ) {
     let n = b.centre().len();
-    let own: [&[f32]; P] = std::array::from_fn(|e| &own[e][..n]);
-    let back: [&[f32]; P] = std::array::from_fn(|e| &back[e][..n]);
     let (bc, be, bw, bs, bn) =
         (&b.centre()[..n], &b.shifted(0)[..n], &b.shifted(1)[..n], &b.shifted(2)[..n], &b.shifted(3)[..n]);
-    let mut grad = vec![0.0f32; 2 * n];
-    let (gx, gy) = grad.split_at_mut(n);
-    for c in 0..n {
-        gx[c] = (be[c] - bw[c]) * inv2x;
-        gy[c] = (bs[c] - bn[c]) * inv2y;
-    }
-    let mut net = vec![0.0f32; P * n];
-    for e in 0..P {
-        let dst = &mut net[e * n..(e + 1) * n];
-        for c in 0..n {
-            dst[c] = if SIGNED { own[e][c] } else { own[e][c] - back[e][c] };
+    let mut start = 0;
+    while start < n {
+        let end = (start + CHUNK).min(n);
+        let len = end - start;
+        let mut gx = [0.0f32; CHUNK];
+        let mut gy = [0.0f32; CHUNK];
+        for c in 0..len {
+            gx[c] = (be[start + c] - bw[start + c]) * inv2x;
+            gy[c] = (bs[start + c] - bn[start + c]) * inv2y;
         }
+        let mut net = [[0.0f32; CHUNK]; P];
+        for e in 0..P {
+            let (own, back) = (&own[e][start..end], &back[e][start..end]);
+            for c in 0..len {
+                net[e][c] = if SIGNED { own[c] } else { own[c] - back[c] };
+            }
+        }
+        let mut amounts = [[0.0f32; CHUNK]; 3];
+        let nets: [&[f32]; P] = std::array::from_fn(|e| &net[e][..len]);
+        let [dissolved, settled, water_out] = &mut amounts;
+        let span = start..end;
+        cells::<P>(
+            nets,
+            &gx[..len],
+            &gy[..len],
+            &bc[span.clone()],
+            &mut o.next[span.clone()],
+            &mut o.d[span.clone()],
+            &mut o.u[span.clone()],
+            &mut o.v[span.clone()],
+            &mut o.q[span.clone()],
+            &mut o.s[span.clone()],
+            &mut o.hard[span.clone()],
+            &mut o.eroded[span.clone()],
+            &mut o.deposited[span],
+            &mut dissolved[..len],
+            &mut settled[..len],
+            &mut water_out[..len],
+            ku,
+            ke,
+        );
+        for (t, a) in totals.iter_mut().zip(&amounts) {
+            *t += par::lane_sum(&a[..len]);
+        }
+        start = end;
     }
-    cells::<P>(
-        &net,
-        gx,
-        gy,
-        bc,
-        o.next,
-        o.d,
-        o.u,
-        o.v,
-        o.q,
-        o.s,
-        o.hard,
-        o.eroded,
-        o.deposited,
-        o.dissolved,
-        o.settled,
-        o.water_out,
-        ku,
-        ke,
-    );
 }
 
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
 #[allow(clippy::too_many_arguments)]
 fn cells<const P: usize>(
-    net: &[f32],
+    nets: [&[f32]; P],
     gx: &[f32],
     gy: &[f32],
     bc: &[f32],
@@ -220,7 +227,7 @@ fn cells<const P: usize>(
     ke: ErosionConsts,
 ) {
     let n = next.len();
-    let nets: [&[f32]; P] = std::array::from_fn(|e| &net[e * n..(e + 1) * n]);
+    let nets: [&[f32]; P] = std::array::from_fn(|e| &nets[e][..n]);
     let (gx, gy, bc, d, u, v, q) = (&gx[..n], &gy[..n], &bc[..n], &mut d[..n], &mut u[..n], &mut v[..n], &mut q[..n]);
     let (s, hard, eroded, deposited) = (&mut s[..n], &mut hard[..n], &mut eroded[..n], &mut deposited[..n]);
     let (dissolved, settled, water_out) = (&mut dissolved[..n], &mut settled[..n], &mut water_out[..n]);
