@@ -115,6 +115,7 @@ fn a_68_byte_png_claiming_100000_squared_is_refused() {
     std::fs::write(d.join("huge.png"), &bytes).unwrap();
     let err = refused(&["convert", "huge.png", "-o", "out.tif"], d, "100000 x 100000");
     assert!(err.contains("huge.png"));
+    assert_eq!(err.matches("100000 x 100000").count(), 1, "the reason is repeated: {err}");
     assert!(!d.join("out.tif").exists());
 }
 
