@@ -155,3 +155,33 @@ fn real_dems_erode_finitely_with_balanced_books_deterministically() {
         assert_eq!(info["nodata_count"], src["nodata_count"], "{name}");
     }
 }
+
+#[test]
+fn simulate_droplet_books_threads_and_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "48", "--seed", "5", "--relief", "2", "-o", "t.tif"], d);
+    let run = |out: &str, threads: &str, extra: &[&str]| {
+        let mut args = vec!["simulate", "droplet", "t.tif", "-o", out, "--threads", threads, "-q", "--set", "radius=3"];
+        args.extend_from_slice(extra);
+        ok(&args, d);
+    };
+    run("one", "1", &["--droplets", "3000"]);
+    run("two", "2", &["--droplets", "3000"]);
+    run("res", "2", &["--droplets", "1500", "--checkpoint-every", "1500"]);
+    run("res", "1", &["--droplets", "3000", "--resume"]);
+    let r = report(&d.join("one"));
+    assert_eq!(r["model"], "droplet");
+    assert_eq!(r["droplets"], 3000);
+    assert_eq!(r["finite"], true);
+    assert_eq!(r["mass_balance"]["books_relative_error"], 0.0);
+    assert!(r["mass_balance"]["terrain_relative_error"].as_f64().unwrap() < 1e-5);
+    for map in ["height", "erosion", "deposition", "flow"] {
+        let one = bytes(d.join(format!("one/{map}.tif")));
+        assert!(one == bytes(d.join(format!("two/{map}.tif"))), "{map} differs between 1 and 2 threads");
+        assert!(one == bytes(d.join(format!("res/{map}.tif"))), "resumed {map} differs");
+    }
+    let toml = ok(&["params", "droplet"], d);
+    assert!(toml.contains("inertia = 0.3") && toml.contains("max_lifetime = 300"));
+    refused(&["simulate", "droplet", "t.tif", "-o", "bad", "--set", "inertia=2"], d, "inertia");
+}

@@ -1,9 +1,11 @@
+use erode::models::droplet::{DROPLET_PARAM_DOCS, DropletParams};
 use erode::models::grid;
 
 /// Print a model's default parameters as commented TOML (a starting point for --params).
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   erode params grid > grid.toml
+  erode params droplet > droplet.toml
   erode simulate grid dem.tif --params grid.toml -o out")]
 pub struct Args {
     /// The model.
@@ -13,6 +15,7 @@ pub struct Args {
 #[derive(clap::ValueEnum, Clone, Copy)]
 enum Model {
     Grid,
+    Droplet,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -22,6 +25,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let header = "erode grid model parameters (000 with 001's and 004's options).\n\
                           Heights in metres, time in seconds. Each value below is the default.";
             print!("{}", erode_io::params::to_commented_toml(&grid::Params::default(), &docs, header));
+        }
+        Model::Droplet => {
+            let header = "erode droplet model parameters (Beyer 2015 as told in 002; 002's settings).\n\
+                          Positions and radius in cells, heights in metres. Each value below is the default.";
+            let mut table = erode_io::params::to_commented_toml(&DropletParams::default(), DROPLET_PARAM_DOCS, header);
+            // TOML has no -inf literal for "unset": say it instead
+            table = table.replace("min_height = -inf", "# min_height = 0.0   (unset: the input's lowest height)");
+            print!("{table}");
         }
     }
     Ok(())

@@ -20,7 +20,8 @@ Examples:
   erode simulate grid t.tif -o out --iterations 1000
   erode simulate grid dem.tif --params grid.toml --set rain_rate=0.01 --set pipes=8 -o out
   erode simulate grid t.tif -o out --iterations 300 --checkpoint-every 100
-  erode simulate grid t.tif -o out --iterations 600 --resume")]
+  erode simulate grid t.tif -o out --iterations 600 --resume
+  erode simulate droplet t.tif -o out --droplets 200000 --seed 3 --set radius=3")]
 pub struct Args {
     /// The model.
     model: Model,
@@ -35,9 +36,12 @@ pub struct Args {
     /// Override a parameter, `key=value` (repeatable), applied after --params.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Iterations in total (with --resume, including those already done).
+    /// Iterations in total (grid; with --resume, including those already done).
     #[arg(long, default_value_t = 1000)]
     iterations: u64,
+    /// Droplets in total (droplet; with --resume, including those already done).
+    #[arg(long, default_value_t = 100_000)]
+    droplets: u64,
     /// Seed of the random parts (overrides the parameter `seed`).
     #[arg(long)]
     seed: Option<u64>,
@@ -69,6 +73,7 @@ pub struct Args {
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq)]
 enum Model {
     Grid,
+    Droplet,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq)]
@@ -98,6 +103,11 @@ fn formats(names: &[String]) -> anyhow::Result<Vec<Format>> {
 
 /// Checkpoint files in `dir`, oldest first, as (iteration, path).
 fn checkpoints(dir: &Path) -> Vec<(u64, PathBuf)> {
+    checkpoints_of(dir, "grid-")
+}
+
+/// Checkpoint files named `<prefix><count>.ckpt` in `dir`, oldest first.
+fn checkpoints_of(dir: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
     let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -105,7 +115,7 @@ fn checkpoints(dir: &Path) -> Vec<(u64, PathBuf)> {
         .filter_map(|e| {
             let p = e.path();
             let name = p.file_name()?.to_str()?;
-            let it = name.strip_prefix("grid-")?.strip_suffix(".ckpt")?.parse().ok()?;
+            let it = name.strip_prefix(prefix)?.strip_suffix(".ckpt")?.parse().ok()?;
             Some((it, p))
         })
         .collect();
@@ -150,6 +160,9 @@ fn read_map(
 }
 
 pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
+    if a.model == Model::Droplet {
+        return run_droplet(a, quiet);
+    }
     // 1. validate everything before any long work
     let formats = formats(&a.format)?;
     let mut params: grid::Params = erode_io::params::load(a.params.as_deref(), &a.sets)?;
@@ -312,6 +325,148 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         },
         "finite": finite,
         "stage_seconds": stage_seconds,
+        "params": params,
+    });
+    erode_io::write_atomic(&a.output.join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
+    Ok(())
+}
+
+fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
+    use erode::models::droplet::{DropletParams, DropletSim, DropletState, droplet_params_fingerprint};
+    let formats = formats(&a.format)?;
+    let mut params: DropletParams = erode_io::params::load(a.params.as_deref(), &a.sets)?;
+    if let Some(seed) = a.seed {
+        params.seed = seed;
+    }
+    let read_opts = a.input.options()?;
+    let loaded = erode_io::read(&a.input_file, &read_opts)?;
+    let terrain = &loaded.map.heights;
+    if params.min_height == f64::NEG_INFINITY {
+        params.min_height = f64::from(loaded.map.stats().min);
+    }
+    params.validate()?;
+    std::fs::create_dir_all(&a.output)
+        .with_context(|| format!("{}: cannot create the output folder", a.output.display()))?;
+    erode_io::check_output(&a.output.join("report.json"))?;
+    let ckpt_dir = a.output.join("checkpoints");
+    let fingerprint = droplet_params_fingerprint(&params);
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = a.threads {
+        if n == 0 {
+            bail!("--threads must be at least 1");
+        }
+        b = b.num_threads(n);
+    }
+    let pool = b.build().context("starting worker threads")?;
+    let threads = pool.current_num_threads();
+    let mut st = if a.resume {
+        let Some((_, path)) = checkpoints_of(&ckpt_dir, "droplet-").pop() else {
+            bail!("{}: no checkpoint to resume from", ckpt_dir.display());
+        };
+        let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let st = DropletState::from_bytes(&bytes, fingerprint, read_opts.max_cells)
+            .with_context(|| format!("{}", path.display()))?;
+        if st.width != terrain.width() || st.height != terrain.height() {
+            bail!(
+                "{}: checkpoint is {} x {}, the input {} x {}",
+                path.display(),
+                st.width,
+                st.height,
+                terrain.width(),
+                terrain.height()
+            );
+        }
+        st
+    } else {
+        DropletState::new(terrain)?
+    };
+    let mut sim = DropletSim::new(params.clone(), &st)?;
+    let start = st.droplets;
+    let todo = a.droplets.saturating_sub(st.droplets);
+    let bar = progress::bar(a.droplets, "droplets", quiet);
+    bar.set_position(st.droplets);
+    bar.set_message("droplet");
+    let write_ckpt = |st: &DropletState| -> anyhow::Result<()> {
+        std::fs::create_dir_all(&ckpt_dir).with_context(|| format!("{}: cannot create", ckpt_dir.display()))?;
+        let path = ckpt_dir.join(format!("droplet-{:012}.ckpt", st.droplets));
+        erode_io::write_atomic(&path, &st.to_bytes(fingerprint))?;
+        let all = checkpoints_of(&ckpt_dir, "droplet-");
+        for (_, old) in all.iter().take(all.len().saturating_sub(2)) {
+            let _ = std::fs::remove_file(old);
+        }
+        Ok(())
+    };
+    let t0 = Instant::now();
+    pool.install(|| -> anyhow::Result<()> {
+        // run in chunks so progress and checkpoints happen between them
+        let chunk = if a.checkpoint_every > 0 { a.checkpoint_every } else { 1000 };
+        let end = st.droplets + todo;
+        while st.droplets < end {
+            let next = ((st.droplets / chunk + 1) * chunk).min(end);
+            let count = next - st.droplets;
+            sim.run(&mut st, count, &mut |n| bar.set_position(n));
+            if a.checkpoint_every > 0 && st.droplets.is_multiple_of(a.checkpoint_every) {
+                write_ckpt(&st)?;
+            }
+        }
+        Ok(())
+    })?;
+    let seconds = t0.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    if a.checkpoint_every == 0 || !st.droplets.is_multiple_of(a.checkpoint_every) {
+        write_ckpt(&st)?;
+    }
+    let finite = [&st.terrain, &st.eroded, &st.deposited, &st.flow].iter().all(|f| f.iter().all(|v| v.is_finite()));
+    if !finite {
+        bail!("the run produced non-finite values; the checkpoint holds the state for inspection");
+    }
+    let mask = loaded.map.nodata_mask().map(<[bool]>::to_vec);
+    let write =
+        WriteOptions { range: None, georef: loaded.info.georef.clone(), nodata_value: loaded.info.nodata_value };
+    let mut height_map = None;
+    for (name, field) in
+        [("height", &st.terrain), ("erosion", &st.eroded), ("deposition", &st.deposited), ("flow", &st.flow)]
+    {
+        let g = erode::Grid::from_vec(st.width, st.height, st.cell_size, field.clone())?;
+        let map = Heightmap::with_nodata(g, mask.clone())?;
+        for f in &formats {
+            erode_io::write(&a.output.join(format!("{name}.{}", f.extension())), &map, &write)?;
+        }
+        if name == "height" {
+            height_map = Some(map);
+        }
+    }
+    if let Some(h) = &height_map {
+        let flow = erode::Grid::from_vec(st.width, st.height, st.cell_size, st.flow.clone())?;
+        erode_io::write_rgb_png(
+            &a.output.join("preview.png"),
+            &render(h, None, Some(&flow), &PreviewStyle::default()),
+        )?;
+    }
+    let (books_error, field_error) = st.balance();
+    let done = st.droplets - start;
+    let report = json!({
+        "model": "droplet",
+        "backend": "cpu",
+        "threads": threads,
+        "width": st.width,
+        "height": st.height,
+        "iterations": null,
+        "droplets": st.droplets,
+        "droplets_this_run": done,
+        "resumed_from": if a.resume { Some(start) } else { None },
+        "seconds": seconds,
+        "droplets_per_second": if seconds > 0.0 { done as f64 / seconds } else { 0.0 },
+        "mass_balance": {
+            "relative_error": books_error.max(field_error),
+            "books_relative_error": books_error,
+            "terrain_relative_error": field_error,
+            "eroded_m3": st.cubic_metres(st.books.eroded),
+            "deposited_m3": st.cubic_metres(st.books.deposited),
+            "outflow_m3": st.cubic_metres(st.books.outflow),
+            "books_quanta": st.books,
+        },
+        "finite": finite,
         "params": params,
     });
     erode_io::write_atomic(&a.output.join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;

@@ -1,4 +1,5 @@
 //! The erosion models. Each has `Params` (what the user tunes), `State` (what evolves) and a
 //! simulator that owns scratch memory and runs `step`.
 
+pub mod droplet;
 pub mod grid;

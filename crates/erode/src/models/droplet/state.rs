@@ -1,0 +1,192 @@
+//! What evolves in the droplet model.
+
+use crate::error::SimError;
+use crate::grid::{CellSize, Grid};
+
+/// Quanta per metre of the fixed-point books and deltas.
+pub const QUANTA_PER_METRE: f64 = 4_294_967_296.0;
+
+/// Integer books, in quanta of height (2⁻³² m) summed over cells; multiply by the cell area and
+/// divide by [`QUANTA_PER_METRE`] for m³.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DropletBooks {
+    /// Soil eroded into droplets.
+    pub eroded: i64,
+    /// Sediment deposited onto the terrain.
+    pub deposited: i64,
+    /// Sediment carried off the map by droplets leaving an open edge.
+    pub outflow: i64,
+    /// Droplet steps taken.
+    pub steps: u64,
+}
+
+/// Terrain and maps of a droplet run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DropletState {
+    /// Columns.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// Cell size, m (outputs only; the model works in cells).
+    pub cell_size: CellSize,
+    /// Terrain heights, m.
+    pub terrain: Vec<f32>,
+    /// Total eroded per cell, m.
+    pub eroded: Vec<f32>,
+    /// Total deposited per cell, m.
+    pub deposited: Vec<f32>,
+    /// Droplet visits per cell (002's path map).
+    pub flow: Vec<f32>,
+    /// Droplets run so far.
+    pub droplets: u64,
+    /// The books.
+    pub books: DropletBooks,
+    /// Terrain volume at the start, m³ above the reference.
+    pub start_volume: f64,
+    /// Lowest input height, m: the reference of the volume.
+    pub reference_height: f64,
+}
+
+impl DropletState {
+    /// A run on `terrain` (metres). Refuses non-finite heights.
+    pub fn new(terrain: &Grid<f32>) -> Result<Self, SimError> {
+        let (w, h) = (terrain.width(), terrain.height());
+        if let Some(i) = terrain.as_slice().iter().position(|v| !v.is_finite()) {
+            return Err(crate::error::GridError::NonFinite { count: 1, row: i / w, col: i % w }.into());
+        }
+        let reference = terrain.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
+        let n = terrain.len();
+        let mut st = Self {
+            width: w,
+            height: h,
+            cell_size: terrain.cell_size(),
+            terrain: terrain.as_slice().to_vec(),
+            eroded: vec![0.0; n],
+            deposited: vec![0.0; n],
+            flow: vec![0.0; n],
+            droplets: 0,
+            books: DropletBooks::default(),
+            start_volume: 0.0,
+            reference_height: f64::from(reference),
+        };
+        st.start_volume = st.volume();
+        Ok(st)
+    }
+
+    /// Terrain volume above the reference height, m³.
+    pub fn volume(&self) -> f64 {
+        let sum: f64 = self.terrain.iter().map(|&v| f64::from(v) - self.reference_height).sum();
+        sum * self.cell_size.area()
+    }
+
+    /// A book entry in m³.
+    pub fn cubic_metres(&self, quanta: i64) -> f64 {
+        quanta as f64 / QUANTA_PER_METRE * self.cell_size.area()
+    }
+
+    /// Relative errors: (books: |eroded − deposited − outflow| / eroded, terrain: |ΔV + eroded −
+    /// deposited| / eroded), the second from the f32 fields.
+    pub fn balance(&self) -> (f64, f64) {
+        let b = &self.books;
+        let scale = self.cubic_metres(b.eroded).max(f64::MIN_POSITIVE);
+        let books = self.cubic_metres(b.eroded - b.deposited - b.outflow).abs() / scale;
+        let change = self.volume() - self.start_volume;
+        let terrain = (change + self.cubic_metres(b.eroded) - self.cubic_metres(b.deposited)).abs() / scale;
+        (books, terrain)
+    }
+}
+
+const MAGIC: &[u8; 8] = b"ERODEDRP";
+const VERSION: u32 = 1;
+
+impl DropletState {
+    /// The whole state as bytes: versioned, with a checksum and the parameters' fingerprint.
+    pub fn to_bytes(&self, params_fingerprint: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(128 + self.terrain.len() * 16);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        for v in [
+            params_fingerprint,
+            self.width as u64,
+            self.height as u64,
+            self.cell_size.x.to_bits(),
+            self.cell_size.y.to_bits(),
+            self.droplets,
+            self.books.eroded as u64,
+            self.books.deposited as u64,
+            self.books.outflow as u64,
+            self.books.steps,
+            self.start_volume.to_bits(),
+            self.reference_height.to_bits(),
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        for field in [&self.terrain, &self.eroded, &self.deposited, &self.flow] {
+            for v in field.iter() {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        let sum = crate::models::grid::state::fnv1a64(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Reads [`DropletState::to_bytes`] back, checking magic, version, checksum, size and
+    /// parameters.
+    pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
+        let err = |m: &str| SimError::Checkpoint(m.to_string());
+        if bytes.len() < 12 + 12 * 8 + 8 || &bytes[..8] != MAGIC {
+            return Err(err("not an erode droplet checkpoint"));
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - 8);
+        let word = |b: &[u8]| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+        if crate::models::grid::state::fnv1a64(body) != word(sum) {
+            return Err(err("checksum mismatch: the file is corrupt"));
+        }
+        if u32::from_le_bytes([body[8], body[9], body[10], body[11]]) != VERSION {
+            return Err(err("unknown version"));
+        }
+        let header: Vec<u64> = body[12..12 + 12 * 8].chunks_exact(8).map(word).collect();
+        if header[0] != params_fingerprint {
+            return Err(err("the parameters differ from the run that wrote it"));
+        }
+        let (w, h) = (header[1], header[2]);
+        if w < 2 || h < 2 || w.checked_mul(h).is_none_or(|n| n > max_cells) {
+            return Err(SimError::Checkpoint(format!("implausible size {w} x {h}")));
+        }
+        let n = (w * h) as usize;
+        let data = &body[12 + 12 * 8..];
+        if data.len() != n * 16 {
+            return Err(err("truncated"));
+        }
+        let field = |k: usize| -> Vec<f32> {
+            data[k * n * 4..(k + 1) * n * 4]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        };
+        Ok(Self {
+            width: w as usize,
+            height: h as usize,
+            cell_size: CellSize { x: f64::from_bits(header[3]), y: f64::from_bits(header[4]) },
+            terrain: field(0),
+            eroded: field(1),
+            deposited: field(2),
+            flow: field(3),
+            droplets: header[5],
+            books: DropletBooks {
+                eroded: header[6] as i64,
+                deposited: header[7] as i64,
+                outflow: header[8] as i64,
+                steps: header[9],
+            },
+            start_volume: f64::from_bits(header[10]),
+            reference_height: f64::from_bits(header[11]),
+        })
+    }
+}
+
+/// A fingerprint of droplet parameters: equal parameters give equal fingerprints.
+pub fn droplet_params_fingerprint(params: &super::params::DropletParams) -> u64 {
+    crate::models::grid::state::fnv1a64(format!("{params:?}").as_bytes())
+}
