@@ -1,25 +1,11 @@
 //! `erode simulate grid` and `erode params grid` as users run them: outputs, reports, thread
 //! counts, checkpoints and resume, bad parameters, and real DEMs.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn erode(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_erode")).args(args).current_dir(dir).output().unwrap()
-}
-
-fn ok(args: &[&str], dir: &Path) -> String {
-    let out = erode(args, dir);
-    assert!(out.status.success(), "erode {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn refused(args: &[&str], dir: &Path, needle: &str) {
-    let out = erode(args, dir);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "erode {args:?}: {err}");
-    assert!(err.contains(needle), "erode {args:?}: stderr does not name `{needle}`: {err}");
-}
+use common::*;
 
 fn report(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap()
@@ -106,18 +92,6 @@ fn params_round_trip_and_bad_parameters_are_refused() {
     raw[mid] ^= 1;
     std::fs::write(&ckpt, raw).unwrap();
     refused(&["simulate", "grid", "t.tif", "-o", "c", "--iterations", "8", "--resume"], d, "checksum");
-}
-
-fn testdata(name: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(name);
-    if p.exists() {
-        return Some(p.canonicalize().unwrap());
-    }
-    if std::env::var_os("ERODE_REQUIRE_DATA").is_some_and(|v| v == "1") {
-        panic!("{} is missing and ERODE_REQUIRE_DATA=1: run scripts/fetch-testdata.sh", p.display());
-    }
-    eprintln!("skipping: {} not found (run scripts/fetch-testdata.sh)", p.display());
-    None
 }
 
 #[test]

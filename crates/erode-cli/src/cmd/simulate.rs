@@ -101,11 +101,6 @@ fn formats(names: &[String]) -> anyhow::Result<Vec<Format>> {
     Ok(out)
 }
 
-/// Checkpoint files in `dir`, oldest first, as (iteration, path).
-fn checkpoints(dir: &Path) -> Vec<(u64, PathBuf)> {
-    checkpoints_of(dir, "grid-")
-}
-
 /// Checkpoint files named `<prefix><count>.ckpt` in `dir`, oldest first.
 fn checkpoints_of(dir: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
     let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
@@ -123,16 +118,52 @@ fn checkpoints_of(dir: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
     v
 }
 
-fn write_checkpoint(dir: &Path, st: &State, fingerprint: u64) -> anyhow::Result<()> {
+/// Writes `bytes` as checkpoint `<prefix><count>.ckpt` in `dir`, atomically, keeping the two
+/// newest (the new one and the one before, in case the new one is damaged later).
+fn write_checkpoint(dir: &Path, prefix: &str, count: u64, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let path = dir.join(format!("grid-{:09}.ckpt", st.iteration));
-    erode_io::write_atomic(&path, &st.to_bytes(fingerprint))?;
-    // keep the two newest: the new one and the one before, in case the new one is damaged later
-    let all = checkpoints(dir);
+    erode_io::write_atomic(&dir.join(format!("{prefix}{count:012}.ckpt")), bytes)?;
+    let all = checkpoints_of(dir, prefix);
     for (_, old) in all.iter().take(all.len().saturating_sub(2)) {
         let _ = std::fs::remove_file(old);
     }
     Ok(())
+}
+
+/// The bytes of the newest checkpoint `<prefix>*.ckpt` in `dir`, and its path.
+fn newest_checkpoint(dir: &Path, prefix: &str) -> anyhow::Result<(Vec<u8>, PathBuf)> {
+    let Some((_, path)) = checkpoints_of(dir, prefix).pop() else {
+        bail!("{}: no checkpoint to resume from", dir.display());
+    };
+    let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+    Ok((bytes, path))
+}
+
+/// A checkpoint must fit the input it resumes.
+fn check_same_size(path: &Path, got: (usize, usize), terrain: &erode::Grid<f32>) -> anyhow::Result<()> {
+    if got != (terrain.width(), terrain.height()) {
+        bail!(
+            "{}: checkpoint is {} x {}, the input {} x {}",
+            path.display(),
+            got.0,
+            got.1,
+            terrain.width(),
+            terrain.height()
+        );
+    }
+    Ok(())
+}
+
+/// The worker threads of a run (`--threads`, default one per core).
+fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        if n == 0 {
+            bail!("--threads must be at least 1");
+        }
+        b = b.num_threads(n);
+    }
+    b.build().context("starting worker threads")
 }
 
 fn read_map(
@@ -180,36 +211,15 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     erode_io::check_output(&a.output.join("report.json"))?;
     let ckpt_dir = a.output.join("checkpoints");
     let fingerprint = grid::params_fingerprint(&params);
-    let pool = {
-        let mut b = rayon::ThreadPoolBuilder::new();
-        if let Some(n) = a.threads {
-            if n == 0 {
-                bail!("--threads must be at least 1");
-            }
-            b = b.num_threads(n);
-        }
-        b.build().context("starting worker threads")?
-    };
+    let pool = thread_pool(a.threads)?;
     let threads = pool.current_num_threads();
 
     // 2. the state: fresh or from the newest checkpoint
     let mut st = if a.resume {
-        let Some((_, path)) = checkpoints(&ckpt_dir).pop() else {
-            bail!("{}: no checkpoint to resume from", ckpt_dir.display());
-        };
-        let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let (bytes, path) = newest_checkpoint(&ckpt_dir, "grid-")?;
         let st = State::from_bytes(&bytes, fingerprint, read_opts.max_cells)
             .with_context(|| format!("{}", path.display()))?;
-        if st.width != terrain.width() || st.height != terrain.height() {
-            bail!(
-                "{}: checkpoint is {} x {}, the input {} x {}",
-                path.display(),
-                st.width,
-                st.height,
-                terrain.width(),
-                terrain.height()
-            );
-        }
+        check_same_size(&path, (st.width, st.height), terrain)?;
         st
     } else {
         let maps = StartMaps { hardness: hardness.as_ref(), rain: rain.as_ref(), water: None };
@@ -236,7 +246,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
             sim.step(&mut st);
             bar.inc(1);
             if a.checkpoint_every > 0 && st.iteration.is_multiple_of(a.checkpoint_every) {
-                write_checkpoint(&ckpt_dir, &st, fingerprint)?;
+                write_checkpoint(&ckpt_dir, "grid-", st.iteration, &st.to_bytes(fingerprint))?;
             }
         }
         Ok(())
@@ -244,7 +254,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let seconds = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
     if a.checkpoint_every == 0 || !st.iteration.is_multiple_of(a.checkpoint_every) {
-        write_checkpoint(&ckpt_dir, &st, fingerprint)?;
+        write_checkpoint(&ckpt_dir, "grid-", st.iteration, &st.to_bytes(fingerprint))?;
     }
 
     // 4. outputs
@@ -350,32 +360,13 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
     erode_io::check_output(&a.output.join("report.json"))?;
     let ckpt_dir = a.output.join("checkpoints");
     let fingerprint = droplet_params_fingerprint(&params);
-    let mut b = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = a.threads {
-        if n == 0 {
-            bail!("--threads must be at least 1");
-        }
-        b = b.num_threads(n);
-    }
-    let pool = b.build().context("starting worker threads")?;
+    let pool = thread_pool(a.threads)?;
     let threads = pool.current_num_threads();
     let mut st = if a.resume {
-        let Some((_, path)) = checkpoints_of(&ckpt_dir, "droplet-").pop() else {
-            bail!("{}: no checkpoint to resume from", ckpt_dir.display());
-        };
-        let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let (bytes, path) = newest_checkpoint(&ckpt_dir, "droplet-")?;
         let st = DropletState::from_bytes(&bytes, fingerprint, read_opts.max_cells)
             .with_context(|| format!("{}", path.display()))?;
-        if st.width != terrain.width() || st.height != terrain.height() {
-            bail!(
-                "{}: checkpoint is {} x {}, the input {} x {}",
-                path.display(),
-                st.width,
-                st.height,
-                terrain.width(),
-                terrain.height()
-            );
-        }
+        check_same_size(&path, (st.width, st.height), terrain)?;
         st
     } else {
         DropletState::new(terrain)?
@@ -386,16 +377,8 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
     let bar = progress::bar(a.droplets, "droplets", quiet);
     bar.set_position(st.droplets);
     bar.set_message("droplet");
-    let write_ckpt = |st: &DropletState| -> anyhow::Result<()> {
-        std::fs::create_dir_all(&ckpt_dir).with_context(|| format!("{}: cannot create", ckpt_dir.display()))?;
-        let path = ckpt_dir.join(format!("droplet-{:012}.ckpt", st.droplets));
-        erode_io::write_atomic(&path, &st.to_bytes(fingerprint))?;
-        let all = checkpoints_of(&ckpt_dir, "droplet-");
-        for (_, old) in all.iter().take(all.len().saturating_sub(2)) {
-            let _ = std::fs::remove_file(old);
-        }
-        Ok(())
-    };
+    let write_ckpt =
+        |st: &DropletState| write_checkpoint(&ckpt_dir, "droplet-", st.droplets, &st.to_bytes(fingerprint));
     let t0 = Instant::now();
     pool.install(|| -> anyhow::Result<()> {
         // run in chunks so progress and checkpoints happen between them
