@@ -18,6 +18,48 @@ struct Deltas {
     visits: Vec<AtomicU32>,
 }
 
+/// Where a droplet's changes go: shared atomics for a parallel batch, plain integers for a
+/// batch of one. Both add the same integers, so the results are identical.
+trait Sink {
+    fn height(&mut self, i: usize, q: i64);
+    fn eroded(&mut self, i: usize, q: i64);
+    fn deposited(&mut self, i: usize, q: i64);
+    fn visit(&mut self, i: usize);
+}
+
+impl Sink for &Deltas {
+    fn height(&mut self, i: usize, q: i64) {
+        self.height[i].fetch_add(q, Ordering::Relaxed);
+    }
+    fn eroded(&mut self, i: usize, q: i64) {
+        self.eroded[i].fetch_add(q, Ordering::Relaxed);
+    }
+    fn deposited(&mut self, i: usize, q: i64) {
+        self.deposited[i].fetch_add(q, Ordering::Relaxed);
+    }
+    fn visit(&mut self, i: usize) {
+        self.visits[i].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Exclusive access: plain adds through `get_mut`.
+struct Plain<'a>(&'a mut Deltas);
+
+impl Sink for Plain<'_> {
+    fn height(&mut self, i: usize, q: i64) {
+        *self.0.height[i].get_mut() += q;
+    }
+    fn eroded(&mut self, i: usize, q: i64) {
+        *self.0.eroded[i].get_mut() += q;
+    }
+    fn deposited(&mut self, i: usize, q: i64) {
+        *self.0.deposited[i].get_mut() += q;
+    }
+    fn visit(&mut self, i: usize) {
+        *self.0.visits[i].get_mut() += 1;
+    }
+}
+
 /// Runs droplets on the CPU; identical results for any thread count.
 pub struct DropletSim {
     params: DropletParams,
@@ -98,9 +140,13 @@ impl DropletSim {
     fn batch(&mut self, st: &mut DropletState, first: u64, end: u64) {
         let terrain =
             Terrain { h: &st.terrain, w: st.width, rows: st.height, wrap: self.params.border == DropletBorder::Wrap };
-        let (p, d) = (&self.params, &self.deltas);
-        let results: Vec<(DropletBooks, Vec<u32>)> =
-            (first..end).into_par_iter().map(|i| droplet(p, &terrain, d, i)).collect();
+        let p = &self.params;
+        let results: Vec<(DropletBooks, Vec<u32>)> = if end - first == 1 {
+            vec![droplet(p, &terrain, &mut Plain(&mut self.deltas), first)]
+        } else {
+            let d = &self.deltas;
+            (first..end).into_par_iter().map(|i| droplet(p, &terrain, &mut &*d, i)).collect()
+        };
         let mut touched: Vec<u32> = Vec::new();
         for (b, cells) in results {
             touched.extend_from_slice(&cells);
@@ -140,7 +186,7 @@ impl DropletSim {
 
 /// Adds `q` quanta at `(x, y)` split bilinearly over the 4 corners (the remainder to the last,
 /// so the sum is exact). Returns `q`.
-fn deposit(t: &Terrain<'_>, d: &Deltas, x: f64, y: f64, q: i64, touched: &mut Vec<u32>) -> i64 {
+fn deposit(t: &Terrain<'_>, d: &mut impl Sink, x: f64, y: f64, q: i64, touched: &mut Vec<u32>) -> i64 {
     if q <= 0 {
         return 0;
     }
@@ -153,8 +199,8 @@ fn deposit(t: &Terrain<'_>, d: &Deltas, x: f64, y: f64, q: i64, touched: &mut Ve
         let part = part.min(left);
         left -= part;
         let i = t.index(ix + dx, iy + dy);
-        d.height[i].fetch_add(part, Ordering::Relaxed);
-        d.deposited[i].fetch_add(part, Ordering::Relaxed);
+        d.height(i, part);
+        d.deposited(i, part);
         touched.push(i as u32);
     }
     q
@@ -165,7 +211,7 @@ fn deposit(t: &Terrain<'_>, d: &Deltas, x: f64, y: f64, q: i64, touched: &mut Ve
 #[allow(clippy::too_many_arguments)]
 fn erode(
     t: &Terrain<'_>,
-    d: &Deltas,
+    d: &mut impl Sink,
     x: f64,
     y: f64,
     amount: f64,
@@ -173,28 +219,37 @@ fn erode(
     floor: f64,
     touched: &mut Vec<u32>,
 ) -> i64 {
-    let reach = radius.ceil() as isize;
-    let (cx, cy) = (x.round() as isize, y.round() as isize);
+    // the brush: cells within `radius` of the true position, weights computed once
+    const MAX_CELLS: usize = 130 * 130;
+    let (x0, x1) = ((x - radius).floor() as isize, (x + radius).ceil() as isize);
+    let (y0, y1) = ((y - radius).floor() as isize, (y + radius).ceil() as isize);
     let in_map = |ix: isize, iy: isize| t.wrap || (ix >= 0 && iy >= 0 && ix < t.w as isize && iy < t.rows as isize);
-    let weight = |ix: isize, iy: isize| (radius - (ix as f64 - x).hypot(iy as f64 - y)).max(0.0);
+    let mut cells: Vec<(usize, f64)> =
+        Vec::with_capacity(((x1 - x0 + 1) * (y1 - y0 + 1)).clamp(1, MAX_CELLS as isize) as usize);
     let mut total = 0.0;
-    for iy in cy - reach - 1..=cy + reach + 1 {
-        for ix in cx - reach - 1..=cx + reach + 1 {
-            if in_map(ix, iy) {
-                total += weight(ix, iy);
+    for iy in y0..=y1 {
+        for ix in x0..=x1 {
+            let (dx, dy) = (ix as f64 - x, iy as f64 - y);
+            let wgt = radius - (dx * dx + dy * dy).sqrt();
+            if wgt > 0.0 && in_map(ix, iy) {
+                cells.push((t.index(ix, iy), wgt));
+                total += wgt;
             }
         }
     }
     let mut removed = 0i64;
-    let mut take = |i: usize, metres: f64| {
+    let mut take = |d: &mut dyn FnMut(usize, i64), i: usize, metres: f64| {
         let avail = (f64::from(t.h[i]) - floor).max(0.0);
         let q = if metres.is_finite() && metres > 0.0 { quanta(metres.min(avail)) } else { 0 };
         if q > 0 {
-            d.height[i].fetch_sub(q, Ordering::Relaxed);
-            d.eroded[i].fetch_add(q, Ordering::Relaxed);
+            d(i, q);
             touched.push(i as u32);
             removed += q;
         }
+    };
+    let mut apply = |i: usize, q: i64| {
+        d.height(i, -q);
+        d.eroded(i, q);
     };
     if total <= 0.0 {
         // radius 0 (or a brush with no cell inside): the 4 corners, bilinearly
@@ -203,25 +258,18 @@ fn erode(
         for (dx, dy, wgt) in
             [(0, 0, (1.0 - u) * (1.0 - v)), (1, 0, u * (1.0 - v)), (0, 1, (1.0 - u) * v), (1, 1, u * v)]
         {
-            take(t.index(ix + dx, iy + dy), amount * wgt);
+            take(&mut apply, t.index(ix + dx, iy + dy), amount * wgt);
         }
         return removed;
     }
-    for iy in cy - reach - 1..=cy + reach + 1 {
-        for ix in cx - reach - 1..=cx + reach + 1 {
-            if in_map(ix, iy) {
-                let wgt = weight(ix, iy);
-                if wgt > 0.0 {
-                    take(t.index(ix, iy), amount * wgt / total);
-                }
-            }
-        }
+    for (i, wgt) in cells {
+        take(&mut apply, i, amount * wgt / total);
     }
     removed
 }
 
 /// One droplet's life. Returns its books.
-fn droplet(p: &DropletParams, t: &Terrain<'_>, d: &Deltas, index: u64) -> (DropletBooks, Vec<u32>) {
+fn droplet(p: &DropletParams, t: &Terrain<'_>, d: &mut impl Sink, index: u64) -> (DropletBooks, Vec<u32>) {
     let mut touched = Vec::new();
     let mut rng = SplitMix64::keyed(p.seed, index);
     let (w, h) = (t.w as f64, t.rows as f64);
@@ -279,7 +327,7 @@ fn droplet(p: &DropletParams, t: &Terrain<'_>, d: &Deltas, index: u64) -> (Dropl
         water *= 1.0 - p.evaporation;
         (x, y) = (nx, ny);
         let cell = t.index(x.floor() as isize, y.floor() as isize);
-        d.visits[cell].fetch_add(1, Ordering::Relaxed);
+        d.visit(cell);
         touched.push(cell as u32);
     }
     if alive_at_end && sediment > 0 {
