@@ -166,6 +166,36 @@ fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     b.build().context("starting worker threads")
 }
 
+/// Writes each `(name, field)` as `<name>.<ext>` in every format (nodata and georeference of the
+/// input kept) and `preview.png`: the first field hillshaded with `overlay` drawn in blue.
+fn write_outputs(
+    out: &Path,
+    loaded: &erode_io::Loaded,
+    cell: erode::CellSize,
+    formats: &[Format],
+    maps: Vec<(&str, Vec<f32>)>,
+    overlay: &[f32],
+) -> anyhow::Result<()> {
+    let (w, h) = (loaded.map.heights.width(), loaded.map.heights.height());
+    let mask = loaded.map.nodata_mask().map(<[bool]>::to_vec);
+    let options =
+        WriteOptions { range: None, georef: loaded.info.georef.clone(), nodata_value: loaded.info.nodata_value };
+    let mut first = None;
+    for (name, field) in maps {
+        let map = Heightmap::with_nodata(erode::Grid::from_vec(w, h, cell, field)?, mask.clone())?;
+        for f in formats {
+            erode_io::write(&out.join(format!("{name}.{}", f.extension())), &map, &options)?;
+        }
+        first.get_or_insert(map);
+    }
+    if let Some(terrain) = &first {
+        let overlay = erode::Grid::from_vec(w, h, cell, overlay.to_vec())?;
+        let image = render(terrain, None, Some(&overlay), &PreviewStyle::default());
+        erode_io::write_rgb_png(&out.join("preview.png"), &image)?;
+    }
+    Ok(())
+}
+
 fn read_map(
     path: &Option<PathBuf>,
     what: &str,
@@ -264,11 +294,6 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     if !finite {
         bail!("the run produced non-finite values; the checkpoint holds the state for inspection");
     }
-    let mask = loaded.map.nodata_mask().map(<[bool]>::to_vec);
-    let as_map = |field: Vec<f32>| -> anyhow::Result<Heightmap> {
-        let g = erode::Grid::from_vec(st.width, st.height, st.cell_size, field)?;
-        Ok(Heightmap::with_nodata(g, mask.clone())?)
-    };
     let time = st.time.max(f64::MIN_POSITIVE);
     let maps: Vec<(&str, Vec<f32>)> = vec![
         ("height", st.terrain.clone()),
@@ -280,23 +305,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         ("flow", st.discharge_integral.iter().map(|&q| (f64::from(q) / time) as f32).collect()),
         ("velocity", st.velocity_x.iter().zip(&st.velocity_y).map(|(u, v)| u.hypot(*v)).collect()),
     ];
-    let write =
-        WriteOptions { range: None, georef: loaded.info.georef.clone(), nodata_value: loaded.info.nodata_value };
-    let mut height_map = None;
-    for (name, field) in maps {
-        let map = as_map(field)?;
-        for f in &formats {
-            erode_io::write(&a.output.join(format!("{name}.{}", f.extension())), &map, &write)?;
-        }
-        if name == "height" {
-            height_map = Some(map);
-        }
-    }
-    if let Some(h) = &height_map {
-        let water = erode::Grid::from_vec(st.width, st.height, st.cell_size, st.water.clone())?;
-        let image = render(h, None, Some(&water), &PreviewStyle::default());
-        erode_io::write_rgb_png(&a.output.join("preview.png"), &image)?;
-    }
+    write_outputs(&a.output, &loaded, st.cell_size, &formats, maps, &st.water)?;
     let balance = st.balance();
     let stage_seconds: serde_json::Map<String, serde_json::Value> = grid::Stage::ALL
         .iter()
@@ -403,29 +412,13 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
     if !finite {
         bail!("the run produced non-finite values; the checkpoint holds the state for inspection");
     }
-    let mask = loaded.map.nodata_mask().map(<[bool]>::to_vec);
-    let write =
-        WriteOptions { range: None, georef: loaded.info.georef.clone(), nodata_value: loaded.info.nodata_value };
-    let mut height_map = None;
-    for (name, field) in
-        [("height", &st.terrain), ("erosion", &st.eroded), ("deposition", &st.deposited), ("flow", &st.flow)]
-    {
-        let g = erode::Grid::from_vec(st.width, st.height, st.cell_size, field.clone())?;
-        let map = Heightmap::with_nodata(g, mask.clone())?;
-        for f in &formats {
-            erode_io::write(&a.output.join(format!("{name}.{}", f.extension())), &map, &write)?;
-        }
-        if name == "height" {
-            height_map = Some(map);
-        }
-    }
-    if let Some(h) = &height_map {
-        let flow = erode::Grid::from_vec(st.width, st.height, st.cell_size, st.flow.clone())?;
-        erode_io::write_rgb_png(
-            &a.output.join("preview.png"),
-            &render(h, None, Some(&flow), &PreviewStyle::default()),
-        )?;
-    }
+    let maps = vec![
+        ("height", st.terrain.clone()),
+        ("erosion", st.eroded.clone()),
+        ("deposition", st.deposited.clone()),
+        ("flow", st.flow.clone()),
+    ];
+    write_outputs(&a.output, &loaded, st.cell_size, &formats, maps, &st.flow)?;
     let (books_error, field_error) = st.balance();
     let done = st.droplets - start;
     let report = json!({
