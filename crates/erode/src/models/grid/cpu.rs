@@ -3,10 +3,12 @@
 use std::time::{Duration, Instant};
 
 use super::derived::Derived;
+use super::fused::Pass;
 use super::params::{Params, Units};
+use super::state::Books;
 use super::state::State;
 use super::topology::Topology;
-use super::{Stage, fused, smoothing, thermal, transport, water};
+use super::{Stage, fused, smoothing, sweep, thermal, transport, water};
 use crate::error::SimError;
 
 /// Wall time spent per stage since the simulator was built.
@@ -32,6 +34,16 @@ pub struct CpuSim {
     scratch: Scratch,
     times: StageTimes,
     forced_substeps: Option<u32>,
+}
+
+/// Adds a fused pass's volumes to the books.
+fn book_pass(books: &mut Books, pass: &Pass) {
+    books.water_outflow += pass.outflow;
+    books.eroded += pass.moved.eroded;
+    books.deposited += pass.moved.deposited;
+    books.water_from_dissolving += pass.moved.water_in;
+    books.water_to_deposition += pass.moved.water_out;
+    books.evaporated += pass.evaporated;
 }
 
 /// The deepest water, m (order-independent, so deterministic in parallel).
@@ -140,6 +152,10 @@ impl CpuSim {
 
     /// One iteration: `derived().substeps` sub-steps of every stage.
     pub fn step(&mut self, st: &mut State) {
+        self.iterate(st, sweep::covers(&self.params));
+    }
+
+    fn iterate(&mut self, st: &mut State, use_sweep: bool) {
         if self.derived.depth_scaled {
             // the stable step depends on the deepest water: re-derive from the state
             let depth = max_depth(st);
@@ -150,7 +166,7 @@ impl CpuSim {
         }
         for k in 0..self.derived.substeps {
             let key = st.iteration.wrapping_mul(1 << 20).wrapping_add(u64::from(k));
-            self.substep(st, key);
+            self.substep(st, key, use_sweep);
         }
         st.iteration += 1;
         st.time += self.params.dt;
@@ -170,13 +186,9 @@ impl CpuSim {
         out
     }
 
-    /// The stage list of 000 section 2 (MODEL.md), in order.
-    fn substep(&mut self, st: &mut State, key: u64) {
-        self.timed(Stage::WaterIncrement, |s| {
-            let (rain, sources) = water::water_increment(st, &s.params, &s.derived, &s.source_rate, key);
-            st.books.rain += rain;
-            st.books.sources += sources;
-        });
+    /// `water_flux` to `thermal_apply` (with `evaporation`), one pass per stage: for the
+    /// configurations the sweep does not cover.
+    fn stage_by_stage(&mut self, st: &mut State) {
         self.timed(Stage::WaterFlux, |s| {
             water::water_flux(st, &s.params, &s.derived, &s.topo, &mut s.scratch.limit, &mut s.scratch.share)
         });
@@ -192,16 +204,12 @@ impl CpuSim {
                 );
             }
         });
-        // water_update and erosion_deposition run as one pass (see `fused`); its time is
-        // booked under erosion_deposition
+        // water_update, erosion_deposition and evaporation run as one pass (see `fused`); its
+        // time is booked under erosion_deposition
         self.timed(Stage::ErosionDeposition, |s| {
-            let (outflow, m) = fused::update_and_erode(st, &s.params, &s.derived, &s.topo, &mut s.scratch.next);
+            let pass = fused::update_and_erode(st, &s.params, &s.derived, &s.topo, &mut s.scratch.next);
             std::mem::swap(&mut st.terrain, &mut s.scratch.next);
-            st.books.water_outflow += outflow;
-            st.books.eroded += m.eroded;
-            st.books.deposited += m.deposited;
-            st.books.water_from_dissolving += m.water_in;
-            st.books.water_to_deposition += m.water_out;
+            book_pass(&mut st.books, &pass);
         });
         self.timed(Stage::SedimentTransport, |s| {
             let (lost, drift) = transport::sediment_transport(
@@ -223,7 +231,45 @@ impl CpuSim {
                 thermal::thermal_apply(st, &s.topo, &s.derived, &sc.next, &sc.thermal_share, &sc.talus);
             }
         });
-        self.timed(Stage::Evaporation, |s| st.books.evaporated += water::evaporation(st, &s.params, &s.derived));
+    }
+
+    /// One iteration run stage by stage even where the sweep covers the parameters (for the
+    /// test that the two schedules agree bit for bit).
+    #[doc(hidden)]
+    pub fn step_stage_by_stage(&mut self, st: &mut State) {
+        self.iterate(st, false);
+    }
+
+    /// The stage list of 000 section 2 (MODEL.md), in order.
+    fn substep(&mut self, st: &mut State, key: u64, use_sweep: bool) {
+        self.timed(Stage::WaterIncrement, |s| {
+            let (rain, sources) = water::water_increment(st, &s.params, &s.derived, &s.source_rate, key);
+            st.books.rain += rain;
+            st.books.sources += sources;
+        });
+        if use_sweep {
+            self.timed(Stage::Sweep, |s| {
+                let sc = &mut s.scratch;
+                let scratch = sweep::SweepScratch {
+                    share: &mut sc.share,
+                    thermal_share: &mut sc.thermal_share,
+                    talus: &mut sc.talus,
+                    next: &mut sc.next,
+                    sediment_next: &mut sc.sediment_next,
+                };
+                let t = sweep::sweep(st, &s.params, &s.derived, &s.topo, scratch);
+                std::mem::swap(&mut st.terrain, &mut sc.next);
+                std::mem::swap(&mut st.sediment, &mut sc.sediment_next);
+                if s.params.thermal_rate > 0.0 {
+                    st.books.thermal_moved += t.thermal_moved;
+                }
+                book_pass(&mut st.books, &t.pass);
+                st.books.sediment_outflow += t.sediment_outflow;
+                st.books.transport_drift += 0.0;
+            });
+        } else {
+            self.stage_by_stage(st);
+        }
         self.timed(Stage::Smoothing, |s| {
             st.books.smoothing_moved +=
                 smoothing::smoothing(st, &s.params, &s.topo, s.derived.area, &mut s.scratch.limit);

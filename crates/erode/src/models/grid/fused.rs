@@ -9,120 +9,214 @@ use super::derived::Derived;
 use super::erosion::{ErosionConsts, Moved, erode_cell};
 use super::params::{Border, FluxForm, Params};
 use super::state::State;
-use super::topology::{Topology, Tri, opposite};
-use super::water::{UpdateConsts, net_out, update_cell};
+use super::topology::{Around, Topology, Tri, opposite};
+use super::water::{UpdateConsts, update_cell};
 use crate::par;
 
-/// Runs both stages; the terrain goes through `next` (gradients read the old terrain), which the
-/// caller swaps in. Returns (water that left across open edges, m³; what erosion moved).
-pub fn update_and_erode(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, next: &mut [f32]) -> (f64, Moved) {
-    match (st.flux.len(), p.flux_form == FluxForm::Signed) {
-        (4, false) => pass::<4, false>(st, p, dv, topo, next),
-        (4, true) => pass::<4, true>(st, p, dv, topo, next),
-        (_, false) => pass::<8, false>(st, p, dv, topo, next),
-        (_, true) => pass::<8, true>(st, p, dv, topo, next),
+/// What one pass of update, erosion and evaporation moved: (water that left across open edges,
+/// what erosion moved, water evaporated), m³.
+pub struct Pass {
+    /// Water that left across open edges, m³.
+    pub outflow: f64,
+    /// What erosion moved.
+    pub moved: Moved,
+    /// Water evaporated, m³.
+    pub evaporated: f64,
+}
+
+/// Runs both stages and evaporation; the terrain goes through `next` (gradients read the old
+/// terrain), which the caller swaps in.
+pub fn update_and_erode(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, next: &mut [f32]) -> Pass {
+    let k = UpdateErodeConsts::new(st, p, dv);
+    let w = st.width;
+    let (flux, b) = (&st.flux, &st.terrain);
+    let mut outs = [
+        next,
+        &mut st.water,
+        &mut st.velocity_x,
+        &mut st.velocity_y,
+        &mut st.discharge_integral,
+        &mut st.sediment,
+        &mut st.hardness,
+        &mut st.eroded,
+        &mut st.deposited,
+    ];
+    let sums = par::rows(&mut outs, w, |r, out| {
+        let around: [Around<'_>; 8] = std::array::from_fn(|e| Around::of(&flux[e % flux.len()], topo, r));
+        update_erode_row(r, topo, &around[..flux.len()], b, out, &k)
+    });
+    k.pass(sums)
+}
+
+/// Constants of the fused pass.
+#[derive(Clone, Copy)]
+pub(super) struct UpdateErodeConsts {
+    ku: UpdateConsts,
+    ke: ErosionConsts,
+    inv2x: f32,
+    inv2y: f32,
+    open: bool,
+    signed: bool,
+    dt: f32,
+    keep: f32,
+    area: f64,
+}
+
+impl UpdateErodeConsts {
+    pub(super) fn new(st: &State, p: &Params, dv: &Derived) -> Self {
+        Self {
+            ku: UpdateConsts::new(st, p, dv),
+            ke: ErosionConsts::new(st, p, dv),
+            inv2x: (0.5 / st.cell_size.x) as f32,
+            inv2y: (0.5 / st.cell_size.y) as f32,
+            open: p.border == Border::Open,
+            signed: p.flux_form == FluxForm::Signed,
+            dt: dv.dt as f32,
+            keep: (1.0 - p.evaporation * dv.dt) as f32,
+            area: dv.area,
+        }
+    }
+
+    /// The totals of a pass from its row sums (see [`update_erode_row`]).
+    pub(super) fn pass(&self, sums: par::Sums<5>) -> Pass {
+        let a = self.area;
+        Pass {
+            outflow: sums[0],
+            moved: Moved { eroded: sums[1] * a, deposited: sums[2] * a, water_in: sums[1] * a, water_out: sums[3] * a },
+            evaporated: sums[4] * a,
+        }
     }
 }
 
-fn pass<const P: usize, const SIGNED: bool>(
-    st: &mut State,
-    p: &Params,
-    dv: &Derived,
+/// Row `r` of the fused pass: `flux` holds each pipe's new flux around the row (`P` of them),
+/// `b` the whole terrain before erosion; `out` row `r` of next terrain, depth, velocity x and y,
+/// discharge integral, sediment, hardness, eroded and deposited. Returns (outflow m³, dissolved,
+/// deposited, water removed, evaporated, all m of height).
+pub(super) fn update_erode_row(
+    r: usize,
     topo: &Topology,
-    next: &mut [f32],
-) -> (f64, Moved) {
-    let (w, h) = (st.width, st.height);
-    let ku = UpdateConsts::new(st, p, dv);
-    let ke = ErosionConsts::new(st, p, dv);
-    let (inv2x, inv2y) = ((0.5 / st.cell_size.x) as f32, (0.5 / st.cell_size.y) as f32);
-    let open = p.border == Border::Open;
-    let dt = dv.dt as f32;
-    let flux = &st.flux;
-    let b = &st.terrain;
-    let sums = par::rows(
-        &mut [
-            next,
-            &mut st.water,
-            &mut st.velocity_x,
-            &mut st.velocity_y,
-            &mut st.discharge_integral,
-            &mut st.sediment,
-            &mut st.hardness,
-            &mut st.eroded,
-            &mut st.deposited,
-        ],
-        w,
-        |r, out| {
-            // (dissolved, deposited, water removed), m of height, summed in a fixed order
-            let mut totals = [0.0f64; 3];
-            let mut outflow = 0.0f64;
-            let mut border_cell = |c: usize, out: &mut [&mut [f32]], totals: &mut [f64; 3]| {
-                let i = r * w + c;
-                let q: [f32; P] = std::array::from_fn(|e| net_out(flux, SIGNED, topo, r, c, e));
-                if open {
-                    for e in 0..P.min(4) {
-                        if topo.neighbour(r, c, e).is_none() {
-                            outflow += f64::from(q[e].max(0.0)) * f64::from(dt);
-                        }
-                    }
+    flux: &[Around<'_>],
+    b: &[f32],
+    out: &mut [&mut [f32]],
+    k: &UpdateErodeConsts,
+) -> par::Sums<5> {
+    let mut sums = match (flux.len(), k.signed) {
+        (4, false) => row_of::<4, false>(r, topo, flux, b, out, k),
+        (4, true) => row_of::<4, true>(r, topo, flux, b, out, k),
+        (_, false) => row_of::<8, false>(r, topo, flux, b, out, k),
+        (_, true) => row_of::<8, true>(r, topo, flux, b, out, k),
+    };
+    sums[4] = evaporate_row(&mut out[1][..], k.keep);
+    sums
+}
+
+/// The last stage, `evaporation`, on one row of depth (`d ← d·keep`, eq. 13; it runs here since
+/// no stage after `water_update` reads the depth). Returns the evaporated depth summed, m.
+fn evaporate_row(d: &mut [f32], keep: f32) -> f64 {
+    if keep >= 1.0 {
+        return 0.0;
+    }
+    let mut gone = [0.0f32; CHUNK];
+    let mut total = 0.0;
+    for chunk in d.chunks_mut(CHUNK) {
+        for (v, g) in chunk.iter_mut().zip(gone.iter_mut()) {
+            let before = *v;
+            *v *= keep;
+            *g = before - *v;
+        }
+        total += par::lane_sum(&gone[..chunk.len()]);
+    }
+    total
+}
+
+/// Net flow out of column `c` of row `r` through pipe `e` (m³/s): the pipe's flux less the
+/// neighbour's back.
+#[inline]
+fn net_out(flux: &[Around<'_>], signed: bool, topo: &Topology, r: usize, c: usize, e: usize) -> f32 {
+    if signed {
+        return flux[e].mid()[c];
+    }
+    let back = topo.neighbour(r, c, e).map_or(0.0, |j| flux[opposite(e)].at(j));
+    flux[e].mid()[c] - back
+}
+
+fn row_of<const P: usize, const SIGNED: bool>(
+    r: usize,
+    topo: &Topology,
+    flux: &[Around<'_>],
+    b: &[f32],
+    out: &mut [&mut [f32]],
+    k: &UpdateErodeConsts,
+) -> par::Sums<5> {
+    let (w, h) = (topo.width, topo.height);
+    let (ku, ke, inv2x, inv2y) = (k.ku, k.ke, k.inv2x, k.inv2y);
+    let dt = k.dt;
+    // (dissolved, deposited, water removed), m of height, summed in a fixed order
+    let mut totals = [0.0f64; 3];
+    let mut outflow = 0.0f64;
+    let mut border_cell = |c: usize, out: &mut [&mut [f32]], totals: &mut [f64; 3]| {
+        let i = r * w + c;
+        let q: [f32; P] = std::array::from_fn(|e| net_out(flux, SIGNED, topo, r, c, e));
+        if k.open {
+            for e in 0..P.min(4) {
+                if topo.neighbour(r, c, e).is_none() {
+                    outflow += f64::from(q[e].max(0.0)) * f64::from(dt);
                 }
-                let (d2, u, v, dq) = update_cell::<P>(out[1][c], &q, &ku);
-                let (ri, cc) = (r as isize, c as isize);
-                let bx = (b[topo.clamped(ri, cc + 1)] - b[topo.clamped(ri, cc - 1)]) * inv2x;
-                let by = (b[topo.clamped(ri + 1, cc)] - b[topo.clamped(ri - 1, cc)]) * inv2y;
-                let (hh, ss, dd, rr, dis, dep, wout) = erode_cell(&ke, bx, by, u, v, b[i], out[5][c], d2, out[6][c]);
-                out[0][c] = hh;
-                out[1][c] = dd;
-                out[2][c] = u;
-                out[3][c] = v;
-                out[4][c] += dq;
-                out[5][c] = ss;
-                out[6][c] = rr;
-                out[7][c] += dis;
-                out[8][c] += dep;
-                totals[0] += f64::from(dis);
-                totals[1] += f64::from(dep);
-                totals[2] += f64::from(wout);
-            };
-            if r == 0 || r + 1 >= h || w < 3 {
-                for c in 0..w {
-                    border_cell(c, out, &mut totals);
-                }
-            } else {
-                border_cell(0, out, &mut totals);
-                border_cell(w - 1, out, &mut totals);
-                let n = w - 2;
-                let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e][r * w + 1..r * w + 1 + n]);
-                let back: [&[f32]; P] = std::array::from_fn(|e| &Tri::of(&flux[opposite(e)], w, r).shifted(e)[..n]);
-                let [next, d, u, v, q, s, hard, eroded, deposited] = out else { return [0.0; 4] };
-                let i = 1..1 + n;
-                row::<P, SIGNED>(
-                    &own,
-                    &back,
-                    Tri::of(b, w, r),
-                    Rows {
-                        next: &mut next[i.clone()],
-                        d: &mut d[i.clone()],
-                        u: &mut u[i.clone()],
-                        v: &mut v[i.clone()],
-                        q: &mut q[i.clone()],
-                        s: &mut s[i.clone()],
-                        hard: &mut hard[i.clone()],
-                        eroded: &mut eroded[i.clone()],
-                        deposited: &mut deposited[i],
-                    },
-                    &mut totals,
-                    ku,
-                    ke,
-                    inv2x,
-                    inv2y,
-                );
             }
-            [outflow, totals[0], totals[1], totals[2]]
-        },
-    );
-    let a = dv.area;
-    (sums[0], Moved { eroded: sums[1] * a, deposited: sums[2] * a, water_in: sums[1] * a, water_out: sums[3] * a })
+        }
+        let (d2, u, v, dq) = update_cell::<P>(out[1][c], &q, &ku);
+        let (ri, cc) = (r as isize, c as isize);
+        let bx = (b[topo.clamped(ri, cc + 1)] - b[topo.clamped(ri, cc - 1)]) * inv2x;
+        let by = (b[topo.clamped(ri + 1, cc)] - b[topo.clamped(ri - 1, cc)]) * inv2y;
+        let (hh, ss, dd, rr, dis, dep, wout) = erode_cell(&ke, bx, by, u, v, b[i], out[5][c], d2, out[6][c]);
+        out[0][c] = hh;
+        out[1][c] = dd;
+        out[2][c] = u;
+        out[3][c] = v;
+        out[4][c] += dq;
+        out[5][c] = ss;
+        out[6][c] = rr;
+        out[7][c] += dis;
+        out[8][c] += dep;
+        totals[0] += f64::from(dis);
+        totals[1] += f64::from(dep);
+        totals[2] += f64::from(wout);
+    };
+    if r == 0 || r + 1 >= h || w < 3 {
+        for c in 0..w {
+            border_cell(c, out, &mut totals);
+        }
+    } else {
+        border_cell(0, out, &mut totals);
+        border_cell(w - 1, out, &mut totals);
+        let n = w - 2;
+        let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e].mid()[1..1 + n]);
+        let back: [&[f32]; P] = std::array::from_fn(|e| &flux[opposite(e)].tri().shifted(e)[..n]);
+        let [next, d, u, v, q, s, hard, eroded, deposited] = out else { return [0.0; 5] };
+        let i = 1..1 + n;
+        row::<P, SIGNED>(
+            &own,
+            &back,
+            Tri::of(b, w, r),
+            Rows {
+                next: &mut next[i.clone()],
+                d: &mut d[i.clone()],
+                u: &mut u[i.clone()],
+                v: &mut v[i.clone()],
+                q: &mut q[i.clone()],
+                s: &mut s[i.clone()],
+                hard: &mut hard[i.clone()],
+                eroded: &mut eroded[i.clone()],
+                deposited: &mut deposited[i],
+            },
+            &mut totals,
+            ku,
+            ke,
+            inv2x,
+            inv2y,
+        );
+    }
+    [outflow, totals[0], totals[1], totals[2], 0.0]
 }
 
 /// The interior columns of one row, each field its own slice.

@@ -45,6 +45,7 @@ pub mod fused;
 pub mod params;
 pub mod smoothing;
 pub mod state;
+pub mod sweep;
 pub mod thermal;
 pub mod topology;
 pub mod transport;
@@ -79,11 +80,14 @@ pub enum Stage {
     Evaporation,
     /// 001's smoothing.
     Smoothing,
+    /// `water_flux` to `thermal_apply` (and `evaporation`) as one sweep over the rows (see
+    /// [`sweep`]); the default configuration runs this instead of the passes one by one.
+    Sweep,
 }
 
 impl Stage {
     /// Every stage in order.
-    pub const ALL: [Stage; 9] = [
+    pub const ALL: [Stage; 10] = [
         Stage::WaterIncrement,
         Stage::WaterFlux,
         Stage::WaterUpdate,
@@ -93,6 +97,7 @@ impl Stage {
         Stage::ThermalApply,
         Stage::Evaporation,
         Stage::Smoothing,
+        Stage::Sweep,
     ];
 
     /// The stage's name.
@@ -107,6 +112,7 @@ impl Stage {
             Stage::ThermalApply => "thermal_apply",
             Stage::Evaporation => "evaporation",
             Stage::Smoothing => "smoothing",
+            Stage::Sweep => "sweep",
         }
     }
 }

@@ -10,7 +10,7 @@
 use super::derived::Derived;
 use super::params::Params;
 use super::state::State;
-use super::topology::{Topology, Tri};
+use super::topology::{Around, Topology, Tri};
 use crate::par;
 
 /// The drop towards a neighbour if it counts (steeper than the talus), else 0.
@@ -20,7 +20,7 @@ fn steep(drop: f32, talus: f32, dist: f32) -> f32 {
 }
 
 #[derive(Clone, Copy)]
-struct ThermalConsts {
+pub(super) struct ThermalConsts {
     rate: f32,
     scale: f32,
     bias: f32,
@@ -54,47 +54,68 @@ pub fn thermal_flux(
     share: &mut [f32],
     talus: &mut [f32],
 ) -> f64 {
-    let (w, h) = (st.width, st.height);
+    let w = st.width;
     let (b, hard) = (&st.terrain, &st.hardness);
-    let k = ThermalConsts {
-        rate: (dv.dt * p.thermal_rate) as f32,
-        scale: p.talus_scale as f32,
-        bias: p.talus_bias as f32,
-        dist: dv.distance,
-    };
+    let k = ThermalConsts::new(p, dv);
     let sums = par::rows(&mut [share, talus], w, |r, out| {
-        let mut amounts = vec![0.0f32; w];
-        let border_cell = |c: usize, out: &mut [&mut [f32]], amounts: &mut [f32]| {
-            let i = r * w + c;
-            let js: [Option<usize>; 8] = std::array::from_fn(|e| topo.neighbour(r, c, e));
-            let nb = js.map(|j| j.map_or(0.0, |j| b[j]));
-            let present = js.map(|j| j.is_some());
-            let (sh, ta, amount) = share_of(b[i], hard[i], &nb, &present, &k);
-            out[0][c] = sh;
-            out[1][c] = ta;
-            amounts[c] = amount;
-        };
-        if r == 0 || r + 1 >= h || w < 3 {
-            for c in 0..w {
-                border_cell(c, out, &mut amounts);
-            }
-        } else {
-            border_cell(0, out, &mut amounts);
-            border_cell(w - 1, out, &mut amounts);
-            let n = w - 2;
-            let [sh, ta] = out else { return [0.0; 4] };
-            share_row(
-                Tri::of(b, w, r),
-                &hard[r * w + 1..r * w + 1 + n],
-                &mut sh[1..1 + n],
-                &mut ta[1..1 + n],
-                &mut amounts[1..1 + n],
-                k,
-            );
-        }
-        [par::lane_sum(&amounts), 0.0, 0.0, 0.0]
+        let [sh, ta] = out else { return [0.0; 4] };
+        [flux_row(r, topo, b, &hard[r * w..(r + 1) * w], sh, ta, &k), 0.0, 0.0, 0.0]
     });
     sums[0] * dv.area
+}
+
+impl ThermalConsts {
+    pub(super) fn new(p: &Params, dv: &Derived) -> Self {
+        Self {
+            rate: (dv.dt * p.thermal_rate) as f32,
+            scale: p.talus_scale as f32,
+            bias: p.talus_bias as f32,
+            dist: dv.distance,
+        }
+    }
+}
+
+/// Row `r` of `thermal_flux`: shares and taluses from the whole terrain `b` (before erosion) and
+/// the row's hardness. Returns the height set moving, m, summed over the row.
+pub(super) fn flux_row(
+    r: usize,
+    topo: &Topology,
+    b: &[f32],
+    hard: &[f32],
+    share: &mut [f32],
+    talus: &mut [f32],
+    k: &ThermalConsts,
+) -> f64 {
+    let (w, h) = (topo.width, topo.height);
+    let mut amounts = vec![0.0f32; w];
+    let border_cell = |c: usize, share: &mut [f32], talus: &mut [f32], amounts: &mut [f32]| {
+        let i = r * w + c;
+        let js: [Option<usize>; 8] = std::array::from_fn(|e| topo.neighbour(r, c, e));
+        let nb = js.map(|j| j.map_or(0.0, |j| b[j]));
+        let present = js.map(|j| j.is_some());
+        let (sh, ta, amount) = share_of(b[i], hard[c], &nb, &present, k);
+        share[c] = sh;
+        talus[c] = ta;
+        amounts[c] = amount;
+    };
+    if r == 0 || r + 1 >= h || w < 3 {
+        for c in 0..w {
+            border_cell(c, share, talus, &mut amounts);
+        }
+    } else {
+        border_cell(0, share, talus, &mut amounts);
+        border_cell(w - 1, share, talus, &mut amounts);
+        let n = w - 2;
+        share_row(
+            Tri::of(b, w, r),
+            &hard[1..1 + n],
+            &mut share[1..1 + n],
+            &mut talus[1..1 + n],
+            &mut amounts[1..1 + n],
+            *k,
+        );
+    }
+    par::lane_sum(&amounts)
 }
 
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
@@ -122,33 +143,49 @@ fn share_row<'a>(
 /// Stage 7, `thermal_apply`: each cell gains what its neighbours send it and loses what it sends,
 /// every move recomputed from the old terrain `old`, the shares and the taluses.
 pub fn thermal_apply(st: &mut State, topo: &Topology, dv: &Derived, old: &[f32], share: &[f32], talus: &[f32]) {
-    let (w, h) = (st.width, st.height);
+    let w = st.width;
     let dist = dv.distance;
     par::rows(&mut [&mut st.terrain], w, |r, out| {
-        let border_cell = |c: usize| -> f32 {
-            let i = r * w + c;
-            let mut change = 0.0f32;
-            for e in 0..8 {
-                if let Some(j) = topo.neighbour(r, c, e) {
-                    change -= share[i] * steep(old[i] - old[j], talus[i], dist[e]);
-                    change += share[j] * steep(old[j] - old[i], talus[j], dist[e]);
-                }
-            }
-            change
-        };
-        if r == 0 || r + 1 >= h || w < 3 {
-            for c in 0..w {
-                out[0][c] += border_cell(c);
-            }
-            return [0.0; 4];
-        }
-        let (first, last) = (border_cell(0), border_cell(w - 1));
-        out[0][0] += first;
-        out[0][w - 1] += last;
-        let n = w - 2;
-        apply_row(Tri::of(old, w, r), Tri::of(share, w, r), Tri::of(talus, w, r), &mut out[0][1..1 + n], dist);
+        apply_row_at(r, topo, old, Around::of(share, topo, r), Around::of(talus, topo, r), out[0], dist);
         [0.0; 4]
     });
+}
+
+/// Row `r` of `thermal_apply`: adds the row's thermal change to `row` (the terrain after
+/// erosion), from the whole old terrain and the shares and taluses around the row.
+pub(super) fn apply_row_at(
+    r: usize,
+    topo: &Topology,
+    old: &[f32],
+    share: Around<'_>,
+    talus: Around<'_>,
+    row: &mut [f32],
+    dist: [f32; 8],
+) {
+    let (w, h) = (topo.width, topo.height);
+    let (sm, tm) = (share.mid(), talus.mid());
+    let border_cell = |c: usize| -> f32 {
+        let i = r * w + c;
+        let mut change = 0.0f32;
+        for e in 0..8 {
+            if let Some(j) = topo.neighbour(r, c, e) {
+                change -= sm[c] * steep(old[i] - old[j], tm[c], dist[e]);
+                change += share.at(j) * steep(old[j] - old[i], talus.at(j), dist[e]);
+            }
+        }
+        change
+    };
+    if r == 0 || r + 1 >= h || w < 3 {
+        for c in 0..w {
+            row[c] += border_cell(c);
+        }
+        return;
+    }
+    let (first, last) = (border_cell(0), border_cell(w - 1));
+    row[0] += first;
+    row[w - 1] += last;
+    let n = w - 2;
+    apply_row(Tri::of(old, w, r), share.tri(), talus.tri(), &mut row[1..1 + n], dist);
 }
 
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]

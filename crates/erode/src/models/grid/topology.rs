@@ -82,6 +82,12 @@ pub struct Tri<'a> {
 }
 
 impl<'a> Tri<'a> {
+    /// From three rows of equal length.
+    #[inline]
+    pub fn new(up: &'a [f32], mid: &'a [f32], down: &'a [f32]) -> Self {
+        Self { up, mid, down }
+    }
+
     /// Rows `row − 1`, `row`, `row + 1` of `field`.
     #[inline]
     pub fn of(field: &'a [f32], width: usize, row: usize) -> Self {
@@ -135,5 +141,64 @@ impl<'a> Tri<'a> {
             _ => (self.up, 2),
         };
         &row[start..start + n]
+    }
+}
+
+/// Rows `row − 1`, `row` and `row + 1` of one field, wherever they live (the whole array, a band
+/// of rows, a copy): what a stage needs of a field it reads around a row. Across a closed or
+/// open edge the missing row is never read (the topology has no neighbour there); with wrap
+/// borders it is the row on the other side.
+#[derive(Clone, Copy)]
+pub struct Around<'a> {
+    up: &'a [f32],
+    mid: &'a [f32],
+    down: &'a [f32],
+    row: usize,
+    height: usize,
+}
+
+impl<'a> Around<'a> {
+    /// From the three rows (`up`/`down` may be any row of the right length where they do not
+    /// exist).
+    #[inline]
+    pub fn new(up: &'a [f32], mid: &'a [f32], down: &'a [f32], row: usize, height: usize) -> Self {
+        Self { up, mid, down, row, height }
+    }
+
+    /// Around `row` of a whole field.
+    #[inline]
+    pub fn of(field: &'a [f32], topo: &Topology, row: usize) -> Self {
+        let (w, h) = (topo.width, topo.height);
+        let at = |r: usize| &field[r * w..(r + 1) * w];
+        let up = if row > 0 { at(row - 1) } else { at(h - 1) };
+        let down = if row + 1 < h { at(row + 1) } else { at(0) };
+        Self { up, mid: at(row), down, row, height: h }
+    }
+
+    /// The value at flat index `j`, which must lie in one of the three rows (as every neighbour
+    /// the topology returns does).
+    #[inline]
+    pub fn at(&self, j: usize) -> f32 {
+        let w = self.mid.len();
+        let (r, c) = (j / w, j % w);
+        if r == self.row {
+            self.mid[c]
+        } else if r == (self.row + self.height - 1) % self.height {
+            self.up[c]
+        } else {
+            self.down[c]
+        }
+    }
+
+    /// Row `row` itself.
+    #[inline]
+    pub fn mid(&self) -> &'a [f32] {
+        self.mid
+    }
+
+    /// As a [`Tri`], for the interior kernels.
+    #[inline]
+    pub fn tri(&self) -> Tri<'a> {
+        Tri::new(self.up, self.mid, self.down)
     }
 }

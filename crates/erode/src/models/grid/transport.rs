@@ -10,7 +10,7 @@
 use super::derived::Derived;
 use super::params::{Border, Params, Transport};
 use super::state::State;
-use super::topology::{Topology, Tri, opposite};
+use super::topology::{Around, Topology, opposite};
 use crate::par;
 
 /// Runs the stage into `next` (the new sediment, swapped in by the caller); `share` is what
@@ -44,47 +44,61 @@ fn conservative_pipes<const P: usize>(
     share: &[f32],
     next: &mut [f32],
 ) -> f64 {
-    let (w, h) = (st.width, st.height);
-    let flux = &st.flux;
-    let s = &st.sediment;
+    let w = st.width;
+    let (flux, s) = (&st.flux, &st.sediment);
     let open = p.border == Border::Open;
-    let positive = |x: f32| if x > 0.0 { x } else { 0.0 };
     let sums = par::rows(&mut [next], w, |r, out| {
-        let mut lost = 0.0f64;
-        let mut border_cell = |c: usize, out: &mut [&mut [f32]]| {
-            let i = r * w + c;
-            let mut value = s[i];
-            let per_flux = s[i] * share[i];
-            for e in 0..P {
-                let sent = per_flux * positive(flux[e][i]);
-                value -= sent;
-                match topo.neighbour(r, c, e) {
-                    Some(j) => value += s[j] * share[j] * positive(flux[opposite(e)][j]),
-                    None if open => lost += f64::from(sent),
-                    None => {}
-                }
-            }
-            out[0][c] = positive(value);
-        };
-        if r == 0 || r + 1 >= h || w < 3 {
-            for c in 0..w {
-                border_cell(c, out);
-            }
-            return [lost, 0.0, 0.0, 0.0];
-        }
-        border_cell(0, out);
-        border_cell(w - 1, out);
-        let n = w - 2;
-        let span = r * w + 1..r * w + 1 + n;
-        let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e][span.clone()]);
-        let back: [&[f32]; P] = std::array::from_fn(|e| &Tri::of(&flux[opposite(e)], w, r).shifted(e)[..n]);
-        let (st3, sh3) = (Tri::of(s, w, r), Tri::of(share, w, r));
-        let s_nb: [&[f32]; P] = std::array::from_fn(|e| &st3.shifted(e)[..n]);
-        let share_nb: [&[f32]; P] = std::array::from_fn(|e| &sh3.shifted(e)[..n]);
-        move_row::<P>(&own, &back, &s[span.clone()], &share[span], &s_nb, &share_nb, &mut out[0][1..1 + n]);
-        [lost, 0.0, 0.0, 0.0]
+        let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
+        [conservative_row(r, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), out[0], open), 0.0, 0.0, 0.0]
     });
     sums[0] * dv.area
+}
+
+/// Row `r` of the conservative transport into `out`, from the new fluxes, the sediment after
+/// erosion and the shares around the row. Returns the sediment that left across open edges, m.
+pub(super) fn conservative_row<const P: usize>(
+    r: usize,
+    topo: &Topology,
+    flux: &[Around<'_>; P],
+    s: Around<'_>,
+    share: Around<'_>,
+    out: &mut [f32],
+    open: bool,
+) -> f64 {
+    let (w, h) = (topo.width, topo.height);
+    let positive = |x: f32| if x > 0.0 { x } else { 0.0 };
+    let (sm, shm) = (s.mid(), share.mid());
+    let mut lost = 0.0f64;
+    let mut border_cell = |c: usize, out: &mut [f32]| {
+        let mut value = sm[c];
+        let per_flux = sm[c] * shm[c];
+        for e in 0..P {
+            let sent = per_flux * positive(flux[e].mid()[c]);
+            value -= sent;
+            match topo.neighbour(r, c, e) {
+                Some(j) => value += s.at(j) * share.at(j) * positive(flux[opposite(e)].at(j)),
+                None if open => lost += f64::from(sent),
+                None => {}
+            }
+        }
+        out[c] = positive(value);
+    };
+    if r == 0 || r + 1 >= h || w < 3 {
+        for c in 0..w {
+            border_cell(c, out);
+        }
+        return lost;
+    }
+    border_cell(0, out);
+    border_cell(w - 1, out);
+    let n = w - 2;
+    let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e].mid()[1..1 + n]);
+    let back: [&[f32]; P] = std::array::from_fn(|e| &flux[opposite(e)].tri().shifted(e)[..n]);
+    let (st3, sh3) = (s.tri(), share.tri());
+    let s_nb: [&[f32]; P] = std::array::from_fn(|e| &st3.shifted(e)[..n]);
+    let share_nb: [&[f32]; P] = std::array::from_fn(|e| &sh3.shifted(e)[..n]);
+    move_row::<P>(&own, &back, &sm[1..1 + n], &shm[1..1 + n], &s_nb, &share_nb, &mut out[1..1 + n]);
+    lost
 }
 
 #[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]

@@ -5,7 +5,7 @@
 use super::derived::Derived;
 use super::params::{Border, FluxForm, Params, RainMode};
 use super::state::State;
-use super::topology::{Topology, Tri, opposite};
+use super::topology::{Around, Topology, Tri};
 use crate::par;
 use crate::rng::SplitMix64;
 
@@ -170,6 +170,32 @@ pub fn water_flux(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, lim
     }
 }
 
+/// Constants of `water_flux`.
+#[derive(Clone, Copy)]
+pub(super) struct FluxConsts {
+    gain: [f32; 8],
+    width: [f32; 8],
+    friction: f32,
+    volume_per_dt: f32,
+    dt: f32,
+    area: f32,
+    open: bool,
+}
+
+impl FluxConsts {
+    pub(super) fn new(p: &Params, dv: &Derived) -> Self {
+        Self {
+            gain: dv.pipe_gain,
+            width: dv.pipe_width,
+            friction: dv.friction,
+            volume_per_dt: (dv.area / dv.dt) as f32,
+            dt: dv.dt as f32,
+            area: dv.area as f32,
+            open: p.border == Border::Open,
+        }
+    }
+}
+
 fn flux_pass<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     st: &mut State,
     p: &Params,
@@ -177,59 +203,73 @@ fn flux_pass<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     topo: &Topology,
     limit: &mut [f32],
 ) {
-    let (w, h) = (st.width, st.height);
+    let w = st.width;
     let (b, d) = (&st.terrain, &st.water);
-    let (gain, width, friction) = (dv.pipe_gain, dv.pipe_width, dv.friction);
-    let volume_per_dt = (dv.area / dv.dt) as f32;
-    let (dt, area) = (dv.dt as f32, dv.area as f32);
-    let open = p.border == Border::Open;
+    let k = FluxConsts::new(p, dv);
     let mut outs: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
     outs.push(limit);
     par::rows(&mut outs, w, |r, out| {
-        // a border cell: neighbours through the topology (the outside of an open edge is dry
-        // ground at this cell's level)
-        let generic = |c: usize, out: &mut [&mut [f32]]| {
-            let i = r * w + c;
-            let (eta, bed) = (b[i] + d[i], b[i]);
-            let mut new = [0.0f32; P];
-            let mut sum = 0.0f32;
-            for e in 0..P {
-                let (eta_j, bed_j) = match topo.neighbour(r, c, e) {
-                    Some(j) => (b[j] + d[j], b[j]),
-                    None if open && e < 4 => (b[i], b[i]),
-                    None => continue,
-                };
-                new[e] = pipe::<SIGNED, DEPTH>(eta, bed, eta_j, bed_j, out[e][c], gain[e], width[e], friction);
-                sum += if new[e] > 0.0 { new[e] } else { 0.0 };
-            }
-            let k = afford(sum, d[i] * volume_per_dt);
-            for e in 0..P {
-                new[e] = if SIGNED { new[e] } else { new[e] * k };
-                out[e][c] = new[e];
-            }
-            out[P][c] = if SIGNED { k } else { sediment_share(gross_outflow(&new), d[i], dt, area) };
-        };
-        if r == 0 || r + 1 >= h || w < 3 {
-            for c in 0..w {
-                generic(c, out);
-            }
-            return [0.0; 4];
-        }
-        generic(0, out);
-        generic(w - 1, out);
-        interior_flux::<P, SIGNED, DEPTH>(
-            Tri::of(b, w, r),
-            Tri::of(d, w, r),
-            out,
-            gain,
-            width,
-            friction,
-            volume_per_dt,
-            dt,
-            area,
-        );
+        flux_row::<P, SIGNED, DEPTH>(r, topo, b, Around::of(d, topo, r), out, &k);
         [0.0; 4]
     });
+}
+
+/// Row `r` of `water_flux` (before the signed form's donor scaling): `out` holds row `r` of each
+/// pipe's flux (old in, new out) and then of the shares (one-way) or limits (signed). `b` is the
+/// whole terrain, `d` the depth around the row.
+#[inline]
+pub(super) fn flux_row<const P: usize, const SIGNED: bool, const DEPTH: bool>(
+    r: usize,
+    topo: &Topology,
+    b: &[f32],
+    d: Around<'_>,
+    out: &mut [&mut [f32]],
+    k: &FluxConsts,
+) {
+    let (w, h) = (topo.width, topo.height);
+    let dm = d.mid();
+    // a border cell: neighbours through the topology (the outside of an open edge is dry
+    // ground at this cell's level)
+    let generic = |c: usize, out: &mut [&mut [f32]]| {
+        let i = r * w + c;
+        let (eta, bed) = (b[i] + dm[c], b[i]);
+        let mut new = [0.0f32; P];
+        let mut sum = 0.0f32;
+        for e in 0..P {
+            let (eta_j, bed_j) = match topo.neighbour(r, c, e) {
+                Some(j) => (b[j] + d.at(j), b[j]),
+                None if k.open && e < 4 => (b[i], b[i]),
+                None => continue,
+            };
+            new[e] = pipe::<SIGNED, DEPTH>(eta, bed, eta_j, bed_j, out[e][c], k.gain[e], k.width[e], k.friction);
+            sum += if new[e] > 0.0 { new[e] } else { 0.0 };
+        }
+        let kk = afford(sum, dm[c] * k.volume_per_dt);
+        for e in 0..P {
+            new[e] = if SIGNED { new[e] } else { new[e] * kk };
+            out[e][c] = new[e];
+        }
+        out[P][c] = if SIGNED { kk } else { sediment_share(gross_outflow(&new), dm[c], k.dt, k.area) };
+    };
+    if r == 0 || r + 1 >= h || w < 3 {
+        for c in 0..w {
+            generic(c, out);
+        }
+        return;
+    }
+    generic(0, out);
+    generic(w - 1, out);
+    interior_flux::<P, SIGNED, DEPTH>(
+        Tri::of(b, w, r),
+        d.tri(),
+        out,
+        k.gain,
+        k.width,
+        k.friction,
+        k.volume_per_dt,
+        k.dt,
+        k.area,
+    );
 }
 
 /// The interior columns of one row: the same arithmetic as the border path, without lookups.
@@ -253,11 +293,7 @@ fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     for (slot, row) in fl.iter_mut().zip(fluxes.iter_mut()) {
         *slot = &mut row[1..1 + n];
     }
-    let mut spare = vec![0.0f32; n];
-    let limit: &mut [f32] = match tail.first_mut() {
-        Some(l) => &mut l[1..1 + n],
-        None => &mut spare[..],
-    };
+    let limit: &mut [f32] = &mut tail[0][1..1 + n];
     let (bc, dc) = (&b.centre()[..n], &d.centre()[..n]);
     let bn: [&[f32]; P] = std::array::from_fn(|e| &b.shifted(e)[..n]);
     let dn: [&[f32]; P] = std::array::from_fn(|e| &d.shifted(e)[..n]);
@@ -307,17 +343,6 @@ fn scale_by_donor(st: &mut State, dv: &Derived, topo: &Topology, limit: &[f32], 
     });
 }
 
-/// Net flow out of cell `i` through pipe `e` (m³/s): the pipe's flux less the neighbour's back.
-#[inline]
-pub fn net_out(flux: &[Vec<f32>], signed: bool, topo: &Topology, r: usize, c: usize, e: usize) -> f32 {
-    let i = r * topo.width + c;
-    if signed {
-        return flux[e][i];
-    }
-    let back = topo.neighbour(r, c, e).map_or(0.0, |j| flux[opposite(e)][j]);
-    flux[e][i] - back
-}
-
 /// Constants of the update stage.
 #[derive(Clone, Copy)]
 pub(super) struct UpdateConsts {
@@ -360,23 +385,4 @@ pub(super) fn update_cell<const P: usize>(d1: f32, q: &[f32; P], k: &UpdateConst
     let u = if mean > k.eps { wx / (k.ly * mean) } else { 0.0 };
     let v = if mean > k.eps { wy / (k.lx * mean) } else { 0.0 };
     (d2, u, v, (wx * wx + wy * wy).sqrt() * k.dt)
-}
-
-/// Last stage, `evaporation`: `d ← d·(1 − Ke·Δt)` (eq. 13). Returns the evaporated volume, m³.
-pub fn evaporation(st: &mut State, p: &Params, dv: &Derived) -> f64 {
-    let keep = (1.0 - p.evaporation * dv.dt) as f32;
-    if keep >= 1.0 {
-        return 0.0;
-    }
-    let sums = par::rows(&mut [&mut st.water], st.width, |_, out| {
-        let row = &mut *out[0];
-        let mut gone = vec![0.0f32; row.len()];
-        for (d, g) in row.iter_mut().zip(gone.iter_mut()) {
-            let before = *d;
-            *d *= keep;
-            *g = before - *d;
-        }
-        [par::lane_sum(&gone), 0.0, 0.0, 0.0]
-    });
-    sums[0] * dv.area
 }

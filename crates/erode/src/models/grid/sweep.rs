@@ -1,0 +1,338 @@
+//! One sweep over the rows for `water_flux`, `thermal_flux`, `water_update`,
+//! `erosion_deposition`, `evaporation`, `sediment_transport` and `thermal_apply`: the same row
+//! functions as the stage-by-stage passes, scheduled so that each row's data is still in cache
+//! when the next stage needs it.
+//!
+//! The grid is cut into bands of rows, one rayon task each. A band walks its rows once: at row
+//! `t` it computes the fluxes (and thermal shares) of row `t`, then updates and erodes row
+//! `t − 1` (whose fluxes around it are now all new), then transports sediment and applies the
+//! thermal moves for row `t − 2`. A stage that reads its neighbours' rows cannot run there on the
+//! rows at a band's edges (the neighbour band may not have produced them yet, or may already
+//! have overwritten them), so those rows are deferred: the update/erosion of a band's first and
+//! last row, and the transport/thermal moves of its first two and last two, run after all bands
+//! have finished, in two short parallel passes. The depth a band's fluxes read across its edge
+//! is copied before the sweep; no band writes a row another band reads during the sweep.
+//!
+//! Every cell therefore goes through exactly the arithmetic of the stage-by-stage passes, and
+//! per-row sums are reduced in row order: the results are bit-identical to them (and to any
+//! number of threads or bands), which `tests/grid_sweep.rs` checks.
+//!
+//! It covers the one-way flux form with conservative transport (the defaults); the signed form
+//! (a donor-scaling pass between flux and update) and semi-Lagrangian transport (which reads
+//! beyond the neighbouring rows) run stage by stage.
+
+use super::derived::Derived;
+use super::fused::{UpdateErodeConsts, update_erode_row};
+use super::params::{Border, FluxForm, Params, Transport};
+use super::state::State;
+use super::thermal::{self, ThermalConsts};
+use super::topology::{Around, Topology};
+use super::transport::conservative_row;
+use super::water::{FluxConsts, flux_row};
+use crate::par;
+
+/// Scratch arrays the sweep writes (whole grids, swapped into the state by the caller).
+pub struct SweepScratch<'a> {
+    /// Sediment share per cell (from `water_flux`).
+    pub share: &'a mut [f32],
+    /// Thermal share per metre of drop.
+    pub thermal_share: &'a mut [f32],
+    /// Talus per cell.
+    pub talus: &'a mut [f32],
+    /// The terrain after erosion and thermal moves (swap into the state).
+    pub next: &'a mut [f32],
+    /// The sediment after transport (swap into the state).
+    pub sediment_next: &'a mut [f32],
+}
+
+/// Totals of one sweep.
+pub struct SweepTotals {
+    /// Height set moving by thermal erosion, m³.
+    pub thermal_moved: f64,
+    /// Update, erosion and evaporation.
+    pub pass: super::fused::Pass,
+    /// Sediment that left across open edges, m³.
+    pub sediment_outflow: f64,
+}
+
+/// Whether the sweep covers these parameters.
+pub fn covers(p: &Params) -> bool {
+    p.flux_form == FluxForm::OneWay && p.transport == Transport::Conservative
+}
+
+/// Runs the sweep (see the module's text); the caller swaps `next` and `sediment_next` in.
+pub fn sweep(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, sc: SweepScratch<'_>) -> SweepTotals {
+    match (st.flux.len(), dv.depth_scaled) {
+        (4, false) => sweep_with::<4, false>(st, p, dv, topo, sc),
+        (4, true) => sweep_with::<4, true>(st, p, dv, topo, sc),
+        (_, false) => sweep_with::<8, false>(st, p, dv, topo, sc),
+        (_, true) => sweep_with::<8, true>(st, p, dv, topo, sc),
+    }
+}
+
+/// Field positions in a band's list of slices, after the `P` fluxes.
+const SHARE: usize = 0;
+const THERMAL_SHARE: usize = 1;
+const TALUS: usize = 2;
+/// The nine rows `update_erode_row` writes start here: next, depth, velocity x and y,
+/// discharge, sediment, hardness, eroded, deposited.
+const UPDATE: usize = 3;
+const DEPTH: usize = UPDATE + 1;
+const SEDIMENT: usize = UPDATE + 5;
+const HARDNESS: usize = UPDATE + 6;
+const SEDIMENT_NEXT: usize = UPDATE + 9;
+
+/// Per-row sums: thermal amount, the fused pass's five, transport's lost.
+type RowSums = [f64; 7];
+
+/// Bands for `height` rows: two per thread, at least 8 rows each.
+fn band_bounds(height: usize) -> Vec<usize> {
+    let count = (rayon::current_num_threads() * 2).min(height / 8).max(1);
+    (0..=count).map(|k| k * height / count).collect()
+}
+
+/// Rows of band `a..z` within `margin` rows of its edges (all of them in a thin band).
+fn deferred(a: usize, z: usize, margin: usize) -> impl Iterator<Item = usize> {
+    (a..z).filter(move |&r| r < a + margin || r + margin >= z)
+}
+
+fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
+    st: &mut State,
+    p: &Params,
+    dv: &Derived,
+    topo: &Topology,
+    sc: SweepScratch<'_>,
+) -> SweepTotals {
+    let (w, h) = (st.width, st.height);
+    let wrap = p.border == Border::Wrap;
+    let k = Consts {
+        flux: FluxConsts::new(p, dv),
+        thermal: ThermalConsts::new(p, dv),
+        update: UpdateErodeConsts::new(st, p, dv),
+        thermal_on: p.thermal_rate > 0.0,
+        open: p.border == Border::Open,
+        dist: dv.distance,
+    };
+    let bounds = band_bounds(h);
+    // the depth each band's fluxes read across its top and bottom edges, before the sweep
+    let row_copy = |r: usize| st.water[r * w..(r + 1) * w].to_vec();
+    let edges: Vec<[Vec<f32>; 2]> = bounds
+        .windows(2)
+        .map(|ab| {
+            let (a, z) = (ab[0], ab[1]);
+            let above = if a > 0 {
+                row_copy(a - 1)
+            } else if wrap {
+                row_copy(h - 1)
+            } else {
+                row_copy(a)
+            };
+            let below = if z < h {
+                row_copy(z)
+            } else if wrap {
+                row_copy(0)
+            } else {
+                row_copy(z - 1)
+            };
+            [above, below]
+        })
+        .collect();
+
+    let b: &[f32] = &st.terrain;
+    let mut sums = vec![[0.0f64; 7]; h];
+    {
+        let mut fields: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
+        fields.extend([
+            &mut *sc.share,
+            &mut *sc.thermal_share,
+            &mut *sc.talus,
+            &mut *sc.next,
+            &mut st.water,
+            &mut st.velocity_x,
+            &mut st.velocity_y,
+            &mut st.discharge_integral,
+            &mut st.sediment,
+            &mut st.hardness,
+            &mut st.eroded,
+            &mut st.deposited,
+            &mut *sc.sediment_next,
+        ]);
+        let per_band = par::bands(&mut fields, w, &bounds, |n, a, band| {
+            let z = bounds[n + 1];
+            let mut out = vec![[0.0f64; 7]; z - a];
+            for t in a..z {
+                band_fluxes::<P, DEPTH_SCALED>(band, a, z, t, &edges[n], topo, b, &k, &mut out[t - a]);
+                if t >= a + 2 {
+                    band_update::<P>(band, a, t - 1, topo, b, &k, &mut out[t - 1 - a]);
+                }
+                if t >= a + 4 {
+                    band_moves::<P>(band, a, t - 2, topo, b, &k, &mut out[t - 2 - a]);
+                }
+            }
+            out
+        });
+        for (n, rows) in per_band.into_iter().enumerate() {
+            sums[bounds[n]..bounds[n + 1]].copy_from_slice(&rows);
+        }
+    }
+
+    // the deferred rows at the bands' edges: update and erosion, then transport and thermal
+    let edge_rows =
+        |margin: usize| -> Vec<usize> { bounds.windows(2).flat_map(|ab| deferred(ab[0], ab[1], margin)).collect() };
+    let flux = &st.flux;
+    let updated = {
+        let mut outs: [&mut [f32]; 9] = [
+            &mut *sc.next,
+            &mut st.water,
+            &mut st.velocity_x,
+            &mut st.velocity_y,
+            &mut st.discharge_integral,
+            &mut st.sediment,
+            &mut st.hardness,
+            &mut st.eroded,
+            &mut st.deposited,
+        ];
+        let rows = edge_rows(1);
+        let done = par::some_rows(&mut outs, w, &rows, |r, out| {
+            let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
+            update_erode_row(r, topo, &f, b, out, &k.update)
+        });
+        rows.into_iter().zip(done).collect::<Vec<_>>()
+    };
+    for (r, s) in updated {
+        sums[r][1..6].copy_from_slice(&s);
+    }
+    let moved = {
+        let (s, share, ts, ta) = (&st.sediment, &*sc.share, &*sc.thermal_share, &*sc.talus);
+        let mut outs: [&mut [f32]; 2] = [&mut *sc.sediment_next, &mut *sc.next];
+        let rows = edge_rows(2);
+        let done = par::some_rows(&mut outs, w, &rows, |r, out| {
+            let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
+            let [sed, next] = out else { return 0.0 };
+            let lost = conservative_row(r, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), sed, k.open);
+            if k.thermal_on {
+                thermal::apply_row_at(r, topo, b, Around::of(ts, topo, r), Around::of(ta, topo, r), next, k.dist);
+            }
+            lost
+        });
+        rows.into_iter().zip(done).collect::<Vec<_>>()
+    };
+    for (r, lost) in moved {
+        sums[r][6] = lost;
+    }
+
+    // reduce in row order, as the stage-by-stage passes do
+    let (mut thermal_total, mut fused, mut lost) = (0.0f64, [0.0f64; 5], 0.0f64);
+    for s in &sums {
+        thermal_total += s[0];
+        fused = par::add(fused, &[s[1], s[2], s[3], s[4], s[5]]);
+        lost += s[6];
+    }
+    SweepTotals { thermal_moved: thermal_total * dv.area, pass: k.update.pass(fused), sediment_outflow: lost * dv.area }
+}
+
+/// Everything the row functions need, built once per sweep.
+struct Consts {
+    flux: FluxConsts,
+    thermal: ThermalConsts,
+    update: UpdateErodeConsts,
+    thermal_on: bool,
+    open: bool,
+    dist: [f32; 8],
+}
+
+/// Row `r` of a band's field.
+fn row_of(field: &[f32], a: usize, r: usize, w: usize) -> &[f32] {
+    &field[(r - a) * w..(r - a + 1) * w]
+}
+
+fn row_of_mut(field: &mut [f32], a: usize, r: usize, w: usize) -> &mut [f32] {
+    &mut field[(r - a) * w..(r - a + 1) * w]
+}
+
+/// A band's field around row `r` (both neighbours inside the band).
+fn band_around(field: &[f32], a: usize, r: usize, w: usize, h: usize) -> Around<'_> {
+    Around::new(row_of(field, a, r - 1, w), row_of(field, a, r, w), row_of(field, a, r + 1, w), r, h)
+}
+
+/// `water_flux` and `thermal_flux` of row `t` of band `a..z`.
+#[allow(clippy::too_many_arguments)]
+fn band_fluxes<const P: usize, const DEPTH_SCALED: bool>(
+    band: &mut [&mut [f32]],
+    a: usize,
+    z: usize,
+    t: usize,
+    edges: &[Vec<f32>; 2],
+    topo: &Topology,
+    b: &[f32],
+    k: &Consts,
+    sums: &mut RowSums,
+) {
+    let (w, h) = (topo.width, topo.height);
+    let (fl, rest) = band.split_at_mut(P);
+    let (scratch, state) = rest.split_at_mut(UPDATE);
+    let d = &*state[DEPTH - UPDATE];
+    let up = if t > a { row_of(d, a, t - 1, w) } else { &edges[0][..] };
+    let down = if t + 1 < z { row_of(d, a, t + 1, w) } else { &edges[1][..] };
+    let depth = Around::new(up, row_of(d, a, t, w), down, t, h);
+    let [share, thermal_share, talus] = scratch else { return };
+    let mut outs: [&mut [f32]; 9] = std::array::from_fn(|_| &mut [][..]);
+    for (slot, f) in outs.iter_mut().zip(fl.iter_mut()) {
+        *slot = row_of_mut(f, a, t, w);
+    }
+    outs[P] = row_of_mut(share, a, t, w);
+    flux_row::<P, false, DEPTH_SCALED>(t, topo, b, depth, &mut outs[..P + 1], &k.flux);
+    if k.thermal_on {
+        let hard = row_of(&state[HARDNESS - UPDATE], a, t, w);
+        let (ts, ta) = (row_of_mut(thermal_share, a, t, w), row_of_mut(talus, a, t, w));
+        sums[0] = thermal::flux_row(t, topo, b, hard, ts, ta, &k.thermal);
+    }
+}
+
+/// `water_update`, `erosion_deposition` and `evaporation` of row `r` of the band starting at `a`.
+fn band_update<const P: usize>(
+    band: &mut [&mut [f32]],
+    a: usize,
+    r: usize,
+    topo: &Topology,
+    b: &[f32],
+    k: &Consts,
+    sums: &mut RowSums,
+) {
+    let (w, h) = (topo.width, topo.height);
+    let (fl, rest) = band.split_at_mut(P);
+    let f: [Around<'_>; P] = std::array::from_fn(|e| band_around(&fl[e], a, r, w, h));
+    let mut outs: [&mut [f32]; 9] = std::array::from_fn(|_| &mut [][..]);
+    for (slot, field) in outs.iter_mut().zip(rest[UPDATE..UPDATE + 9].iter_mut()) {
+        *slot = row_of_mut(field, a, r, w);
+    }
+    let s = update_erode_row(r, topo, &f, b, &mut outs, &k.update);
+    sums[1..6].copy_from_slice(&s);
+}
+
+/// `sediment_transport` and `thermal_apply` of row `r` of the band starting at `a`.
+fn band_moves<const P: usize>(
+    band: &mut [&mut [f32]],
+    a: usize,
+    r: usize,
+    topo: &Topology,
+    b: &[f32],
+    k: &Consts,
+    sums: &mut RowSums,
+) {
+    let (w, h) = (topo.width, topo.height);
+    let (fl, rest) = band.split_at_mut(P);
+    let (scratch, state) = rest.split_at_mut(UPDATE);
+    let (next, state) = state.split_at_mut(1);
+    let (middle, sediment_next) = state.split_at_mut(SEDIMENT_NEXT - UPDATE - 1);
+    let f: [Around<'_>; P] = std::array::from_fn(|e| band_around(&fl[e], a, r, w, h));
+    let s = band_around(&middle[SEDIMENT - UPDATE - 1], a, r, w, h);
+    let share = band_around(&scratch[SHARE], a, r, w, h);
+    let out = row_of_mut(&mut sediment_next[0], a, r, w);
+    sums[6] = conservative_row(r, topo, &f, s, share, out, k.open);
+    if k.thermal_on {
+        let ts = band_around(&scratch[THERMAL_SHARE], a, r, w, h);
+        let ta = band_around(&scratch[TALUS], a, r, w, h);
+        thermal::apply_row_at(r, topo, b, ts, ta, row_of_mut(&mut next[0], a, r, w), k.dist);
+    }
+}
