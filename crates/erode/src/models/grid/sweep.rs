@@ -283,7 +283,7 @@ fn band_fluxes<const P: usize, const DEPTH_SCALED: bool>(
     outs[P] = row_of_mut(share, a, t, w);
     flux_row::<P, false, DEPTH_SCALED>(t, topo, b, depth, &mut outs[..P + 1], &k.flux);
     if k.thermal_on {
-        let hard = row_of(&state[HARDNESS - UPDATE], a, t, w);
+        let hard = row_of(state[HARDNESS - UPDATE], a, t, w);
         let (ts, ta) = (row_of_mut(thermal_share, a, t, w), row_of_mut(talus, a, t, w));
         sums[0] = thermal::flux_row(t, topo, b, hard, ts, ta, &k.thermal);
     }
@@ -301,7 +301,7 @@ fn band_update<const P: usize>(
 ) {
     let (w, h) = (topo.width, topo.height);
     let (fl, rest) = band.split_at_mut(P);
-    let f: [Around<'_>; P] = std::array::from_fn(|e| band_around(&fl[e], a, r, w, h));
+    let f: [Around<'_>; P] = std::array::from_fn(|e| band_around(fl[e], a, r, w, h));
     let mut outs: [&mut [f32]; 9] = std::array::from_fn(|_| &mut [][..]);
     for (slot, field) in outs.iter_mut().zip(rest[UPDATE..UPDATE + 9].iter_mut()) {
         *slot = row_of_mut(field, a, r, w);
@@ -325,14 +325,14 @@ fn band_moves<const P: usize>(
     let (scratch, state) = rest.split_at_mut(UPDATE);
     let (next, state) = state.split_at_mut(1);
     let (middle, sediment_next) = state.split_at_mut(SEDIMENT_NEXT - UPDATE - 1);
-    let f: [Around<'_>; P] = std::array::from_fn(|e| band_around(&fl[e], a, r, w, h));
-    let s = band_around(&middle[SEDIMENT - UPDATE - 1], a, r, w, h);
-    let share = band_around(&scratch[SHARE], a, r, w, h);
-    let out = row_of_mut(&mut sediment_next[0], a, r, w);
+    let f: [Around<'_>; P] = std::array::from_fn(|e| band_around(fl[e], a, r, w, h));
+    let s = band_around(middle[SEDIMENT - UPDATE - 1], a, r, w, h);
+    let share = band_around(scratch[SHARE], a, r, w, h);
+    let out = row_of_mut(sediment_next[0], a, r, w);
     sums[6] = conservative_row(r, topo, &f, s, share, out, k.open);
     if k.thermal_on {
-        let ts = band_around(&scratch[THERMAL_SHARE], a, r, w, h);
-        let ta = band_around(&scratch[TALUS], a, r, w, h);
-        thermal::apply_row_at(r, topo, b, ts, ta, row_of_mut(&mut next[0], a, r, w), k.dist);
+        let ts = band_around(scratch[THERMAL_SHARE], a, r, w, h);
+        let ta = band_around(scratch[TALUS], a, r, w, h);
+        thermal::apply_row_at(r, topo, b, ts, ta, row_of_mut(next[0], a, r, w), k.dist);
     }
 }
