@@ -1,5 +1,5 @@
 //! Runs the grid model on a generated terrain and prints the books: a quick look at a run.
-//! `cargo run --release -p erode --example grid_probe -- [size] [iterations]`
+//! `cargo run --release -p erode --example grid_probe -- [size] [iterations] [height]`
 use erode::models::grid::{CpuSim, Params, StartMaps, State};
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
 
@@ -7,10 +7,11 @@ fn main() {
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let size = args.first().copied().unwrap_or(128);
     let iters = args.get(1).copied().unwrap_or(500) as u64;
+    let height = args.get(2).copied().unwrap_or(size);
     let spec = TerrainSpec {
         kind: TerrainKind::Ridged,
         width: size,
-        height: size,
+        height,
         seed: 3,
         relief: size as f64 * 0.25,
         feature_size: size as f64 / 2.0,

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use super::derived::Derived;
 use super::fused::Pass;
-use super::params::{Params, Units};
+use super::params::{Params, RainMode, Units};
 use super::state::Books;
 use super::state::State;
 use super::topology::Topology;
@@ -243,7 +243,8 @@ impl CpuSim {
     /// The stage list of 000 section 2 (MODEL.md), in order.
     fn substep(&mut self, st: &mut State, key: u64, use_sweep: bool) {
         self.timed(Stage::WaterIncrement, |s| {
-            let (rain, sources) = water::water_increment(st, &s.params, &s.derived, &s.source_rate, key);
+            let with_rows = !(use_sweep && s.params.rain_mode != RainMode::Buckets);
+            let (rain, sources) = water::water_increment(st, &s.params, &s.derived, &s.source_rate, key, with_rows);
             st.books.rain += rain;
             st.books.sources += sources;
         });
@@ -257,7 +258,10 @@ impl CpuSim {
                     next: &mut sc.next,
                     sediment_next: &mut sc.sediment_next,
                 };
-                let t = sweep::sweep(st, &s.params, &s.derived, &s.topo, scratch);
+                let rows = (s.params.rain_mode != RainMode::Buckets).then_some(&s.source_rate[..]);
+                let t = sweep::sweep(st, &s.params, &s.derived, &s.topo, rows, scratch);
+                st.books.rain += t.rain;
+                st.books.sources += t.sources;
                 std::mem::swap(&mut st.terrain, &mut sc.next);
                 std::mem::swap(&mut st.sediment, &mut sc.sediment_next);
                 if s.params.thermal_rate > 0.0 {

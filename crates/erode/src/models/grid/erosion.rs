@@ -26,7 +26,7 @@ pub fn capacity(
     model: CapacityModel,
     kc: f32,
     min_tilt: f32,
-    max_depth: f32,
+    per_max_depth: f32,
     bx: f32,
     by: f32,
     u: f32,
@@ -40,7 +40,7 @@ pub fn capacity(
             // sine of the downhill slope along the flow direction
             let along = -(bx * u + by * v) / (speed * norm);
             let along = if along > min_tilt { along } else { min_tilt };
-            let lmax = 1.0 - d / max_depth;
+            let lmax = 1.0 - d * per_max_depth;
             let lmax = if lmax > 0.0 { if lmax < 1.0 { lmax } else { 1.0 } } else { 0.0 };
             kc * along * speed * lmax
         }
@@ -63,7 +63,7 @@ pub(super) struct ErosionConsts {
     kh: f32,
     kc: f32,
     min_tilt: f32,
-    max_depth: f32,
+    per_max_depth: f32,
     r_min: f32,
     floor: f32,
 }
@@ -83,7 +83,7 @@ pub(super) fn erode_cell(
     d: f32,
     hard: f32,
 ) -> (f32, f32, f32, f32, f32, f32, f32) {
-    let cap = capacity(k.model, k.kc, k.min_tilt, k.max_depth, bx, by, u, v, d);
+    let cap = capacity(k.model, k.kc, k.min_tilt, k.per_max_depth, bx, by, u, v, d);
     let above = height - k.floor;
     let above = if above > 0.0 { above } else { 0.0 };
     let want = k.dt * hard * k.ks * (cap - s);
@@ -110,7 +110,7 @@ impl ErosionConsts {
             kh: p.softening as f32,
             kc: p.capacity as f32,
             min_tilt: p.min_tilt as f32,
-            max_depth: p.max_erosion_depth as f32,
+            per_max_depth: (1.0 / p.max_erosion_depth) as f32,
             r_min: p.hardness_min as f32,
             floor: st.floor,
         }

@@ -235,6 +235,7 @@ struct Rows<'r> {
 /// Columns per chunk of a row: the chunk's scratch lives on the stack.
 const CHUNK: usize = 256;
 
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
 #[allow(clippy::too_many_arguments)]
 fn row<'a, const P: usize, const SIGNED: bool>(
     own: &[&[f32]; P],
@@ -250,24 +251,25 @@ fn row<'a, const P: usize, const SIGNED: bool>(
     let n = b.centre().len();
     let (bc, be, bw, bs, bn) =
         (&b.centre()[..n], &b.shifted(0)[..n], &b.shifted(1)[..n], &b.shifted(2)[..n], &b.shifted(3)[..n]);
+    // scratch for one chunk, filled before it is read (zeroed once per row, not per chunk)
+    let mut gx = [0.0f32; CHUNK];
+    let mut gy = [0.0f32; CHUNK];
+    let mut net = [[0.0f32; CHUNK]; P];
+    let mut amounts = [[0.0f32; CHUNK]; 3];
     let mut start = 0;
     while start < n {
         let end = (start + CHUNK).min(n);
         let len = end - start;
-        let mut gx = [0.0f32; CHUNK];
-        let mut gy = [0.0f32; CHUNK];
         for c in 0..len {
             gx[c] = (be[start + c] - bw[start + c]) * inv2x;
             gy[c] = (bs[start + c] - bn[start + c]) * inv2y;
         }
-        let mut net = [[0.0f32; CHUNK]; P];
         for e in 0..P {
             let (own, back) = (&own[e][start..end], &back[e][start..end]);
             for c in 0..len {
                 net[e][c] = if SIGNED { own[c] } else { own[c] - back[c] };
             }
         }
-        let mut amounts = [[0.0f32; CHUNK]; 3];
         let nets: [&[f32]; P] = std::array::from_fn(|e| &net[e][..len]);
         let [dissolved, settled, water_out] = &mut amounts;
         let span = start..end;

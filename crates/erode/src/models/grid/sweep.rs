@@ -28,7 +28,7 @@ use super::state::State;
 use super::thermal::{self, ThermalConsts};
 use super::topology::{Around, Topology};
 use super::transport::conservative_row;
-use super::water::{FluxConsts, flux_row};
+use super::water::{FluxConsts, Increment, flux_row};
 use crate::par;
 
 /// Scratch arrays the sweep writes (whole grids, swapped into the state by the caller).
@@ -53,6 +53,10 @@ pub struct SweepTotals {
     pub pass: super::fused::Pass,
     /// Sediment that left across open edges, m³.
     pub sediment_outflow: f64,
+    /// Rain and source water added, m³ (0 unless the sweep added them).
+    pub rain: f64,
+    /// Source water added, m³.
+    pub sources: f64,
 }
 
 /// Whether the sweep covers these parameters.
@@ -61,12 +65,21 @@ pub fn covers(p: &Params) -> bool {
 }
 
 /// Runs the sweep (see the module's text); the caller swaps `next` and `sediment_next` in.
-pub fn sweep(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, sc: SweepScratch<'_>) -> SweepTotals {
+/// `source_rate` is `Some` when the sweep also adds rain and sources (`water_increment`
+/// without buckets) to each row just before its fluxes.
+pub fn sweep(
+    st: &mut State,
+    p: &Params,
+    dv: &Derived,
+    topo: &Topology,
+    source_rate: Option<&[f32]>,
+    sc: SweepScratch<'_>,
+) -> SweepTotals {
     match (st.flux.len(), dv.depth_scaled) {
-        (4, false) => sweep_with::<4, false>(st, p, dv, topo, sc),
-        (4, true) => sweep_with::<4, true>(st, p, dv, topo, sc),
-        (_, false) => sweep_with::<8, false>(st, p, dv, topo, sc),
-        (_, true) => sweep_with::<8, true>(st, p, dv, topo, sc),
+        (4, false) => sweep_with::<4, false>(st, p, dv, topo, source_rate, sc),
+        (4, true) => sweep_with::<4, true>(st, p, dv, topo, source_rate, sc),
+        (_, false) => sweep_with::<8, false>(st, p, dv, topo, source_rate, sc),
+        (_, true) => sweep_with::<8, true>(st, p, dv, topo, source_rate, sc),
     }
 }
 
@@ -82,8 +95,8 @@ const SEDIMENT: usize = UPDATE + 5;
 const HARDNESS: usize = UPDATE + 6;
 const SEDIMENT_NEXT: usize = UPDATE + 9;
 
-/// Per-row sums: thermal amount, the fused pass's five, transport's lost.
-type RowSums = [f64; 7];
+/// Per-row sums: thermal amount, the fused pass's five, transport's lost, rain, sources.
+type RowSums = [f64; 9];
 
 /// Bands for `height` rows: two per thread, at least 8 rows each.
 fn band_bounds(height: usize) -> Vec<usize> {
@@ -101,9 +114,11 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     p: &Params,
     dv: &Derived,
     topo: &Topology,
+    source_rate: Option<&[f32]>,
     sc: SweepScratch<'_>,
 ) -> SweepTotals {
     let (w, h) = (st.width, st.height);
+    let inc = source_rate.map(|src| Increment::new(p, dv, st.rain_map.as_deref(), src)).filter(|i| !i.is_empty());
     let wrap = p.border == Border::Wrap;
     let k = Consts {
         flux: FluxConsts::new(p, dv),
@@ -114,8 +129,15 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         dist: dv.distance,
     };
     let bounds = band_bounds(h);
-    // the depth each band's fluxes read across its top and bottom edges, before the sweep
-    let row_copy = |r: usize| st.water[r * w..(r + 1) * w].to_vec();
+    // the depth each band's fluxes read across its top and bottom edges, before the sweep (with
+    // the rain and sources the band above or below adds to it)
+    let row_copy = |r: usize| {
+        let mut row = st.water[r * w..(r + 1) * w].to_vec();
+        if let Some(inc) = &inc {
+            inc.row(r, &mut row);
+        }
+        row
+    };
     let edges: Vec<[Vec<f32>; 2]> = bounds
         .windows(2)
         .map(|ab| {
@@ -139,7 +161,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         .collect();
 
     let b: &[f32] = &st.terrain;
-    let mut sums = vec![[0.0f64; 7]; h];
+    let mut sums = vec![[0.0f64; 9]; h];
     {
         let mut fields: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
         fields.extend([
@@ -159,8 +181,18 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         ]);
         let per_band = par::bands(&mut fields, w, &bounds, |n, a, band| {
             let z = bounds[n + 1];
-            let mut out = vec![[0.0f64; 7]; z - a];
+            let mut out = vec![[0.0f64; 9]; z - a];
             for t in a..z {
+                if let Some(inc) = &inc {
+                    // rain and sources reach rows t and t + 1 before the fluxes of row t read them
+                    let first = if t == a { a } else { t + 1 };
+                    for r in first..(t + 2).min(z) {
+                        let d = row_of_mut(band[P + DEPTH], a, r, w);
+                        let [rain, sources] = inc.row(r, d);
+                        out[r - a][7] = rain;
+                        out[r - a][8] = sources;
+                    }
+                }
                 band_fluxes::<P, DEPTH_SCALED>(band, a, z, t, &edges[n], topo, b, &k, &mut out[t - a]);
                 if t >= a + 2 {
                     band_update::<P>(band, a, t - 1, topo, b, &k, &mut out[t - 1 - a]);
@@ -222,13 +254,20 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     }
 
     // reduce in row order, as the stage-by-stage passes do
-    let (mut thermal_total, mut fused, mut lost) = (0.0f64, [0.0f64; 5], 0.0f64);
+    let (mut thermal_total, mut fused, mut lost, mut added) = (0.0f64, [0.0f64; 5], 0.0f64, [0.0f64; 2]);
     for s in &sums {
         thermal_total += s[0];
         fused = par::add(fused, &[s[1], s[2], s[3], s[4], s[5]]);
         lost += s[6];
+        added = par::add(added, &[s[7], s[8]]);
     }
-    SweepTotals { thermal_moved: thermal_total * dv.area, pass: k.update.pass(fused), sediment_outflow: lost * dv.area }
+    SweepTotals {
+        thermal_moved: thermal_total * dv.area,
+        pass: k.update.pass(fused),
+        sediment_outflow: lost * dv.area,
+        rain: added[0] * dv.area,
+        sources: added[1] * dv.area,
+    }
 }
 
 /// Everything the row functions need, built once per sweep.

@@ -153,8 +153,8 @@ pub struct Around<'a> {
     up: &'a [f32],
     mid: &'a [f32],
     down: &'a [f32],
-    row: usize,
-    height: usize,
+    /// Flat index of the first cell of each row (`up`, `mid`, `down`).
+    starts: [usize; 3],
 }
 
 impl<'a> Around<'a> {
@@ -162,7 +162,10 @@ impl<'a> Around<'a> {
     /// exist).
     #[inline]
     pub fn new(up: &'a [f32], mid: &'a [f32], down: &'a [f32], row: usize, height: usize) -> Self {
-        Self { up, mid, down, row, height }
+        let w = mid.len();
+        let above = if row > 0 { row - 1 } else { height - 1 };
+        let below = if row + 1 < height { row + 1 } else { 0 };
+        Self { up, mid, down, starts: [above * w, row * w, below * w] }
     }
 
     /// Around `row` of a whole field.
@@ -172,7 +175,7 @@ impl<'a> Around<'a> {
         let at = |r: usize| &field[r * w..(r + 1) * w];
         let up = if row > 0 { at(row - 1) } else { at(h - 1) };
         let down = if row + 1 < h { at(row + 1) } else { at(0) };
-        Self { up, mid: at(row), down, row, height: h }
+        Self::new(up, at(row), down, row, h)
     }
 
     /// The value at flat index `j`, which must lie in one of the three rows (as every neighbour
@@ -180,13 +183,13 @@ impl<'a> Around<'a> {
     #[inline]
     pub fn at(&self, j: usize) -> f32 {
         let w = self.mid.len();
-        let (r, c) = (j / w, j % w);
-        if r == self.row {
-            self.mid[c]
-        } else if r == (self.row + self.height - 1) % self.height {
-            self.up[c]
+        let [up, mid, down] = self.starts;
+        if j >= mid && j < mid + w {
+            self.mid[j - mid]
+        } else if j >= up && j < up + w {
+            self.up[j - up]
         } else {
-            self.down[c]
+            self.down[j - down]
         }
     }
 

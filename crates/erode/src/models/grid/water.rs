@@ -9,54 +9,94 @@ use super::topology::{Around, Topology, Tri};
 use crate::par;
 use crate::rng::SplitMix64;
 
-/// Stage 1, `water_increment`: rain and sources add depth. Returns (rain, sources) volumes, m³.
-pub fn water_increment(st: &mut State, p: &Params, dv: &Derived, source_rate: &[f32], key: u64) -> (f64, f64) {
-    let w = st.width;
-    let dt = dv.dt as f32;
-    let rain = match p.rain_mode {
-        RainMode::Uniform => (p.rain_rate * dv.dt) as f32,
-        RainMode::Map => (p.rain_rate * dv.dt) as f32,
-        RainMode::Off | RainMode::Buckets => 0.0,
-    };
-    let map = if p.rain_mode == RainMode::Map { st.rain_map.as_deref() } else { None };
-    let add_rain = rain > 0.0;
-    let add_sources = !source_rate.is_empty();
-    let mut sums = [0.0; 4];
-    if add_rain || add_sources {
-        sums = par::rows(&mut [&mut st.water], w, |r, out| {
-            let d = &mut *out[0];
-            let mut added = vec![0.0f32; w];
-            let mut from_sources = vec![0.0f32; w];
-            let span = r * w..(r + 1) * w;
-            if add_rain {
+/// What `water_increment` adds to each row (rain, a rain map, sources), built once per sub-step.
+#[derive(Clone, Copy)]
+pub(super) struct Increment<'a> {
+    rain: f32,
+    map: Option<&'a [f32]>,
+    sources: &'a [f32],
+    dt: f32,
+}
+
+impl<'a> Increment<'a> {
+    /// The rain and sources of `p` (buckets are added separately); `map` is the state's rain map.
+    pub(super) fn new(p: &Params, dv: &Derived, map: Option<&'a [f32]>, source_rate: &'a [f32]) -> Self {
+        let rain = match p.rain_mode {
+            RainMode::Uniform | RainMode::Map => (p.rain_rate * dv.dt) as f32,
+            RainMode::Off | RainMode::Buckets => 0.0,
+        };
+        let map = if p.rain_mode == RainMode::Map { map } else { None };
+        Self { rain, map, sources: source_rate, dt: dv.dt as f32 }
+    }
+
+    /// Whether it adds nothing.
+    pub(super) fn is_empty(&self) -> bool {
+        self.rain <= 0.0 && self.sources.is_empty()
+    }
+
+    /// Adds row `r`'s rain and sources to `d` (that row). Returns (rain, sources) added, m of
+    /// depth summed over the row.
+    pub(super) fn row(&self, r: usize, d: &mut [f32]) -> [f64; 2] {
+        let w = d.len();
+        let span = r * w..(r + 1) * w;
+        let mut totals = [0.0f64; 2];
+        let mut added = [0.0f32; CHUNK];
+        if self.rain > 0.0 {
+            let map = self.map.map(|m| &m[span.clone()]);
+            for (k, chunk) in d.chunks_mut(CHUNK).enumerate() {
+                let len = chunk.len();
                 match map {
                     Some(m) => {
-                        let m = &m[span.clone()];
-                        for c in 0..w {
-                            let before = d[c];
-                            d[c] += rain * m[c];
-                            added[c] = d[c] - before;
+                        for ((v, a), &m) in chunk.iter_mut().zip(added.iter_mut()).zip(&m[k * CHUNK..k * CHUNK + len]) {
+                            let before = *v;
+                            *v += self.rain * m;
+                            *a = *v - before;
                         }
                     }
                     None => {
-                        for c in 0..w {
-                            let before = d[c];
-                            d[c] += rain;
-                            added[c] = d[c] - before;
+                        for (v, a) in chunk.iter_mut().zip(added.iter_mut()) {
+                            let before = *v;
+                            *v += self.rain;
+                            *a = *v - before;
                         }
                     }
                 }
+                totals[0] += par::lane_sum(&added[..len]);
             }
-            if add_sources {
-                let src = &source_rate[span];
-                for c in 0..w {
-                    let before = d[c];
-                    d[c] += src[c] * dt;
-                    from_sources[c] = d[c] - before;
+        }
+        if !self.sources.is_empty() {
+            let src = &self.sources[span];
+            for (k, chunk) in d.chunks_mut(CHUNK).enumerate() {
+                let len = chunk.len();
+                for ((v, a), &s) in chunk.iter_mut().zip(added.iter_mut()).zip(&src[k * CHUNK..k * CHUNK + len]) {
+                    let before = *v;
+                    *v += s * self.dt;
+                    *a = *v - before;
                 }
+                totals[1] += par::lane_sum(&added[..len]);
             }
-            [par::lane_sum(&added), par::lane_sum(&from_sources), 0.0, 0.0]
-        });
+        }
+        totals
+    }
+}
+
+/// Columns per chunk of a row whose per-cell amounts are summed on the stack.
+const CHUNK: usize = 256;
+
+/// Stage 1, `water_increment`: rain and sources add depth, then 001's buckets. Returns (rain,
+/// sources) volumes, m³. `with_rows` false leaves rain and sources to the sweep.
+pub fn water_increment(
+    st: &mut State,
+    p: &Params,
+    dv: &Derived,
+    source_rate: &[f32],
+    key: u64,
+    with_rows: bool,
+) -> (f64, f64) {
+    let inc = Increment::new(p, dv, st.rain_map.as_deref(), source_rate);
+    let mut sums = [0.0; 2];
+    if with_rows && !inc.is_empty() {
+        sums = par::rows(&mut [&mut st.water], st.width, |r, out| inc.row(r, out[0]));
     }
     let mut rain_volume = sums[0] * dv.area;
     if p.rain_mode == RainMode::Buckets && p.rain_rate > 0.0 && p.bucket_count > 0 {
@@ -117,9 +157,11 @@ fn pipe<const SIGNED: bool, const DEPTH: bool>(
     let h = if h > 0.0 { h } else { 0.0 };
     let g = if DEPTH { gain * h } else { gain };
     let q = f + g * (eta - eta_j);
-    // semi-implicit friction; with h = 0 the division is discarded by the select
-    let denom = 1.0 + friction * f.abs() / (width * h * h);
-    let q = if h > 0.0 { q / denom } else { q };
+    // semi-implicit friction `q / (1 + r/a)` with `r = friction·|f|`, `a = width·h²`, written
+    // `q − q·r/(a + r)`: one division, and exactly `q` without friction; with h = 0 the division
+    // is discarded by the select
+    let r = friction * f.abs();
+    let q = if h > 0.0 { q - q * r / (width * h * h + r) } else { q };
     if SIGNED || q > 0.0 { q } else { 0.0 }
 }
 
@@ -350,8 +392,8 @@ pub(super) struct UpdateConsts {
     inv_area: f32,
     ux: [f32; 8],
     uy: [f32; 8],
-    lx: f32,
-    ly: f32,
+    inv_lx: f32,
+    inv_ly: f32,
     eps: f32,
 }
 
@@ -362,8 +404,8 @@ impl UpdateConsts {
             inv_area: (1.0 / dv.area) as f32,
             ux: dv.unit_x,
             uy: dv.unit_y,
-            lx: st.cell_size.x as f32,
-            ly: st.cell_size.y as f32,
+            inv_lx: (1.0 / st.cell_size.x) as f32,
+            inv_ly: (1.0 / st.cell_size.y) as f32,
             eps: p.velocity_epsilon as f32,
         }
     }
@@ -382,7 +424,8 @@ pub(super) fn update_cell<const P: usize>(d1: f32, q: &[f32; P], k: &UpdateConst
     let d2 = if d2 > 0.0 { d2 } else { 0.0 };
     let (wx, wy) = (0.5 * wx, 0.5 * wy);
     let mean = 0.5 * (d1 + d2);
-    let u = if mean > k.eps { wx / (k.ly * mean) } else { 0.0 };
-    let v = if mean > k.eps { wy / (k.lx * mean) } else { 0.0 };
+    let per_depth = 1.0 / mean;
+    let u = if mean > k.eps { wx * per_depth * k.inv_ly } else { 0.0 };
+    let v = if mean > k.eps { wy * per_depth * k.inv_lx } else { 0.0 };
     (d2, u, v, (wx * wx + wy * wy).sqrt() * k.dt)
 }
