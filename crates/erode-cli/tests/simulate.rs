@@ -134,9 +134,11 @@ fn real_dems_erode_finitely_with_balanced_books_deterministically() {
 fn simulate_droplet_books_threads_and_resume() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    ok(&["generate", "--size", "48", "--seed", "5", "--relief", "2", "-o", "t.tif"], d);
+    // tall enough for droplets of lifetime 10 to run in 9 bands at a time
+    ok(&["generate", "--size", "256", "--seed", "5", "--relief", "8", "-o", "t.tif"], d);
     let run = |out: &str, threads: &str, extra: &[&str]| {
-        let mut args = vec!["simulate", "droplet", "t.tif", "-o", out, "--threads", threads, "-q", "--set", "radius=3"];
+        let mut args = vec!["simulate", "droplet", "t.tif", "-o", out, "--threads", threads, "-q"];
+        args.extend_from_slice(&["--set", "radius=2", "--set", "max_lifetime=10", "--set", "batch_size=500"]);
         args.extend_from_slice(extra);
         ok(&args, d);
     };
@@ -147,6 +149,7 @@ fn simulate_droplet_books_threads_and_resume() {
     let r = report(&d.join("one"));
     assert_eq!(r["model"], "droplet");
     assert_eq!(r["droplets"], 3000);
+    assert_eq!(r["parallel_bands"], 9);
     assert_eq!(r["finite"], true);
     assert_eq!(r["mass_balance"]["books_relative_error"], 0.0);
     assert!(r["mass_balance"]["terrain_relative_error"].as_f64().unwrap() < 1e-5);

@@ -120,6 +120,9 @@ pub enum SimError {
         /// Its y.
         y: f64,
     },
+    /// A rain map with no cell above 0: no droplet can start.
+    #[error("the rain map has no cell above 0, so no droplet can start")]
+    NoRain,
     /// A checkpoint could not be decoded.
     #[error("checkpoint: {0}")]
     Checkpoint(String),

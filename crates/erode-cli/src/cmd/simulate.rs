@@ -60,10 +60,11 @@ pub struct Args {
     /// Continue from the newest checkpoint in OUTDIR up to --iterations in total.
     #[arg(long)]
     resume: bool,
-    /// Hardness map (0..1) for hardness_mode = "map".
+    /// Hardness map (0..1): grid, for hardness_mode = "map"; droplet, scales each cell's erosion
+    /// (kept in the checkpoint, so --resume needs it not again).
     #[arg(long)]
     hardness_map: Option<PathBuf>,
-    /// Rain map (0..1) for rain_mode = "map".
+    /// Rain map (>= 0): grid, for rain_mode = "map"; droplet, where droplets start (in proportion).
     #[arg(long)]
     rain_map: Option<PathBuf>,
     #[command(flatten)]
@@ -351,7 +352,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
 }
 
 fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
-    use erode::models::droplet::{DropletParams, DropletSim, DropletState, droplet_params_fingerprint};
+    use erode::models::droplet::{DropletMaps, DropletParams, DropletSim, DropletState, droplet_params_fingerprint};
     let formats = formats(&a.format)?;
     let mut params: DropletParams = erode_io::params::load(a.params.as_deref(), &a.sets)?;
     if let Some(seed) = a.seed {
@@ -378,7 +379,14 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
         check_same_size(&path, (st.width, st.height), terrain)?;
         st
     } else {
-        DropletState::new(terrain)?
+        let hardness = read_map(&a.hardness_map, "hardness", terrain)?;
+        let rain = read_map(&a.rain_map, "rain", terrain)?;
+        DropletState::with_maps(terrain, DropletMaps { hardness: hardness.as_ref(), rain: rain.as_ref() }).map_err(
+            |e| match (&e, &a.rain_map) {
+                (erode::SimError::NoRain, Some(p)) => anyhow::anyhow!("{}: {e}", p.display()),
+                _ => e.into(),
+            },
+        )?
     };
     let mut sim = DropletSim::new(params.clone(), &st)?;
     let start = st.droplets;
@@ -389,15 +397,21 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
     let write_ckpt =
         |st: &DropletState| write_checkpoint(&ckpt_dir, "droplet-", st.droplets, &st.to_bytes(fingerprint));
     let t0 = Instant::now();
+    // checkpoints fall on whole batches, so a resumed run equals a straight one
+    let batch = u64::from(params.batch_size);
+    let every = a.checkpoint_every.div_ceil(batch) * batch;
+    if every != a.checkpoint_every && !quiet {
+        eprintln!("checkpoints every {every} droplets: a multiple of batch_size ({batch})");
+    }
     pool.install(|| -> anyhow::Result<()> {
-        // run in chunks so progress and checkpoints happen between them
-        let chunk = if a.checkpoint_every > 0 { a.checkpoint_every } else { 1000 };
+        // run in whole batches so progress and checkpoints happen between them
+        let chunk = if every > 0 { every } else { batch * (1000 / batch).max(1) };
         let end = st.droplets + todo;
         while st.droplets < end {
             let next = ((st.droplets / chunk + 1) * chunk).min(end);
             let count = next - st.droplets;
             sim.run(&mut st, count, &mut |n| bar.set_position(n));
-            if a.checkpoint_every > 0 && st.droplets.is_multiple_of(a.checkpoint_every) {
+            if every > 0 && st.droplets.is_multiple_of(every) {
                 write_ckpt(&st)?;
             }
         }
@@ -405,7 +419,7 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
     })?;
     let seconds = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
-    if a.checkpoint_every == 0 || !st.droplets.is_multiple_of(a.checkpoint_every) {
+    if every == 0 || !st.droplets.is_multiple_of(every) {
         write_ckpt(&st)?;
     }
     let finite = [&st.terrain, &st.eroded, &st.deposited, &st.flow].iter().all(|f| f.iter().all(|v| v.is_finite()));
@@ -433,6 +447,7 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
         "resumed_from": if a.resume { Some(start) } else { None },
         "seconds": seconds,
         "droplets_per_second": if seconds > 0.0 { done as f64 / seconds } else { 0.0 },
+        "parallel_bands": sim.parallel_bands(st.height),
         "mass_balance": {
             "relative_error": books_error.max(field_error),
             "books_relative_error": books_error,

@@ -1,7 +1,18 @@
-//! The CPU droplet simulator: batches of droplets in parallel against a terrain snapshot, their
-//! changes merged as integer quanta.
+//! The CPU droplet simulator. Every droplet changes the terrain in place as it goes, as in 002,
+//! and sees what the droplets before it (and itself) changed.
+//!
+//! Parallel and deterministic by keeping droplets apart: a droplet of lifetime `L` and brush
+//! radius `r` never touches a row more than `reach = L + ⌈r⌉ + 2` rows from where it started. A
+//! batch of droplets is split by the band of rows each starts in, bands at least `2·reach` tall;
+//! the droplets of the even bands run (each band's in droplet order, the bands in parallel), then
+//! those of the odd bands. Bands of one parity are more than `2·reach` apart, so their droplets
+//! never touch the same cell: each band's task owns its rows plus `reach` on either side, and
+//! the result does not depend on the number of threads. The band layout depends only on the map
+//! and the parameters. A map shorter than eight reaches (or wrapping) runs its droplets strictly
+//! in order, one after the other.
 
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+// Brush loops index several slices by the same cell.
+#![allow(clippy::needless_range_loop)]
 
 use rayon::prelude::*;
 
@@ -10,95 +21,280 @@ use super::state::{DropletBooks, DropletState, QUANTA_PER_METRE};
 use crate::error::SimError;
 use crate::rng::SplitMix64;
 
-/// Changes of one batch, as integer quanta per cell.
-struct Deltas {
-    height: Vec<AtomicI64>,
-    eroded: Vec<AtomicI64>,
-    deposited: Vec<AtomicI64>,
-    visits: Vec<AtomicU32>,
+/// Quanta a cell yields, as an exact integer in an f64: `want·hardness`, no more than it holds
+/// above `floor`.
+#[inline(always)]
+fn share_f(want: f64, hardness: f64, height: f32, floor: f64) -> f64 {
+    let want = want * hardness;
+    let above = f64::from(height) - floor;
+    let can = if want < above { want } else { above };
+    let can = if can > 0.0 { can } else { 0.0 };
+    quanta_f(if can < MAX_AMOUNT { can } else { MAX_AMOUNT })
 }
 
-/// Where a droplet's changes go: shared atomics for a parallel batch, plain integers for a
-/// batch of one. Both add the same integers, so the results are identical.
-trait Sink {
-    fn height(&mut self, i: usize, q: i64);
-    fn eroded(&mut self, i: usize, q: i64);
-    fn deposited(&mut self, i: usize, q: i64);
-    fn visit(&mut self, i: usize);
+/// [`share_f`] as an integer.
+#[inline(always)]
+fn share(want: f64, hardness: f64, height: f32, floor: f64) -> i64 {
+    share_f(want, hardness, height, floor) as i64
 }
 
-impl Sink for &Deltas {
-    fn height(&mut self, i: usize, q: i64) {
-        self.height[i].fetch_add(q, Ordering::Relaxed);
+/// The rows a droplet may change: the state's fields from row `first_row` on (the whole map, or
+/// a band's rows and reach). Cells are addressed by their index in the whole map.
+struct Ground<'a> {
+    terrain: &'a mut [f32],
+    eroded: &'a mut [f32],
+    deposited: &'a mut [f32],
+    flow: &'a mut [f32],
+    /// Index of the first cell held.
+    base: usize,
+}
+
+impl Ground<'_> {
+    #[inline]
+    fn height(&self, i: usize) -> f32 {
+        self.terrain[i - self.base]
     }
-    fn eroded(&mut self, i: usize, q: i64) {
-        self.eroded[i].fetch_add(q, Ordering::Relaxed);
+    #[inline]
+    fn erode(&mut self, i: usize, q: i64) {
+        let (i, m) = (i - self.base, q as f64 / QUANTA_PER_METRE);
+        self.terrain[i] = (f64::from(self.terrain[i]) - m) as f32;
+        self.eroded[i] += m as f32;
     }
-    fn deposited(&mut self, i: usize, q: i64) {
-        self.deposited[i].fetch_add(q, Ordering::Relaxed);
+    #[inline]
+    fn deposit(&mut self, i: usize, q: i64) {
+        let (i, m) = (i - self.base, q as f64 / QUANTA_PER_METRE);
+        self.terrain[i] = (f64::from(self.terrain[i]) + m) as f32;
+        self.deposited[i] += m as f32;
     }
+    #[inline]
     fn visit(&mut self, i: usize) {
-        self.visits[i].fetch_add(1, Ordering::Relaxed);
+        self.flow[i - self.base] += 1.0;
+    }
+    /// Erodes the brush's runs (see [`erode_in_place`]). Returns the quanta removed.
+    fn erode_runs(&mut self, runs: &[Run], weights: &[f64], scale: f64, hardness: Option<&[f32]>, floor: f64) -> i64 {
+        erode_in_place(self.terrain, self.eroded, self.base, runs, weights, scale, hardness, floor)
     }
 }
 
-/// Exclusive access: plain adds through `get_mut`.
-struct Plain<'a>(&'a mut Deltas);
+/// The serial brush on one run of cells: branch-free, so it vectorises. Quanta are exact
+/// integers in f64 and their sum is exact in any order (below 2⁵³), so the lanes give the same
+/// total as a sequential sum.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+#[allow(clippy::too_many_arguments)]
+fn erode_in_place(
+    terrain: &mut [f32],
+    eroded: &mut [f32],
+    base: usize,
+    runs: &[Run],
+    weights: &[f64],
+    scale: f64,
+    hardness: Option<&[f32]>,
+    floor: f64,
+) -> i64 {
+    let mut lanes = [0.0f64; 4];
+    for run in runs {
+        let (span, n) = (run.first..run.first + run.len, run.len);
+        let held = span.start - base..span.end - base;
+        let (terrain, eroded) = (&mut terrain[held.clone()], &mut eroded[held]);
+        let weights = &weights[run.offset..run.offset + n];
+        let mut cell = |k: usize, r: f64| {
+            let q = share_f(scale * weights[k], r, terrain[k], floor);
+            let m = q * (1.0 / QUANTA_PER_METRE);
+            terrain[k] = (f64::from(terrain[k]) - m) as f32;
+            eroded[k] += m as f32;
+            lanes[k % 4] += q;
+        };
+        match hardness {
+            Some(r) => {
+                let r = &r[span];
+                for k in 0..n {
+                    cell(k, f64::from(r[k]));
+                }
+            }
+            None => {
+                for k in 0..n {
+                    cell(k, 1.0);
+                }
+            }
+        }
+    }
+    (lanes[0] + lanes[1] + lanes[2] + lanes[3]) as i64
+}
 
-impl Sink for Plain<'_> {
-    fn height(&mut self, i: usize, q: i64) {
-        *self.0.height[i].get_mut() += q;
+/// Brush weights `max(0, radius − distance)` of every run's cells. Returns their sum (in order).
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+fn fill_weights(runs: &[Run], weights: &mut [f64], radius: f64) -> f64 {
+    for run in runs {
+        let dy2 = run.dy * run.dy;
+        for (k, wt) in weights[run.offset..run.offset + run.len].iter_mut().enumerate() {
+            let dx = run.dx0 + k as f64;
+            let v = radius - (dx * dx + dy2).sqrt();
+            *wt = if v > 0.0 { v } else { 0.0 };
+        }
     }
-    fn eroded(&mut self, i: usize, q: i64) {
-        *self.0.eroded[i].get_mut() += q;
+    let mut total = 0.0;
+    for &v in weights.iter() {
+        total += v;
     }
-    fn deposited(&mut self, i: usize, q: i64) {
-        *self.0.deposited[i].get_mut() += q;
-    }
-    fn visit(&mut self, i: usize) {
-        *self.0.visits[i].get_mut() += 1;
+    total
+}
+
+/// What one step of a droplet did, for tests and tools that watch droplets (see
+/// [`DropletSim::run_traced`]). Positions in cells, heights in metres (bilinear samples).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepRecord {
+    /// Position before the step.
+    pub from: (f64, f64),
+    /// Position after the step.
+    pub to: (f64, f64),
+    /// Height at `from` before the step's change.
+    pub h_from: f64,
+    /// Height at `to` before the step's change.
+    pub h_to: f64,
+    /// Height at `from` after it.
+    pub h_from_after: f64,
+    /// Height at `to` after it.
+    pub h_to_after: f64,
+    /// What the droplet did.
+    pub kind: StepKind,
+    /// How much it eroded or deposited, m (of height, summed over the cells).
+    pub amount: f64,
+}
+
+/// What a droplet did in one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    /// Eroded through the brush (downhill, below capacity).
+    Erode,
+    /// Deposited going uphill.
+    DepositUphill,
+    /// Deposited its excess over capacity (downhill).
+    DepositExcess,
+}
+
+/// Watches steps; `()` watches nothing and costs nothing.
+trait Observe {
+    const ON: bool;
+    fn step(&mut self, record: StepRecord);
+}
+
+impl Observe for () {
+    const ON: bool = false;
+    fn step(&mut self, _: StepRecord) {}
+}
+
+struct Watch<'a>(&'a mut dyn FnMut(&StepRecord));
+
+impl Observe for Watch<'_> {
+    const ON: bool = true;
+    fn step(&mut self, record: StepRecord) {
+        (self.0)(&record)
     }
 }
 
 /// Runs droplets on the CPU; identical results for any thread count.
 pub struct DropletSim {
     params: DropletParams,
-    deltas: Deltas,
+    /// Cumulative rain per cell, when droplets start where it rains.
+    spawn: Option<Vec<f64>>,
+    /// The brush of the current erosion step (serial runs reuse it).
+    brush: Brush,
 }
 
+/// Largest amount one quantisation takes, m (keeps quanta below 2⁵², where [`quanta_f`] is
+/// exact).
+const MAX_AMOUNT: f64 = 1.0e6;
+
+/// Metres (0..=`MAX_AMOUNT`) to quanta, rounded to nearest (ties to even), as an exact integer
+/// in an f64: adding and removing 2⁵² rounds without a conversion, so the loops that use it
+/// vectorise.
+#[inline(always)]
+fn quanta_f(metres: f64) -> f64 {
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    (metres * QUANTA_PER_METRE + TWO_52) - TWO_52
+}
+
+/// Metres (>= 0) to quanta.
+#[inline]
 fn quanta(metres: f64) -> i64 {
-    (metres * QUANTA_PER_METRE).round() as i64
+    let m = if metres > 0.0 { metres } else { 0.0 };
+    quanta_f(if m < MAX_AMOUNT { m } else { MAX_AMOUNT }) as i64
 }
 
-/// The terrain snapshot a batch reads, with the map's geometry.
-struct Terrain<'a> {
-    h: &'a [f32],
+/// `x.floor()` as an integer, without a libm call.
+#[inline]
+fn floor_i(x: f64) -> isize {
+    let t = x as isize;
+    if (t as f64) > x { t - 1 } else { t }
+}
+
+/// The map's geometry and the per-cell data the droplets read besides the heights.
+struct Map<'a> {
     w: usize,
     rows: usize,
     wrap: bool,
+    hardness: Option<&'a [f32]>,
+    floor: f64,
 }
 
-impl Terrain<'_> {
+impl Map<'_> {
+    #[inline]
     fn index(&self, x: isize, y: isize) -> usize {
+        let (w, h) = (self.w as isize, self.rows as isize);
         let (x, y) = if self.wrap {
-            (x.rem_euclid(self.w as isize), y.rem_euclid(self.rows as isize))
+            (if x < 0 || x >= w { x.rem_euclid(w) } else { x }, if y < 0 || y >= h { y.rem_euclid(h) } else { y })
         } else {
-            (x.clamp(0, self.w as isize - 1), y.clamp(0, self.rows as isize - 1))
+            (x.clamp(0, w - 1), y.clamp(0, h - 1))
         };
         y as usize * self.w + x as usize
     }
 
-    /// Bilinear height and gradient at `(x, y)` cells.
-    fn sample(&self, x: f64, y: f64) -> (f64, f64, f64) {
-        let (ix, iy) = (x.floor() as isize, y.floor() as isize);
+    /// The 4 corner cells around `(x, y)` and the position within them.
+    #[inline]
+    fn corners(&self, x: f64, y: f64) -> ([usize; 4], f64, f64) {
+        let (ix, iy) = (floor_i(x), floor_i(y));
         let (u, v) = (x - ix as f64, y - iy as f64);
-        let at = |dx: isize, dy: isize| f64::from(self.h[self.index(ix + dx, iy + dy)]);
-        let (h00, h10, h01, h11) = (at(0, 0), at(1, 0), at(0, 1), at(1, 1));
+        let inside = ix >= 0 && iy >= 0 && (ix as usize) + 1 < self.w && (iy as usize) + 1 < self.rows;
+        let c = if inside {
+            let i = iy as usize * self.w + ix as usize;
+            [i, i + 1, i + self.w, i + self.w + 1]
+        } else {
+            [self.index(ix, iy), self.index(ix + 1, iy), self.index(ix, iy + 1), self.index(ix + 1, iy + 1)]
+        };
+        (c, u, v)
+    }
+
+    /// Bilinear height and gradient at `(x, y)` cells.
+    #[inline]
+    fn sample(&self, g: &Ground<'_>, x: f64, y: f64) -> (f64, f64, f64) {
+        let ([a, b, c, d], u, v) = self.corners(x, y);
+        let (h00, h10, h01, h11) =
+            (f64::from(g.height(a)), f64::from(g.height(b)), f64::from(g.height(c)), f64::from(g.height(d)));
         let gx = (h10 - h00) * (1.0 - v) + (h11 - h01) * v;
         let gy = (h01 - h00) * (1.0 - u) + (h11 - h10) * u;
         let height = h00 * (1.0 - u) * (1.0 - v) + h10 * u * (1.0 - v) + h01 * (1.0 - u) * v + h11 * u * v;
         (height, gx, gy)
     }
+
+    /// Hardness of cell `i`.
+    #[inline]
+    fn hardness(&self, i: usize) -> f64 {
+        self.hardness.map_or(1.0, |r| f64::from(r[i]))
+    }
+}
+
+/// The cumulative rain per cell (where droplets start), or `None` for uniform.
+fn spawn_table(st: &DropletState) -> Option<Vec<f64>> {
+    let rain = st.rain.as_ref()?;
+    let mut total = 0.0;
+    Some(
+        rain.iter()
+            .map(|&r| {
+                total += f64::from(r);
+                total
+            })
+            .collect(),
+    )
 }
 
 impl DropletSim {
@@ -108,14 +304,11 @@ impl DropletSim {
         if state.width < 2 || state.height < 2 {
             return Err(crate::error::GridError::Empty { width: state.width, height: state.height }.into());
         }
-        let n = state.width * state.height;
-        let deltas = Deltas {
-            height: (0..n).map(|_| AtomicI64::new(0)).collect(),
-            eroded: (0..n).map(|_| AtomicI64::new(0)).collect(),
-            deposited: (0..n).map(|_| AtomicI64::new(0)).collect(),
-            visits: (0..n).map(|_| AtomicU32::new(0)).collect(),
-        };
-        Ok(Self { params, deltas })
+        let spawn = spawn_table(state);
+        if spawn.as_ref().is_some_and(|s| s.last().is_none_or(|&t| t <= 0.0)) {
+            return Err(SimError::NoRain);
+        }
+        Ok(Self { params, spawn, brush: Brush::default() })
     }
 
     /// The parameters.
@@ -123,157 +316,282 @@ impl DropletSim {
         &self.params
     }
 
-    /// Runs `count` more droplets. Batches are aligned to multiples of `batch_size` counted from
-    /// the first droplet, so stopping at a multiple of it and resuming gives the same result as a
-    /// straight run.
+    /// Rows a droplet can reach from the row it starts in (see the module's text).
+    pub fn reach(&self) -> usize {
+        self.params.max_lifetime as usize + self.params.radius.ceil() as usize + 2
+    }
+
+    /// How many bands of rows a batch of droplets is split into on a map of `height` rows (1:
+    /// the droplets run strictly one after the other).
+    pub fn parallel_bands(&self, height: usize) -> usize {
+        self.bands(height).map_or(1, |b| b.len() - 1)
+    }
+
+    /// The bands of rows a batch is split into (`bounds[k]..bounds[k + 1]`), or `None` when the
+    /// map is too short (or wraps) for droplets of different bands to run at the same time.
+    fn bands(&self, height: usize) -> Option<Vec<usize>> {
+        let count = height / (2 * self.reach());
+        if self.params.border == DropletBorder::Wrap || count < 4 || self.params.batch_size < 2 {
+            return None;
+        }
+        Some((0..=count).map(|k| k * height / count).collect())
+    }
+
+    /// Runs `count` more droplets, calling `progress` with the droplets done so far now and then.
+    /// Batches are aligned to multiples of `batch_size` counted from the first droplet, so
+    /// stopping at a multiple of it and resuming gives the same result as a straight run.
     pub fn run(&mut self, st: &mut DropletState, count: u64, progress: &mut dyn FnMut(u64)) {
         let batch = u64::from(self.params.batch_size);
         let end = st.droplets + count;
+        let bands = self.bands(st.height);
         while st.droplets < end {
             let batch_end = ((st.droplets / batch + 1) * batch).min(end);
-            self.batch(st, st.droplets, batch_end);
+            match &bands {
+                Some(bounds) => self.batch(st, st.droplets, batch_end, bounds),
+                None => {
+                    for index in st.droplets..batch_end {
+                        self.serial(st, index, &mut ());
+                    }
+                }
+            }
             st.droplets = batch_end;
             progress(st.droplets);
         }
     }
 
-    fn batch(&mut self, st: &mut DropletState, first: u64, end: u64) {
-        let terrain =
-            Terrain { h: &st.terrain, w: st.width, rows: st.height, wrap: self.params.border == DropletBorder::Wrap };
-        let p = &self.params;
-        let results: Vec<(DropletBooks, Vec<u32>)> = if end - first == 1 {
-            vec![droplet(p, &terrain, &mut Plain(&mut self.deltas), first)]
-        } else {
-            let d = &self.deltas;
-            (first..end).into_par_iter().map(|i| droplet(p, &terrain, &mut &*d, i)).collect()
-        };
-        let mut touched: Vec<u32> = Vec::new();
-        for (b, cells) in results {
-            touched.extend_from_slice(&cells);
-            st.books.eroded += b.eroded;
-            st.books.deposited += b.deposited;
-            st.books.outflow += b.outflow;
-            st.books.steps += b.steps;
+    /// Runs the next droplet alone (as a strictly serial run would), calling `observe` after each
+    /// of its steps.
+    #[doc(hidden)]
+    pub fn run_traced(&mut self, st: &mut DropletState, observe: &mut dyn FnMut(&StepRecord)) {
+        let index = st.droplets;
+        self.serial(st, index, &mut Watch(observe));
+        st.droplets += 1;
+    }
+
+    fn map<'a>(&self, st: &'a DropletState) -> Map<'a> {
+        Map {
+            w: st.width,
+            rows: st.height,
+            wrap: self.params.border == DropletBorder::Wrap,
+            hardness: st.hardness.as_deref(),
+            floor: self.params.min_height,
         }
-        // the batch is over: exclusive access, plain loads, only the cells the batch touched
-        let to_m = |q: i64| (q as f64 / QUANTA_PER_METRE) as f32;
-        let dl = &mut self.deltas;
-        for i in touched {
-            let i = i as usize;
-            let qh = dl.height[i].get_mut();
-            if *qh != 0 {
-                st.terrain[i] = (f64::from(st.terrain[i]) + *qh as f64 / QUANTA_PER_METRE) as f32;
-                *qh = 0;
+    }
+
+    fn serial<O: Observe>(&mut self, st: &mut DropletState, index: u64, observe: &mut O) {
+        let map = Map {
+            w: st.width,
+            rows: st.height,
+            wrap: self.params.border == DropletBorder::Wrap,
+            hardness: st.hardness.as_deref(),
+            floor: self.params.min_height,
+        };
+        let mut ground = Ground {
+            terrain: &mut st.terrain,
+            eroded: &mut st.eroded,
+            deposited: &mut st.deposited,
+            flow: &mut st.flow,
+            base: 0,
+        };
+        let b = life(&self.params, &map, self.spawn.as_deref(), &mut ground, index, &mut self.brush, observe);
+        add_books(&mut st.books, &b);
+    }
+
+    /// Droplets `first..end`: grouped by the band they start in; the even bands' groups in
+    /// parallel, then the odd bands'.
+    fn batch(&mut self, st: &mut DropletState, first: u64, end: u64, bounds: &[usize]) {
+        let (w, h) = (st.width, st.height);
+        let reach = self.reach();
+        let bands = bounds.len() - 1;
+        let mut groups: Vec<Vec<u64>> = vec![Vec::new(); bands];
+        {
+            let map = self.map(st);
+            for index in first..end {
+                let mut rng = SplitMix64::keyed(self.params.seed, index);
+                let (_, y) = start(&mut rng, &map, self.spawn.as_deref());
+                let row = (y as usize).min(h - 1);
+                groups[bounds.partition_point(|&b| b <= row) - 1].push(index);
             }
-            let qe = dl.eroded[i].get_mut();
-            if *qe != 0 {
-                st.eroded[i] += to_m(*qe);
-                *qe = 0;
+        }
+        let (p, spawn) = (&self.params, self.spawn.as_deref());
+        for parity in 0..2 {
+            // each band of this parity owns its rows and `reach` rows on either side; those
+            // stretches do not overlap (bands are at least 2·reach tall)
+            let owned: Vec<(usize, usize, usize)> = (parity..bands)
+                .step_by(2)
+                .map(|k| (k, bounds[k].saturating_sub(reach), (bounds[k + 1] + reach).min(h)))
+                .collect();
+            let map = Map { w, rows: h, wrap: false, hardness: st.hardness.as_deref(), floor: self.params.min_height };
+            let mut fields = [&mut st.terrain[..], &mut st.eroded[..], &mut st.deposited[..], &mut st.flow[..]];
+            let mut tasks: Vec<(usize, [&mut [f32]; 4], usize)> = Vec::with_capacity(owned.len());
+            let mut done_rows = 0;
+            for &(k, top, bottom) in &owned {
+                let parts: [&mut [f32]; 4] = std::array::from_fn(|f| {
+                    let field = std::mem::take(&mut fields[f]);
+                    let (_, rest) = field.split_at_mut((top - done_rows) * w);
+                    let (mine, rest) = rest.split_at_mut((bottom - top) * w);
+                    fields[f] = rest;
+                    mine
+                });
+                done_rows = bottom;
+                tasks.push((k, parts, top * w));
             }
-            let qd = dl.deposited[i].get_mut();
-            if *qd != 0 {
-                st.deposited[i] += to_m(*qd);
-                *qd = 0;
-            }
-            let v = dl.visits[i].get_mut();
-            if *v != 0 {
-                st.flow[i] += *v as f32;
-                *v = 0;
+            let books: Vec<DropletBooks> = tasks
+                .into_par_iter()
+                .map_init(Brush::default, |brush, (k, [terrain, eroded, deposited, flow], base)| {
+                    let mut ground = Ground { terrain, eroded, deposited, flow, base };
+                    let mut total = DropletBooks::default();
+                    for &index in &groups[k] {
+                        add_books(&mut total, &life(p, &map, spawn, &mut ground, index, brush, &mut ()));
+                    }
+                    total
+                })
+                .collect();
+            for b in &books {
+                add_books(&mut st.books, b);
             }
         }
     }
+}
+
+fn add_books(books: &mut DropletBooks, b: &DropletBooks) {
+    books.eroded += b.eroded;
+    books.deposited += b.deposited;
+    books.outflow += b.outflow;
+    books.steps += b.steps;
 }
 
 /// Adds `q` quanta at `(x, y)` split bilinearly over the 4 corners (the remainder to the last,
 /// so the sum is exact). Returns `q`.
-fn deposit(t: &Terrain<'_>, d: &mut impl Sink, x: f64, y: f64, q: i64, touched: &mut Vec<u32>) -> i64 {
+fn deposit(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, q: i64) -> i64 {
     if q <= 0 {
         return 0;
     }
-    let (ix, iy) = (x.floor() as isize, y.floor() as isize);
-    let (u, v) = (x - ix as f64, y - iy as f64);
-    let weights = [(0, 0, (1.0 - u) * (1.0 - v)), (1, 0, u * (1.0 - v)), (0, 1, (1.0 - u) * v), (1, 1, u * v)];
+    let (cells, u, v) = map.corners(x, y);
+    let weights = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
     let mut left = q;
-    for (k, &(dx, dy, wgt)) in weights.iter().enumerate() {
-        let part = if k == 3 { left } else { ((q as f64) * wgt).round() as i64 };
+    for k in 0..4 {
+        let part = if k == 3 { left } else { ((q as f64) * weights[k] + 0.5) as i64 };
         let part = part.min(left);
         left -= part;
-        let i = t.index(ix + dx, iy + dy);
-        d.height(i, part);
-        d.deposited(i, part);
-        touched.push(i as u32);
+        if part > 0 {
+            g.deposit(cells[k], part);
+        }
     }
     q
 }
 
-/// Removes up to `amount` metres through the circular brush around `(x, y)`, no cell below
-/// `floor`. Returns the quanta removed.
-#[allow(clippy::too_many_arguments)]
-fn erode(
-    t: &Terrain<'_>,
-    d: &mut impl Sink,
-    x: f64,
-    y: f64,
-    amount: f64,
-    radius: f64,
-    floor: f64,
-    touched: &mut Vec<u32>,
-) -> i64 {
-    // the brush: cells within `radius` of the true position, weights computed once
-    const MAX_CELLS: usize = 130 * 130;
-    let (x0, x1) = ((x - radius).floor() as isize, (x + radius).ceil() as isize);
-    let (y0, y1) = ((y - radius).floor() as isize, (y + radius).ceil() as isize);
-    let in_map = |ix: isize, iy: isize| t.wrap || (ix >= 0 && iy >= 0 && ix < t.w as isize && iy < t.rows as isize);
-    let mut cells: Vec<(usize, f64)> =
-        Vec::with_capacity(((x1 - x0 + 1) * (y1 - y0 + 1)).clamp(1, MAX_CELLS as isize) as usize);
+/// The brush of one erosion step: runs of cells along rows and their weights.
+#[derive(Default)]
+struct Brush {
+    runs: Vec<Run>,
+    weights: Vec<f64>,
+}
+
+/// Cells `first..first + len` of one row, their weights at `offset` in [`Brush::weights`]; the
+/// first lies `dx0` cells east of the droplet and the row `dy` cells south of it.
+#[derive(Clone, Copy)]
+struct Run {
+    first: usize,
+    offset: usize,
+    len: usize,
+    dx0: f64,
+    dy: f64,
+}
+
+/// Removes up to `amount` metres through the circular brush of `radius` cells around `(x, y)`
+/// (weights `max(0, radius − distance)`, normalised; each cell's share scaled by its hardness),
+/// no cell below the floor. Returns the quanta removed.
+fn erode(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, amount: f64, radius: f64, brush: &mut Brush) -> i64 {
+    brush.runs.clear();
+    brush.weights.clear();
     let mut total = 0.0;
-    for iy in y0..=y1 {
-        for ix in x0..=x1 {
-            let (dx, dy) = (ix as f64 - x, iy as f64 - y);
-            let wgt = radius - (dx * dx + dy * dy).sqrt();
-            if wgt > 0.0 && in_map(ix, iy) {
-                cells.push((t.index(ix, iy), wgt));
-                total += wgt;
+    if radius > 0.0 {
+        let (w, rows) = (map.w as isize, map.rows as isize);
+        let (mut y0, mut y1) = (floor_i(y - radius), floor_i(y + radius) + 1);
+        if !map.wrap {
+            (y0, y1) = (y0.max(0), y1.min(rows - 1));
+        }
+        let r2 = radius * radius;
+        let mut cells = 0;
+        for iy in y0..=y1 {
+            let dy = iy as f64 - y;
+            let room = r2 - dy * dy;
+            if room <= 0.0 {
+                continue;
+            }
+            // the columns strictly within the circle on this row
+            let half = room.sqrt();
+            let (mut x0, mut x1) = (floor_i(x - half) + 1, floor_i(x + half));
+            if !map.wrap {
+                (x0, x1) = (x0.max(0), x1.min(w - 1));
+            }
+            if x1 < x0 {
+                continue;
+            }
+            let row = if map.wrap { iy.rem_euclid(rows) } else { iy } as usize * map.w;
+            let mut ix = x0;
+            while ix <= x1 {
+                // a run ends at the row's end (wrap borders continue at its start)
+                let col = if map.wrap { ix.rem_euclid(w) } else { ix };
+                let len = (x1 - ix + 1).min(w - col) as usize;
+                brush.runs.push(Run { first: row + col as usize, offset: cells, len, dx0: ix as f64 - x, dy });
+                cells += len;
+                ix += len as isize;
             }
         }
+        brush.weights.resize(cells, 0.0);
+        total = fill_weights(&brush.runs, &mut brush.weights, radius);
     }
-    let mut removed = 0i64;
-    let mut take = |d: &mut dyn FnMut(usize, i64), i: usize, metres: f64| {
-        let avail = (f64::from(t.h[i]) - floor).max(0.0);
-        let q = if metres.is_finite() && metres > 0.0 { quanta(metres.min(avail)) } else { 0 };
-        if q > 0 {
-            d(i, q);
-            touched.push(i as u32);
-            removed += q;
-        }
-    };
-    let mut apply = |i: usize, q: i64| {
-        d.height(i, -q);
-        d.eroded(i, q);
-    };
     if total <= 0.0 {
         // radius 0 (or a brush with no cell inside): the 4 corners, bilinearly
-        let (ix, iy) = (x.floor() as isize, y.floor() as isize);
-        let (u, v) = (x - ix as f64, y - iy as f64);
-        for (dx, dy, wgt) in
-            [(0, 0, (1.0 - u) * (1.0 - v)), (1, 0, u * (1.0 - v)), (0, 1, (1.0 - u) * v), (1, 1, u * v)]
-        {
-            take(&mut apply, t.index(ix + dx, iy + dy), amount * wgt);
+        let (cells, u, v) = map.corners(x, y);
+        let weights = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
+        let mut removed = 0;
+        for k in 0..4 {
+            let i = cells[k];
+            let q = share(amount * weights[k], map.hardness(i), g.height(i), map.floor);
+            if q > 0 {
+                g.erode(i, q);
+                removed += q;
+            }
         }
         return removed;
     }
-    for (i, wgt) in cells {
-        take(&mut apply, i, amount * wgt / total);
+    g.erode_runs(&brush.runs, &brush.weights, amount / total, map.hardness, map.floor)
+}
+
+/// Where droplet `index` starts: uniform over the map, or in proportion to the rain.
+fn start(rng: &mut SplitMix64, map: &Map<'_>, spawn: Option<&[f64]>) -> (f64, f64) {
+    let (w, h) = (map.w as f64, map.rows as f64);
+    match spawn {
+        None => (rng.next_f64() * (w - 1.0), rng.next_f64() * (h - 1.0)),
+        Some(cdf) => {
+            let total = cdf.last().copied().unwrap_or(0.0);
+            let u = rng.next_f64() * total;
+            let cell = cdf.partition_point(|&c| c <= u).min(cdf.len() - 1);
+            let (col, row) = ((cell % map.w) as f64, (cell / map.w) as f64);
+            // anywhere within the cell, kept where the bilinear sample has its 4 corners
+            let x = (col + (rng.next_f64() - 0.5)).clamp(0.0, w - 1.0 - 1e-9);
+            let y = (row + (rng.next_f64() - 0.5)).clamp(0.0, h - 1.0 - 1e-9);
+            (x, y)
+        }
     }
-    removed
 }
 
 /// One droplet's life. Returns its books.
-fn droplet(p: &DropletParams, t: &Terrain<'_>, d: &mut impl Sink, index: u64) -> (DropletBooks, Vec<u32>) {
-    let mut touched = Vec::new();
+fn life<O: Observe>(
+    p: &DropletParams,
+    map: &Map<'_>,
+    spawn: Option<&[f64]>,
+    g: &mut Ground<'_>,
+    index: u64,
+    brush: &mut Brush,
+    observe: &mut O,
+) -> DropletBooks {
     let mut rng = SplitMix64::keyed(p.seed, index);
-    let (w, h) = (t.w as f64, t.rows as f64);
-    let (mut x, mut y) = (rng.next_f64() * (w - 1.0), rng.next_f64() * (h - 1.0));
+    let (w, h) = (map.w as f64, map.rows as f64);
+    let (mut x, mut y) = start(&mut rng, map, spawn);
     let (mut dx, mut dy) = (0.0f64, 0.0f64);
     let (mut speed, mut water) = (p.initial_speed, p.initial_water);
     let mut sediment: i64 = 0;
@@ -281,14 +599,15 @@ fn droplet(p: &DropletParams, t: &Terrain<'_>, d: &mut impl Sink, index: u64) ->
     let mut alive_at_end = true;
     for _ in 0..p.max_lifetime {
         books.steps += 1;
-        let (h_old, gx, gy) = t.sample(x, y);
+        let (h_old, gx, gy) = map.sample(g, x, y);
         dx = dx * p.inertia - gx * (1.0 - p.inertia);
         dy = dy * p.inertia - gy * (1.0 - p.inertia);
-        let len = dx.hypot(dy);
-        if len < 1e-12 {
+        let len2 = dx * dx + dy * dy;
+        if len2 < 1e-24 {
             let angle = rng.next_f64() * std::f64::consts::TAU;
             (dx, dy) = (angle.cos(), angle.sin());
         } else {
+            let len = len2.sqrt();
             (dx, dy) = (dx / len, dy / len);
         }
         let (mut nx, mut ny) = (x + dx, y + dy);
@@ -308,31 +627,44 @@ fn droplet(p: &DropletParams, t: &Terrain<'_>, d: &mut impl Sink, index: u64) ->
                 }
             }
         }
-        let (h_new, _, _) = t.sample(nx, ny);
+        let (h_new, _, _) = map.sample(g, nx, ny);
         let dh = h_new - h_old;
         let carried = sediment as f64 / QUANTA_PER_METRE;
         let capacity = (-dh).max(p.min_slope) * speed * water * p.capacity;
-        if dh > 0.0 || carried > capacity {
+        let (kind, moved) = if dh > 0.0 || carried > capacity {
             let amount = if dh > 0.0 { dh.min(carried) } else { (carried - capacity) * p.deposition };
-            let q = quanta(amount).clamp(0, sediment);
-            books.deposited += deposit(t, d, x, y, q, &mut touched);
+            let q = quanta(amount.max(0.0)).clamp(0, sediment);
+            books.deposited += deposit(map, g, x, y, q);
             sediment -= q;
+            (if dh > 0.0 { StepKind::DepositUphill } else { StepKind::DepositExcess }, q)
         } else {
             let amount = ((capacity - carried) * p.erosion).min(-dh);
-            let q = erode(t, d, x, y, amount, p.radius, p.min_height, &mut touched);
+            let q = erode(map, g, x, y, amount, p.radius, brush);
             books.eroded += q;
             sediment += q;
+            (StepKind::Erode, q)
+        };
+        if O::ON {
+            observe.step(StepRecord {
+                from: (x, y),
+                to: (nx, ny),
+                h_from: h_old,
+                h_to: h_new,
+                h_from_after: map.sample(g, x, y).0,
+                h_to_after: map.sample(g, nx, ny).0,
+                kind,
+                amount: moved as f64 / QUANTA_PER_METRE,
+            });
         }
         speed = (speed * speed - dh * p.gravity).max(0.0).sqrt();
         water *= 1.0 - p.evaporation;
         (x, y) = (nx, ny);
-        let cell = t.index(x.floor() as isize, y.floor() as isize);
-        d.visit(cell);
-        touched.push(cell as u32);
+        let ([cell, ..], _, _) = map.corners(x, y);
+        g.visit(cell);
     }
     if alive_at_end && sediment > 0 {
         // a droplet that dies (lifetime, closed edge) leaves its load where it is
-        books.deposited += deposit(t, d, x, y, sediment, &mut touched);
+        books.deposited += deposit(map, g, x, y, sediment);
     }
-    (books, touched)
+    books
 }

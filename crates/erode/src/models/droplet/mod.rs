@@ -12,24 +12,33 @@
 //! `water *= 1 − evaporation`. A droplet that dies deposits its load; one leaving an open edge
 //! takes it away (booked as outflow).
 //!
-//! # Determinism
+//! Every droplet changes the terrain as it goes and sees what came before it, itself included.
+//! A hardness map scales what each cell yields to the brush (000's `R`: 1 soft, 0 bedrock); a
+//! rain map makes droplets start in a cell with probability proportional to its rain.
 //!
-//! Droplet `i` draws from `SplitMix64::keyed(seed, i)`. Droplets run in batches of `batch_size`
-//! against the terrain as it was when the batch started; every change is an integer number of
-//! quanta (2⁻³² m) added with atomic integer adds, which commute, so a batch gives the same
-//! bits whatever the number of threads and whatever order the droplets run in. Batches are merged
-//! in order. Difference from a strictly serial run (`batch_size = 1`): a droplet does not see what
-//! the other droplets of its batch (nor itself) changed.
+//! # Determinism and parallelism
+//!
+//! Droplet `i` draws from `SplitMix64::keyed(seed, i)`. Droplets run in batches of `batch_size`;
+//! within a batch they are grouped by the band of rows they start in, with bands at least two
+//! reaches tall (a droplet never moves further than its lifetime, so it never touches a row more
+//! than `reach = max_lifetime + ⌈radius⌉ + 2` away). The even bands' droplets run in parallel,
+//! each band's in droplet order, then the odd bands': no two droplets running at the same time
+//! touch the same cell, and the result is the same bits for any thread count. Against a strictly
+//! serial run (`batch_size = 1`, or a map shorter than eight reaches) only the order of droplets
+//! in a batch differs; `examples/droplet_batches.rs` measures the difference (BENCHMARKS.md): it
+//! is about the size of the difference between two serial runs with different seeds.
 //!
 //! # Books
 //!
-//! Eroded, deposited and outflow volumes are exact integer sums of quanta: eroded = deposited +
-//! outflow holds to the quantum once every droplet has died.
+//! Every change is a whole number of quanta (2⁻³² m); eroded, deposited and outflow are exact
+//! integer sums of them: eroded = deposited + outflow holds to the quantum once every droplet
+//! has died. The f32 terrain carries the changes with its own rounding (the report compares it
+//! with the books).
 
 pub mod cpu;
 pub mod params;
 pub mod state;
 
-pub use cpu::DropletSim;
+pub use cpu::{DropletSim, StepKind, StepRecord};
 pub use params::{DROPLET_PARAM_DOCS, DropletBorder, DropletParams};
-pub use state::{DropletBooks, DropletState, droplet_params_fingerprint};
+pub use state::{DropletBooks, DropletMaps, DropletState, droplet_params_fingerprint};

@@ -47,11 +47,10 @@ pub struct DropletParams {
     pub min_height: f64,
     /// Edge rule. Default open.
     pub border: DropletBorder,
-    /// Droplets that run against the same snapshot of the terrain; their changes are merged
-    /// before the next batch. Larger batches run faster in parallel and differ more from a
-    /// strictly serial run (see the module docs). Default 1 (serial): droplets of one batch do not
-    /// see each other, and on small maps a batch of them digs the same spot together (each up to
-    /// its own `−Δh`), which runs away; larger batches need a limiter first.
+    /// Droplets scheduled together: split by the band of rows they start in, bands far enough
+    /// apart run in parallel (see `droplet::cpu`). 1 runs the droplets strictly one after the
+    /// other. Results do not depend on the thread count either way; stopping at a multiple of
+    /// it and resuming gives a straight run's result. Default 16384.
     pub batch_size: u32,
     /// Seed: droplet `i` draws from `SplitMix64::keyed(seed, i)`. Default 0.
     pub seed: u64,
@@ -73,7 +72,7 @@ impl Default for DropletParams {
             initial_speed: 1.0,
             min_height: f64::NEG_INFINITY,
             border: DropletBorder::Open,
-            batch_size: 1,
+            batch_size: 16384,
             seed: 0,
         }
     }
@@ -128,6 +127,6 @@ pub const DROPLET_PARAM_DOCS: &[(&str, &str)] = &[
     ("initial_speed", "speed a droplet starts with, cells per step (>= 0)"),
     ("min_height", "floor erosion never digs below, m (the CLI uses the input's lowest height when unset)"),
     ("border", "\"open\" (sediment leaves with the droplet), \"closed\" or \"wrap\""),
-    ("batch_size", "droplets run against one terrain snapshot (>= 1; 1 = serial, the default)"),
+    ("batch_size", "droplets scheduled together, in parallel where far apart (>= 1; 1 = strictly serial)"),
     ("seed", "droplet i draws from SplitMix64::keyed(seed, i)"),
 ];

@@ -45,11 +45,51 @@ pub struct DropletState {
     pub start_volume: f64,
     /// Lowest input height, m: the reference of the volume.
     pub reference_height: f64,
+    /// Hardness `R` per cell (0..1, 000's convention: the share of the erosion a cell yields;
+    /// 1 soft, 0 bedrock). `None`: 1 everywhere.
+    pub hardness: Option<Vec<f32>>,
+    /// Rain per cell (>= 0): droplets start in a cell with probability proportional to it.
+    /// `None`: uniform.
+    pub rain: Option<Vec<f32>>,
+}
+
+/// Maps a droplet run can use besides the terrain.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DropletMaps<'a> {
+    /// Hardness `R` (0..1; values outside are clamped).
+    pub hardness: Option<&'a Grid<f32>>,
+    /// Rain (>= 0; negative and non-finite values count as 0).
+    pub rain: Option<&'a Grid<f32>>,
 }
 
 impl DropletState {
     /// A run on `terrain` (metres). Refuses non-finite heights.
     pub fn new(terrain: &Grid<f32>) -> Result<Self, SimError> {
+        Self::with_maps(terrain, DropletMaps::default())
+    }
+
+    /// A run on `terrain` with a hardness and/or rain map of the same size. Refuses non-finite
+    /// heights, maps of another size and a rain map without rain.
+    pub fn with_maps(terrain: &Grid<f32>, maps: DropletMaps<'_>) -> Result<Self, SimError> {
+        use crate::models::grid::state::check_shape;
+        let hardness = match maps.hardness {
+            Some(m) => {
+                check_shape("hardness", m, terrain)?;
+                Some(m.as_slice().iter().map(|&v| if v.is_finite() { v.clamp(0.0, 1.0) } else { 1.0 }).collect())
+            }
+            None => None,
+        };
+        let rain: Option<Vec<f32>> = match maps.rain {
+            Some(m) => {
+                check_shape("rain", m, terrain)?;
+                let r: Vec<f32> = m.as_slice().iter().map(|&v| if v.is_finite() { v.max(0.0) } else { 0.0 }).collect();
+                if !r.iter().any(|&v| v > 0.0) {
+                    return Err(SimError::NoRain);
+                }
+                Some(r)
+            }
+            None => None,
+        };
         let (w, h) = (terrain.width(), terrain.height());
         if let Some(i) = terrain.as_slice().iter().position(|v| !v.is_finite()) {
             return Err(crate::error::GridError::NonFinite { count: 1, row: i / w, col: i % w }.into());
@@ -68,6 +108,8 @@ impl DropletState {
             books: DropletBooks::default(),
             start_volume: 0.0,
             reference_height: f64::from(reference),
+            hardness,
+            rain,
         };
         st.start_volume = st.volume();
         Ok(st)
@@ -97,7 +139,9 @@ impl DropletState {
 }
 
 const MAGIC: &[u8; 8] = b"ERODEDRP";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+/// Header words after magic and version.
+const HEADER_WORDS: usize = 14;
 
 impl DropletState {
     /// The whole state as bytes: versioned, with a checksum and the parameters' fingerprint.
@@ -118,10 +162,13 @@ impl DropletState {
             self.books.steps,
             self.start_volume.to_bits(),
             self.reference_height.to_bits(),
+            u64::from(self.hardness.is_some()),
+            u64::from(self.rain.is_some()),
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        for field in [&self.terrain, &self.eroded, &self.deposited, &self.flow] {
+        let maps = self.hardness.iter().chain(self.rain.iter());
+        for field in [&self.terrain, &self.eroded, &self.deposited, &self.flow].into_iter().chain(maps) {
             for v in field.iter() {
                 out.extend_from_slice(&v.to_le_bytes());
             }
@@ -135,7 +182,7 @@ impl DropletState {
     /// parameters.
     pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
         let err = |m: &str| SimError::Checkpoint(m.to_string());
-        if bytes.len() < 12 + 12 * 8 + 8 || &bytes[..8] != MAGIC {
+        if bytes.len() < 12 + HEADER_WORDS * 8 + 8 || &bytes[..8] != MAGIC {
             return Err(err("not an erode droplet checkpoint"));
         }
         let (body, sum) = bytes.split_at(bytes.len() - 8);
@@ -146,7 +193,7 @@ impl DropletState {
         if u32::from_le_bytes([body[8], body[9], body[10], body[11]]) != VERSION {
             return Err(err("unknown version"));
         }
-        let header: Vec<u64> = body[12..12 + 12 * 8].chunks_exact(8).map(word).collect();
+        let header: Vec<u64> = body[12..12 + HEADER_WORDS * 8].chunks_exact(8).map(word).collect();
         if header[0] != params_fingerprint {
             return Err(err("the parameters differ from the run that wrote it"));
         }
@@ -155,8 +202,10 @@ impl DropletState {
             return Err(SimError::Checkpoint(format!("implausible size {w} x {h}")));
         }
         let n = (w * h) as usize;
-        let data = &body[12 + 12 * 8..];
-        if data.len() != n * 16 {
+        let data = &body[12 + HEADER_WORDS * 8..];
+        let (has_hardness, has_rain) = (header[12] == 1, header[13] == 1);
+        let fields = 4 + usize::from(has_hardness) + usize::from(has_rain);
+        if data.len() != n * 4 * fields {
             return Err(err("truncated"));
         }
         let field = |k: usize| -> Vec<f32> {
@@ -182,6 +231,8 @@ impl DropletState {
             },
             start_volume: f64::from_bits(header[10]),
             reference_height: f64::from_bits(header[11]),
+            hardness: has_hardness.then(|| field(4)),
+            rain: has_rain.then(|| field(4 + usize::from(has_hardness))),
         })
     }
 }

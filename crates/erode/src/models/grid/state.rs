@@ -93,7 +93,7 @@ pub struct StartMaps<'a> {
     pub water: Option<&'a Grid<f32>>,
 }
 
-fn check_shape(what: &'static str, g: &Grid<f32>, terrain: &Grid<f32>) -> Result<(), SimError> {
+pub(crate) fn check_shape(what: &'static str, g: &Grid<f32>, terrain: &Grid<f32>) -> Result<(), SimError> {
     if g.same_shape(terrain) {
         Ok(())
     } else {
