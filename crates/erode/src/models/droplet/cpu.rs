@@ -79,7 +79,11 @@ impl Ground<'_> {
 /// The serial brush on one run of cells: branch-free, so it vectorises. Quanta are exact
 /// integers in f64 and their sum is exact in any order (below 2⁵³), so the lanes give the same
 /// total as a sequential sum.
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.2"
+))]
 #[allow(clippy::too_many_arguments)]
 fn erode_in_place(
     terrain: &mut [f32],
@@ -122,7 +126,11 @@ fn erode_in_place(
 }
 
 /// Brush weights `max(0, radius − distance)` of every run's cells. Returns their sum (in order).
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.2"
+))]
 fn fill_weights(runs: &[Run], weights: &mut [f64], radius: f64) -> f64 {
     for run in runs {
         let dy2 = run.dy * run.dy;

@@ -235,7 +235,11 @@ struct Rows<'r> {
 /// Columns per chunk of a row: the chunk's scratch lives on the stack.
 const CHUNK: usize = 256;
 
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.2"
+))]
 #[allow(clippy::too_many_arguments)]
 fn row<'a, const P: usize, const SIGNED: bool>(
     own: &[&[f32]; P],
@@ -300,7 +304,11 @@ fn row<'a, const P: usize, const SIGNED: bool>(
     }
 }
 
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.2"
+))]
 #[allow(clippy::too_many_arguments)]
 fn cells<const P: usize>(
     nets: [&[f32]; P],

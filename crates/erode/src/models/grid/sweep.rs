@@ -98,9 +98,10 @@ const SEDIMENT_NEXT: usize = UPDATE + 9;
 /// Per-row sums: thermal amount, the fused pass's five, transport's lost, rain, sources.
 type RowSums = [f64; 9];
 
-/// Bands for `height` rows: two per thread, at least 8 rows each.
+/// Bands for `height` rows: four per thread (so a slow band does not hold a core idle), at least
+/// 8 rows each.
 fn band_bounds(height: usize) -> Vec<usize> {
-    let count = (rayon::current_num_threads() * 2).min(height / 8).max(1);
+    let count = (rayon::current_num_threads() * 4).min(height / 8).max(1);
     (0..=count).map(|k| k * height / count).collect()
 }
 

@@ -87,8 +87,7 @@ pub(super) fn flux_row(
     k: &ThermalConsts,
 ) -> f64 {
     let (w, h) = (topo.width, topo.height);
-    let mut amounts = vec![0.0f32; w];
-    let border_cell = |c: usize, share: &mut [f32], talus: &mut [f32], amounts: &mut [f32]| {
+    let border_cell = |c: usize, share: &mut [f32], talus: &mut [f32]| -> f32 {
         let i = r * w + c;
         let js: [Option<usize>; 8] = std::array::from_fn(|e| topo.neighbour(r, c, e));
         let nb = js.map(|j| j.map_or(0.0, |j| b[j]));
@@ -96,40 +95,60 @@ pub(super) fn flux_row(
         let (sh, ta, amount) = share_of(b[i], hard[c], &nb, &present, k);
         share[c] = sh;
         talus[c] = ta;
-        amounts[c] = amount;
+        amount
     };
+    // the row's amounts: border cells in order, the interior in stack chunks summed by lanes
+    let mut total = 0.0f64;
     if r == 0 || r + 1 >= h || w < 3 {
         for c in 0..w {
-            border_cell(c, share, talus, &mut amounts);
+            total += f64::from(border_cell(c, share, talus));
         }
-    } else {
-        border_cell(0, share, talus, &mut amounts);
-        border_cell(w - 1, share, talus, &mut amounts);
-        let n = w - 2;
+        return total;
+    }
+    total += f64::from(border_cell(0, share, talus));
+    total += f64::from(border_cell(w - 1, share, talus));
+    let tri = Tri::of(b, w, r);
+    let mut amounts = [0.0f32; CHUNK];
+    let mut start = 1;
+    while start < w - 1 {
+        let end = (start + CHUNK).min(w - 1);
+        let len = end - start;
         share_row(
-            Tri::of(b, w, r),
-            &hard[1..1 + n],
-            &mut share[1..1 + n],
-            &mut talus[1..1 + n],
-            &mut amounts[1..1 + n],
+            tri,
+            start - 1,
+            &hard[start..end],
+            &mut share[start..end],
+            &mut talus[start..end],
+            &mut amounts[..len],
             *k,
         );
+        total += par::lane_sum(&amounts[..len]);
+        start = end;
     }
-    par::lane_sum(&amounts)
+    total
 }
 
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+/// Columns per chunk of a row whose amounts are summed on the stack.
+const CHUNK: usize = 256;
+
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.2"
+))]
 fn share_row<'a>(
     b: Tri<'a>,
+    skip: usize,
     hard: &[f32],
     share: &mut [f32],
     talus: &mut [f32],
     amounts: &mut [f32],
     k: ThermalConsts,
 ) {
+    // interior columns `skip + 1 ..`: `skip` into the row's centre and neighbour views
     let n = hard.len();
-    let bc = &b.centre()[..n];
-    let bn: [&[f32]; 8] = std::array::from_fn(|e| &b.shifted(e)[..n]);
+    let bc = &b.centre()[skip..skip + n];
+    let bn: [&[f32]; 8] = std::array::from_fn(|e| &b.shifted(e)[skip..skip + n]);
     let (share, talus, amounts) = (&mut share[..n], &mut talus[..n], &mut amounts[..n]);
     for c in 0..n {
         let nb: [f32; 8] = std::array::from_fn(|e| bn[e][c]);
@@ -188,7 +207,11 @@ pub(super) fn apply_row_at(
     apply_row(Tri::of(old, w, r), share.tri(), talus.tri(), &mut row[1..1 + n], dist);
 }
 
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.2"
+))]
 fn apply_row<'a>(old: Tri<'a>, share: Tri<'a>, talus: Tri<'a>, row: &mut [f32], dist: [f32; 8]) {
     let n = row.len();
     let (oc, sc, tc) = (&old.centre()[..n], &share.centre()[..n], &talus.centre()[..n]);

@@ -101,7 +101,11 @@ pub(super) fn conservative_row<const P: usize>(
     lost
 }
 
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.2"
+))]
 fn move_row<const P: usize>(
     own: &[&[f32]; P],
     back: &[&[f32]; P],

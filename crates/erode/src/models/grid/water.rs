@@ -315,7 +315,11 @@ pub(super) fn flux_row<const P: usize, const SIGNED: bool, const DEPTH: bool>(
 }
 
 /// The interior columns of one row: the same arithmetic as the border path, without lookups.
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+sse4.2"))]
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.2"
+))]
 #[allow(clippy::too_many_arguments)]
 fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     b: Tri<'_>,
