@@ -100,33 +100,12 @@ pub(super) fn update_erode_row(
     out: &mut [&mut [f32]],
     k: &UpdateErodeConsts,
 ) -> par::Sums<5> {
-    let mut sums = match (flux.len(), k.signed) {
+    match (flux.len(), k.signed) {
         (4, false) => row_of::<4, false>(r, topo, flux, b, out, k),
         (4, true) => row_of::<4, true>(r, topo, flux, b, out, k),
         (_, false) => row_of::<8, false>(r, topo, flux, b, out, k),
         (_, true) => row_of::<8, true>(r, topo, flux, b, out, k),
-    };
-    sums[4] = evaporate_row(&mut out[1][..], k.keep);
-    sums
-}
-
-/// The last stage, `evaporation`, on one row of depth (`d ← d·keep`, eq. 13; it runs here since
-/// no stage after `water_update` reads the depth). Returns the evaporated depth summed, m.
-fn evaporate_row(d: &mut [f32], keep: f32) -> f64 {
-    if keep >= 1.0 {
-        return 0.0;
     }
-    let mut gone = [0.0f32; CHUNK];
-    let mut total = 0.0;
-    for chunk in d.chunks_mut(CHUNK) {
-        for (v, g) in chunk.iter_mut().zip(gone.iter_mut()) {
-            let before = *v;
-            *v *= keep;
-            *g = before - *v;
-        }
-        total += par::lane_sum(&gone[..chunk.len()]);
-    }
-    total
 }
 
 /// Net flow out of column `c` of row `r` through pipe `e` (m³/s): the pipe's flux less the
@@ -151,10 +130,10 @@ fn row_of<const P: usize, const SIGNED: bool>(
     let (w, h) = (topo.width, topo.height);
     let (ku, ke, inv2x, inv2y) = (k.ku, k.ke, k.inv2x, k.inv2y);
     let dt = k.dt;
-    // (dissolved, deposited, water removed), m of height, summed in a fixed order
-    let mut totals = [0.0f64; 3];
+    // (dissolved, deposited, water removed, evaporated), m of height, summed in a fixed order
+    let mut totals = [0.0f64; 4];
     let mut outflow = 0.0f64;
-    let mut border_cell = |c: usize, out: &mut [&mut [f32]], totals: &mut [f64; 3]| {
+    let mut border_cell = |c: usize, out: &mut [&mut [f32]], totals: &mut [f64; 4]| {
         let i = r * w + c;
         let q: [f32; P] = std::array::from_fn(|e| net_out(flux, SIGNED, topo, r, c, e));
         if k.open {
@@ -169,8 +148,11 @@ fn row_of<const P: usize, const SIGNED: bool>(
         let bx = (b[topo.clamped(ri, cc + 1)] - b[topo.clamped(ri, cc - 1)]) * inv2x;
         let by = (b[topo.clamped(ri + 1, cc)] - b[topo.clamped(ri - 1, cc)]) * inv2y;
         let (hh, ss, dd, rr, dis, dep, wout) = erode_cell(&ke, bx, by, u, v, b[i], out[5][c], d2, out[6][c]);
+        // the last stage, `evaporation` (`d ← d·keep`, eq. 13), runs here: no stage after
+        // `water_update` reads the depth
+        let kept = dd * k.keep;
         out[0][c] = hh;
-        out[1][c] = dd;
+        out[1][c] = kept;
         out[2][c] = u;
         out[3][c] = v;
         out[4][c] += dq;
@@ -181,6 +163,7 @@ fn row_of<const P: usize, const SIGNED: bool>(
         totals[0] += f64::from(dis);
         totals[1] += f64::from(dep);
         totals[2] += f64::from(wout);
+        totals[3] += f64::from(dd - kept);
     };
     if r == 0 || r + 1 >= h || w < 3 {
         for c in 0..w {
@@ -214,9 +197,10 @@ fn row_of<const P: usize, const SIGNED: bool>(
             ke,
             inv2x,
             inv2y,
+            k.keep,
         );
     }
-    [outflow, totals[0], totals[1], totals[2], 0.0]
+    [outflow, totals[0], totals[1], totals[2], totals[3]]
 }
 
 /// The interior columns of one row, each field its own slice.
@@ -246,11 +230,12 @@ fn row<'a, const P: usize, const SIGNED: bool>(
     back: &[&[f32]; P],
     b: Tri<'a>,
     o: Rows<'_>,
-    totals: &mut [f64; 3],
+    totals: &mut [f64; 4],
     ku: UpdateConsts,
     ke: ErosionConsts,
     inv2x: f32,
     inv2y: f32,
+    keep: f32,
 ) {
     let n = b.centre().len();
     let (bc, be, bw, bs, bn) =
@@ -259,7 +244,7 @@ fn row<'a, const P: usize, const SIGNED: bool>(
     let mut gx = [0.0f32; CHUNK];
     let mut gy = [0.0f32; CHUNK];
     let mut net = [[0.0f32; CHUNK]; P];
-    let mut amounts = [[0.0f32; CHUNK]; 3];
+    let mut amounts = [[0.0f32; CHUNK]; 4];
     let mut start = 0;
     while start < n {
         let end = (start + CHUNK).min(n);
@@ -275,7 +260,7 @@ fn row<'a, const P: usize, const SIGNED: bool>(
             }
         }
         let nets: [&[f32]; P] = std::array::from_fn(|e| &net[e][..len]);
-        let [dissolved, settled, water_out] = &mut amounts;
+        let [dissolved, settled, water_out, evaporated] = &mut amounts;
         let span = start..end;
         cells::<P>(
             nets,
@@ -294,8 +279,10 @@ fn row<'a, const P: usize, const SIGNED: bool>(
             &mut dissolved[..len],
             &mut settled[..len],
             &mut water_out[..len],
+            &mut evaporated[..len],
             ku,
             ke,
+            keep,
         );
         for (t, a) in totals.iter_mut().zip(&amounts) {
             *t += par::lane_sum(&a[..len]);
@@ -327,20 +314,24 @@ fn cells<const P: usize>(
     dissolved: &mut [f32],
     settled: &mut [f32],
     water_out: &mut [f32],
+    evaporated: &mut [f32],
     ku: UpdateConsts,
     ke: ErosionConsts,
+    keep: f32,
 ) {
     let n = next.len();
     let nets: [&[f32]; P] = std::array::from_fn(|e| &nets[e][..n]);
     let (gx, gy, bc, d, u, v, q) = (&gx[..n], &gy[..n], &bc[..n], &mut d[..n], &mut u[..n], &mut v[..n], &mut q[..n]);
     let (s, hard, eroded, deposited) = (&mut s[..n], &mut hard[..n], &mut eroded[..n], &mut deposited[..n]);
     let (dissolved, settled, water_out) = (&mut dissolved[..n], &mut settled[..n], &mut water_out[..n]);
+    let evaporated = &mut evaporated[..n];
     for c in 0..n {
         let netc: [f32; P] = std::array::from_fn(|e| nets[e][c]);
         let (d2, uu, vv, dq) = update_cell::<P>(d[c], &netc, &ku);
         let (hh, ss, dd, rr, dis, dep, wout) = erode_cell(&ke, gx[c], gy[c], uu, vv, bc[c], s[c], d2, hard[c]);
+        let kept = dd * keep;
         next[c] = hh;
-        d[c] = dd;
+        d[c] = kept;
         u[c] = uu;
         v[c] = vv;
         q[c] += dq;
@@ -351,5 +342,6 @@ fn cells<const P: usize>(
         dissolved[c] = dis;
         settled[c] = dep;
         water_out[c] = wout;
+        evaporated[c] = dd - kept;
     }
 }
