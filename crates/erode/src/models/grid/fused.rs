@@ -2,8 +2,9 @@
 //! row's update needs only the fluxes (complete after `water_flux`) and its own depth, and its
 //! erosion needs only that row's new depth and velocity and the terrain before erosion (which
 //! `thermal_flux`, run before this pass, does not change). Fusing them saves writing and reading
-//! back depth and velocity. The per-cell arithmetic is `water::update_cell` then
-//! `erosion::erode_cell`, exactly as the stage list reads.
+//! back depth and velocity. The last stage, `evaporation`, runs here too: no stage after
+//! `water_update` reads the depth. The per-cell arithmetic is `water::update_cell`,
+//! `erosion::erode_cell`, then `d·(1 − Ke·Δt)`, exactly as the stage list reads.
 
 use super::derived::Derived;
 use super::erosion::{ErosionConsts, Moved, erode_cell};
