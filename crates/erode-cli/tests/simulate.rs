@@ -131,6 +131,51 @@ fn real_dems_erode_finitely_with_balanced_books_deterministically() {
 }
 
 #[test]
+fn droplets_on_real_dems_and_below_sea_level_are_finite_exact_and_deterministic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut dems: Vec<String> = ["lidar-dem.tif", "terra-elev.tif"]
+        .iter()
+        .filter_map(|n| testdata(n))
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
+    // the lidar DEM moved 400 m below sea level
+    if let Some(dem) = testdata("lidar-dem.tif") {
+        let loaded = erode_io::read(&dem, &Default::default()).unwrap();
+        let mut heights = loaded.map.heights.clone();
+        heights.as_mut_slice().iter_mut().for_each(|h| *h -= 400.0);
+        let map = erode::Heightmap::with_nodata(heights, None).unwrap();
+        let opts = erode_io::WriteOptions { georef: loaded.info.georef.clone(), ..Default::default() };
+        erode_io::write(&d.join("below.tif"), &map, &opts).unwrap();
+        dems.push(d.join("below.tif").to_str().unwrap().to_string());
+    }
+    for (k, dem) in dems.iter().enumerate() {
+        let run = |out: &str, threads: &str, extra: &[&str]| {
+            let mut args = vec!["simulate", "droplet", dem.as_str(), "-o", out, "--threads", threads, "-q"];
+            args.extend_from_slice(&["--set", "max_lifetime=40", "--set", "radius=3", "--set", "batch_size=2000"]);
+            args.extend_from_slice(extra);
+            ok(&args, d);
+        };
+        let (one, two, res) = (format!("one{k}"), format!("two{k}"), format!("res{k}"));
+        run(&one, "1", &["--droplets", "8000"]);
+        run(&two, "2", &["--droplets", "8000"]);
+        run(&res, "2", &["--droplets", "4000", "--checkpoint-every", "4000"]);
+        run(&res, "1", &["--droplets", "8000", "--resume"]);
+        let r = report(&d.join(&one));
+        assert_eq!(r["finite"], true, "{dem}");
+        assert_eq!(r["mass_balance"]["books_relative_error"], 0.0, "{dem}");
+        let rel = r["mass_balance"]["terrain_relative_error"].as_f64().unwrap();
+        assert!(rel < 1e-5, "{dem}: terrain vs books {rel}");
+        assert!(r["mass_balance"]["eroded_m3"].as_f64().unwrap() > 0.0, "{dem}: nothing eroded");
+        for map in ["height", "erosion", "deposition", "flow"] {
+            let a = bytes(d.join(format!("{one}/{map}.tif")));
+            assert!(a == bytes(d.join(format!("{two}/{map}.tif"))), "{dem}: {map} differs between 1 and 2 threads");
+            assert!(a == bytes(d.join(format!("{res}/{map}.tif"))), "{dem}: resumed {map} differs");
+        }
+    }
+}
+
+#[test]
 fn simulate_droplet_books_threads_and_resume() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
