@@ -30,6 +30,8 @@ enum Command {
     Params(cmd::params::Args),
     Simulate(cmd::simulate::Args),
     Demo(cmd::demo::Args),
+    /// List the GPU adapters and their limits.
+    GpuInfo(cmd::gpu_info::Args),
 }
 
 /// Help and version go to stdout as clap renders them; a usage error is one line, status 2.
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Generate(a) => cmd::generate::run(a),
         Command::Info(a) => cmd::info::run(a),
+        Command::GpuInfo(a) => cmd::gpu_info::run(a),
         Command::Convert(a) => cmd::convert::run(a),
         Command::Render(a) => cmd::render::run(a),
         Command::Params(a) => cmd::params::run(a),

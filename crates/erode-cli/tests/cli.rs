@@ -141,3 +141,27 @@ fn real_dems_keep_georeference_and_nodata_through_convert() {
         assert_eq!(out["cell_size"]["x"], 1.0);
     }
 }
+
+#[test]
+fn gpu_info_lists_the_adapters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_erode"))
+        .args(["gpu-info", "--json"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            std::env::var_os("ERODE_REQUIRE_GPU").is_none_or(|v| v != "1"),
+            "ERODE_REQUIRE_GPU=1 but gpu-info failed: {err}"
+        );
+        assert!(err.contains("no GPU adapter"), "{err}");
+        assert_eq!(out.status.code(), Some(2));
+        return;
+    }
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &list.as_array().unwrap()[0];
+    assert!(!first["name"].as_str().unwrap().is_empty());
+    assert!(first["max_storage_buffer_binding_size"].as_u64().unwrap() > 0);
+}

@@ -120,6 +120,12 @@ pub enum SimError {
         /// Its y.
         y: f64,
     },
+    /// The GPU backend failed (no adapter, a limit, validation).
+    #[error("GPU: {0}")]
+    Gpu(String),
+    /// An option the GPU backend does not run yet.
+    #[error("not on the GPU yet: {0} (use --backend cpu)")]
+    NotOnGpu(&'static str),
     /// A rain map with no cell above 0: no droplet can start.
     #[error("the rain map has no cell above 0, so no droplet can start")]
     NoRain,

@@ -26,6 +26,8 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod error;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod grid;
 pub mod models;
 mod par;

@@ -3,6 +3,7 @@
 pub mod convert;
 pub mod demo;
 pub mod generate;
+pub mod gpu_info;
 pub mod info;
 pub mod params;
 pub mod render;

@@ -53,7 +53,7 @@ fn max_depth(st: &State) -> f64 {
 }
 
 /// Water added per cell by the sources, m/s of depth (empty when there are none).
-fn source_rates(params: &Params, st: &State) -> Result<Vec<f32>, SimError> {
+pub(super) fn source_rates(params: &Params, st: &State) -> Result<Vec<f32>, SimError> {
     if params.sources.is_empty() {
         return Ok(Vec::new());
     }

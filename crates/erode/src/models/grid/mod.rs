@@ -42,6 +42,8 @@ pub mod cpu;
 pub mod derived;
 pub mod erosion;
 pub mod fused;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod params;
 pub mod smoothing;
 pub mod state;
@@ -52,6 +54,12 @@ pub mod transport;
 pub mod water;
 
 pub use cpu::CpuSim;
+
+/// Water added per cell by the sources, m/s of depth (empty when there are none): what
+/// `water::water_increment` takes as `source_rate`.
+pub fn cpu_source_rates(params: &Params, state: &State) -> Result<Vec<f32>, crate::error::SimError> {
+    cpu::source_rates(params, state)
+}
 pub use derived::Derived;
 pub use params::{
     Border, CapacityModel, CrossSection, FluxForm, HardnessMode, PARAM_DOCS, Params, RainMode, Source, Transport, Units,

@@ -1,0 +1,211 @@
+//! The GPU backend's shared part (feature `gpu`): a [`GpuContext`] (adapter, device, queue),
+//! either headless or wrapping a device the caller owns (the viewer shares its own), and the
+//! buffer helpers every model's GPU simulator uses.
+//!
+//! wgpu picks the adapter (`WGPU_BACKEND=vulkan|gl` and `WGPU_ADAPTER_NAME` pin one); on a
+//! machine without a GPU, Mesa's software Vulkan (lavapipe, "llvmpipe") serves, which is how the
+//! tests run in CI.
+
+use std::fmt;
+
+/// What can go wrong on the GPU path.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    /// No adapter was found.
+    #[error("no GPU adapter found (install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers): {0}")]
+    NoAdapter(String),
+    /// The adapter refused the device.
+    #[error("the GPU adapter refused a device: {0}")]
+    Device(String),
+    /// The grid does not fit the device's limits.
+    #[error("a {what} of {bytes} bytes exceeds the device's limit of {limit} bytes ({adapter})")]
+    TooLarge {
+        /// Which buffer.
+        what: &'static str,
+        /// Its size.
+        bytes: u64,
+        /// The device's limit.
+        limit: u64,
+        /// The adapter's name.
+        adapter: String,
+    },
+    /// A shader or pipeline failed validation (a bug, named by its stage).
+    #[error("GPU validation failed in {stage}: {message}")]
+    Validation {
+        /// The stage.
+        stage: &'static str,
+        /// wgpu's message.
+        message: String,
+    },
+    /// Reading a buffer back failed.
+    #[error("reading a GPU buffer back failed: {0}")]
+    Readback(String),
+}
+
+/// One adapter as `erode gpu-info` lists it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct AdapterSummary {
+    /// Name, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)".
+    pub name: String,
+    /// Backend: Vulkan, Metal, Dx12, Gl.
+    pub backend: String,
+    /// Discrete, integrated, virtual, CPU (software) or other.
+    pub device_type: String,
+    /// Driver and its version.
+    pub driver: String,
+    /// Largest storage buffer binding, bytes: the largest field (cells x 4 bytes) a model can bind.
+    pub max_storage_buffer_binding_size: u64,
+    /// Largest buffer, bytes.
+    pub max_buffer_size: u64,
+    /// Workgroups per dimension.
+    pub max_compute_workgroups_per_dimension: u32,
+}
+
+impl fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}, {}, driver {}): storage binding up to {} MiB, buffers up to {} MiB",
+            self.name,
+            self.backend,
+            self.device_type,
+            self.driver,
+            self.max_storage_buffer_binding_size >> 20,
+            self.max_buffer_size >> 20
+        )
+    }
+}
+
+fn summary(adapter: &wgpu::Adapter) -> AdapterSummary {
+    let info = adapter.get_info();
+    let limits = adapter.limits();
+    AdapterSummary {
+        name: info.name,
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+        max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
+        max_buffer_size: limits.max_buffer_size,
+        max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+    }
+}
+
+fn instance() -> wgpu::Instance {
+    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+}
+
+/// Every adapter wgpu finds on this machine.
+pub fn adapters() -> Vec<AdapterSummary> {
+    let instance = instance();
+    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all())).iter().map(summary).collect()
+}
+
+/// An adapter, its device and queue: built once, shared by every GPU simulator.
+pub struct GpuContext {
+    /// The device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// What the adapter is.
+    pub adapter: AdapterSummary,
+}
+
+impl GpuContext {
+    /// A context of its own on the adapter wgpu prefers (high performance).
+    pub fn headless() -> Result<Self, GpuError> {
+        let instance = instance();
+        let options = wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            ..Default::default()
+        };
+        let adapter =
+            pollster::block_on(instance.request_adapter(&options)).map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        // the adapter's own limits: large grids need large storage buffers
+        let desc =
+            wgpu::DeviceDescriptor { label: Some("erode"), required_limits: adapter.limits(), ..Default::default() };
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&desc)).map_err(|e| GpuError::Device(e.to_string()))?;
+        Ok(Self { device, queue, adapter: summary(&adapter) })
+    }
+
+    /// Wraps a device the caller made (the viewer's), described by `adapter`.
+    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, adapter: &wgpu::Adapter) -> Self {
+        Self { device, queue, adapter: summary(adapter) }
+    }
+
+    /// Refuses a buffer of `bytes` the device cannot bind.
+    pub(crate) fn check_binding(&self, what: &'static str, bytes: u64) -> Result<(), GpuError> {
+        let limit = self.device.limits().max_storage_buffer_binding_size.min(self.device.limits().max_buffer_size);
+        if bytes > limit {
+            return Err(GpuError::TooLarge { what, bytes, limit, adapter: self.adapter.name.clone() });
+        }
+        Ok(())
+    }
+
+    /// A storage buffer holding `data` (f32), readable back.
+    pub(crate) fn storage(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
+        use wgpu::util::DeviceExt;
+        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: bytemuck::cast_slice(data),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        })
+    }
+
+    /// A uniform buffer holding `value`.
+    pub(crate) fn uniform<T: bytemuck::Pod>(&self, label: &str, value: &T) -> wgpu::Buffer {
+        use wgpu::util::DeviceExt;
+        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: bytemuck::bytes_of(value),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        })
+    }
+
+    /// A compute pipeline for `entry` in `source` (WGSL), with validation errors returned.
+    pub(crate) fn pipeline(&self, stage: &'static str, source: &str) -> Result<wgpu::ComputePipeline, GpuError> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(stage),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(stage),
+            layout: None,
+            module: &module,
+            entry_point: Some(stage),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        match pollster::block_on(scope.pop()) {
+            Some(e) => Err(GpuError::Validation { stage, message: e.to_string() }),
+            None => Ok(pipeline),
+        }
+    }
+
+    /// Reads `buffer` (f32s) back, waiting for the GPU.
+    pub(crate) fn read(&self, buffer: &wgpu::Buffer) -> Result<Vec<f32>, GpuError> {
+        let size = buffer.size();
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+        self.queue.submit([encoder.finish()]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::Readback(e.to_string()))?;
+        rx.recv().map_err(|e| GpuError::Readback(e.to_string()))?.map_err(|e| GpuError::Readback(e.to_string()))?;
+        let view = staging.get_mapped_range(..).map_err(|e| GpuError::Readback(e.to_string()))?;
+        let out: Vec<f32> = bytemuck::pod_collect_to_vec(&view);
+        drop(view);
+        staging.unmap();
+        Ok(out)
+    }
+}

@@ -1,0 +1,120 @@
+// Stage 2, `water_flux` (CPU twin: water.rs `water_flux`, one-way pipes): pipe fluxes from the
+// water surface, limited so no cell sends more than it holds (000 eq. 3), and each cell's
+// sediment share for transport. One invocation per cell.
+
+struct FluxUniforms {
+    width: u32,
+    height: u32,
+    pipes: u32,
+    // 0 closed, 1 open, 2 wrap
+    border: u32,
+    // 1: the pipe's gain scales with the flow depth (cross_section = depth)
+    depth_scaled: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+    gain: array<vec4<f32>, 2>,
+    pipe_width: array<vec4<f32>, 2>,
+    friction: f32,
+    volume_per_dt: f32,
+    dt: f32,
+    area: f32,
+}
+
+@group(0) @binding(0) var<uniform> u: FluxUniforms;
+@group(0) @binding(1) var<storage, read> terrain: array<f32>;
+@group(0) @binding(2) var<storage, read> water: array<f32>;
+// pipe-major: flux[e * cells + i]
+@group(0) @binding(3) var<storage, read_write> flux: array<f32>;
+@group(0) @binding(4) var<storage, read_write> share: array<f32>;
+
+// E, W, S, N, SE, NW, SW, NE (rows grow southwards), as topology.rs DIRS
+const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
+const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
+
+fn pick(a: array<vec4<f32>, 2>, e: u32) -> f32 {
+    return a[e / 4u][e % 4u];
+}
+
+// The neighbour's index in direction e, or -1 across a closed or open edge.
+fn neighbour(r: i32, c: i32, e: u32) -> i32 {
+    let h = i32(u.height);
+    let w = i32(u.width);
+    var rr = r + DR[e];
+    var cc = c + DC[e];
+    if (u.border == 2u) {
+        rr = (rr % h + h) % h;
+        cc = (cc % w + w) % w;
+    } else if (rr < 0 || rr >= h || cc < 0 || cc >= w) {
+        return -1;
+    }
+    return rr * w + cc;
+}
+
+// One pipe's new flux (water.rs `pipe`, one-way).
+fn pipe(eta: f32, bed: f32, eta_j: f32, bed_j: f32, f: f32, gain: f32, width: f32) -> f32 {
+    let top = max(eta, eta_j);
+    let floor_ = max(bed, bed_j);
+    let h = max(top - floor_, 0.0);
+    var g = gain;
+    if (u.depth_scaled == 1u) {
+        g = gain * h;
+    }
+    var q = f + g * (eta - eta_j);
+    let r = u.friction * abs(f);
+    if (h > 0.0) {
+        q = q - q * r / (width * h * h + r);
+    }
+    return max(q, 0.0);
+}
+
+@compute @workgroup_size(16, 16)
+fn water_flux(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= u.width || id.y >= u.height) {
+        return;
+    }
+    let cells = u.width * u.height;
+    let i = id.y * u.width + id.x;
+    let bed = terrain[i];
+    let d = water[i];
+    let eta = bed + d;
+    var new_flux = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    var sum = 0.0;
+    for (var e = 0u; e < u.pipes; e++) {
+        let j = neighbour(i32(id.y), i32(id.x), e);
+        var eta_j = 0.0;
+        var bed_j = 0.0;
+        if (j >= 0) {
+            bed_j = terrain[u32(j)];
+            eta_j = bed_j + water[u32(j)];
+        } else if (u.border == 1u && e < 4u) {
+            // the outside of an open edge is dry ground at this cell's level
+            eta_j = bed;
+            bed_j = bed;
+        } else {
+            continue;
+        }
+        new_flux[e] = pipe(eta, bed, eta_j, bed_j, flux[e * cells + i], pick(u.gain, e), pick(u.pipe_width, e));
+        sum += max(new_flux[e], 0.0);
+    }
+    // eq. 3: the share of the new outflow the cell can afford
+    let held = d * u.volume_per_dt;
+    var k = 1.0;
+    if (sum > held) {
+        k = held / sum;
+    }
+    var gross = 0.0;
+    for (var e = 0u; e < u.pipes; e++) {
+        let f = new_flux[e] * k;
+        flux[e * cells + i] = f;
+        gross += max(f, 0.0);
+    }
+    // water.rs `sediment_share`
+    let volume = d * u.area;
+    let sent = min(gross * u.dt, volume);
+    var s = 0.0;
+    if (gross > 0.0 && volume > 0.0) {
+        s = (sent / volume) / gross;
+    }
+    share[i] = s;
+}

@@ -1,0 +1,41 @@
+// Stage 1, `water_increment` (CPU twin: water.rs `water_increment` without buckets): rain,
+// uniform or from a map, and sources add depth. One invocation per cell.
+
+struct IncrementUniforms {
+    width: u32,
+    height: u32,
+    // 1: scale the rain by rain_map
+    has_map: u32,
+    // 1: add source_rate·dt
+    has_sources: u32,
+    // rain depth per sub-step, m
+    rain: f32,
+    dt: f32,
+    pad0: f32,
+    pad1: f32,
+}
+
+@group(0) @binding(0) var<uniform> u: IncrementUniforms;
+@group(0) @binding(1) var<storage, read_write> water: array<f32>;
+@group(0) @binding(2) var<storage, read> rain_map: array<f32>;
+@group(0) @binding(3) var<storage, read> source_rate: array<f32>;
+
+@compute @workgroup_size(16, 16)
+fn water_increment(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= u.width || id.y >= u.height) {
+        return;
+    }
+    let i = id.y * u.width + id.x;
+    var d = water[i];
+    if (u.rain > 0.0) {
+        if (u.has_map == 1u) {
+            d += u.rain * rain_map[i];
+        } else {
+            d += u.rain;
+        }
+    }
+    if (u.has_sources == 1u) {
+        d += source_rate[i] * u.dt;
+    }
+    water[i] = d;
+}
