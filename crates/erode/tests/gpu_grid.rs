@@ -9,7 +9,10 @@ use common::grid;
 use erode::gpu::GpuContext;
 use erode::models::grid::gpu::GpuSim;
 use erode::models::grid::topology::Topology;
-use erode::models::grid::{Border, Params, RainMode, Source, Stage, StartMaps, State, Units, water};
+use erode::models::grid::{
+    Border, CpuSim, Params, RainMode, Source, Stage, StartMaps, State, Units, fused, thermal, transport, water,
+};
+use erode::terrain::{TerrainKind, TerrainSpec, generate};
 
 /// One device per test binary (device setup costs 50–300 ms).
 fn context() -> Option<Arc<GpuContext>> {
@@ -110,9 +113,164 @@ fn stages_not_on_the_gpu_are_refused_by_name() {
     let params = Params::default();
     let st = scene(&params, 16, 16);
     let mut gpu = GpuSim::new(ctx.clone(), &params, &st).unwrap();
-    let err = gpu.run_stage(Stage::ErosionDeposition).unwrap_err();
-    assert!(err.to_string().contains("erosion_deposition"), "{err}");
+    let err = gpu.run_stage(Stage::Smoothing).unwrap_err();
+    assert!(err.to_string().contains("smoothing"), "{err}");
     let signed = Params { flux_form: erode::models::grid::FluxForm::Signed, ..Default::default() };
     let err = GpuSim::new(ctx, &signed, &scene(&signed, 16, 16)).err().unwrap();
     assert!(err.to_string().contains("signed"), "{err}");
+}
+
+/// `gpu` within `rel` of the largest change the CPU made (`cpu − before`), plus 4 ulps of the
+/// field's size (f32 rounding of the field itself).
+fn close(what: &str, before: &[f32], cpu: &[f32], gpu: &[f32], rel: f32) {
+    let change = before.iter().zip(cpu).fold(0.0f32, |m, (&a, &b)| m.max((b - a).abs()));
+    let tol = rel * change + 4.0 * f32::EPSILON * max_abs(cpu);
+    let d = max_diff(gpu, cpu);
+    assert!(d <= tol, "{what}: GPU differs by {d} (tolerance {tol}, largest change {change})");
+}
+
+#[test]
+fn every_ported_stage_matches_its_cpu_twin() {
+    let Some(ctx) = context() else { return };
+    for (border, pipes, capacity_model) in [
+        (Border::Closed, 4u32, erode::models::grid::CapacityModel::Mei),
+        (Border::Open, 8, erode::models::grid::CapacityModel::Sine),
+        (Border::Wrap, 8, erode::models::grid::CapacityModel::Mei),
+    ] {
+        let params = Params {
+            border,
+            pipes,
+            capacity_model,
+            thermal_rate: 0.3,
+            hardness_mode: erode::models::grid::HardnessMode::Noise,
+            softening: 0.5,
+            evaporation: 0.01,
+            ..Default::default()
+        };
+        let (w, h) = (40, 33);
+        let mut cpu = scene(&params, w, h);
+        // suspended sediment, so slow water deposits; a cliff, so thermal erosion moves material
+        cpu.sediment.iter_mut().for_each(|s| *s = 0.02);
+        for r in 0..h {
+            for c in w / 2..w {
+                cpu.terrain[r * w + c] += 3.0;
+            }
+        }
+        let mut gpu = GpuSim::new(ctx.clone(), &params, &cpu).unwrap();
+        let dv = params.derived(cpu.cell_size, f64::from(cpu.water.iter().fold(0.0f32, |a, &b| a.max(b))));
+        let topo = Topology { width: w, height: h, border };
+        let rates = erode::models::grid::cpu_source_rates(&params, &cpu).unwrap();
+        let n = w * h;
+        let what = format!("{border:?} {pipes} pipes {capacity_model:?}");
+        for round in 0..3 {
+            let what = format!("{what} round {round}");
+            let before = cpu.clone();
+            water::water_increment(&mut cpu, &params, &dv, &rates, 0, true);
+            let (mut limit, mut share) = (vec![0.0; n], vec![0.0; n]);
+            water::water_flux(&mut cpu, &params, &dv, &topo, &mut limit, &mut share);
+            let (mut tshare, mut talus) = (vec![0.0; n], vec![0.0; n]);
+            thermal::thermal_flux(&cpu, &params, &dv, &topo, &mut tshare, &mut talus);
+            gpu.run_stage(Stage::WaterIncrement).unwrap();
+            gpu.run_stage(Stage::WaterFlux).unwrap();
+            gpu.run_stage(Stage::ThermalFlux).unwrap();
+            let (gs, gt) = gpu.read_thermal().unwrap();
+            close(&format!("{what}: thermal_flux share"), &vec![0.0; n], &tshare, &gs, 1e-5);
+            close(&format!("{what}: thermal_flux talus"), &vec![0.0; n], &talus, &gt, 1e-6);
+
+            let mut next = vec![0.0; n];
+            fused::update_and_erode(&mut cpu, &params, &dv, &topo, &mut next);
+            std::mem::swap(&mut cpu.terrain, &mut next);
+            gpu.run_stage(Stage::ErosionDeposition).unwrap();
+            let mut got = cpu.clone();
+            gpu.read_into(&mut got).unwrap();
+            close(
+                &format!("{what}: update_and_erode terrain"),
+                &before.terrain,
+                &cpu.terrain,
+                &gpu.read_next_terrain().unwrap(),
+                1e-3,
+            );
+            close(&format!("{what}: update_and_erode water"), &before.water, &cpu.water, &got.water, 1e-3);
+            close(&format!("{what}: update_and_erode sediment"), &before.sediment, &cpu.sediment, &got.sediment, 1e-3);
+            close(
+                &format!("{what}: update_and_erode velocity"),
+                &before.velocity_x,
+                &cpu.velocity_x,
+                &got.velocity_x,
+                1e-3,
+            );
+            close(&format!("{what}: update_and_erode hardness"), &before.hardness, &cpu.hardness, &got.hardness, 1e-3);
+            close(&format!("{what}: update_and_erode eroded"), &before.eroded, &cpu.eroded, &got.eroded, 1e-3);
+            close(
+                &format!("{what}: update_and_erode deposited"),
+                &before.deposited,
+                &cpu.deposited,
+                &got.deposited,
+                1e-3,
+            );
+            assert!(cpu.deposited != before.deposited, "{what}: nothing deposited");
+
+            let mut sediment_next = vec![0.0; n];
+            transport::sediment_transport(&mut cpu, &params, &dv, &topo, &share, &mut sediment_next);
+            std::mem::swap(&mut cpu.sediment, &mut sediment_next);
+            gpu.run_stage(Stage::SedimentTransport).unwrap();
+            close(
+                &format!("{what}: sediment_transport"),
+                &before.sediment,
+                &cpu.sediment,
+                &gpu.read_next_sediment().unwrap(),
+                1e-3,
+            );
+
+            thermal::thermal_apply(&mut cpu, &topo, &dv, &next, &tshare, &talus);
+            gpu.run_stage(Stage::ThermalApply).unwrap();
+            close(
+                &format!("{what}: thermal_apply"),
+                &before.terrain,
+                &cpu.terrain,
+                &gpu.read_next_terrain().unwrap(),
+                1e-3,
+            );
+            gpu.commit_terrain();
+            // both continue from the CPU's state, so differences do not compound
+            gpu = GpuSim::new(ctx.clone(), &params, &cpu).unwrap();
+        }
+    }
+}
+
+#[test]
+fn five_hundred_steps_on_the_gpu_follow_the_cpu() {
+    // issue 5: mean |h_gpu − h_cpu| <= 5 % of the mean change, on a ridged terrain
+    let Some(ctx) = context() else { return };
+    let spec = TerrainSpec {
+        kind: TerrainKind::Ridged,
+        width: 64,
+        height: 64,
+        seed: 4,
+        relief: 64.0 * 0.25 * 2.0,
+        feature_size: 32.0,
+        cell_size: erode::CellSize::square(2.0),
+        ..Default::default()
+    };
+    let terrain = generate(&spec).unwrap().heights;
+    let params = Params::default();
+    let start = State::new(&terrain, &params, StartMaps::default()).unwrap();
+    let mut cpu = start.clone();
+    CpuSim::new(params.clone(), &cpu).unwrap().run(&mut cpu, 500);
+    let mut gpu = GpuSim::new(ctx, &params, &start).unwrap();
+    gpu.run(500).unwrap();
+    let mut got = start.clone();
+    gpu.read_into(&mut got).unwrap();
+    assert!(got.terrain.iter().chain(&got.water).chain(&got.sediment).all(|v| v.is_finite()));
+    let n = start.terrain.len() as f64;
+    let change: f64 = start.terrain.iter().zip(&cpu.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
+    let diff: f64 = got.terrain.iter().zip(&cpu.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
+    let gpu_change: f64 =
+        start.terrain.iter().zip(&got.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
+    assert!(change > 0.0 && gpu_change > 0.5 * change, "CPU changed {change}, GPU {gpu_change}");
+    assert!(diff <= 0.05 * change, "mean |dh| between backends {diff} > 5 % of the mean change {change}");
+    eprintln!(
+        "500 steps: mean change {change:.3e} m, mean backend difference {diff:.3e} m ({:.2} %)",
+        100.0 * diff / change
+    );
 }

@@ -1,7 +1,11 @@
-//! Without a GPU: every shader parses and validates with naga, and each uniform struct's size
-//! and member offsets in WGSL match the `#[repr(C)]` Rust type that fills it.
+//! Without a GPU: every shader parses and validates with naga, each entry point carries its
+//! stage's name, and each uniform struct's size and member offsets in WGSL match the
+//! `#[repr(C)]` Rust type that fills it.
 
-use erode::models::grid::gpu::{FluxUniforms, IncrementUniforms, WATER_FLUX_WGSL, WATER_INCREMENT_WGSL};
+use erode::models::grid::gpu::{
+    FluxUniforms, IncrementUniforms, SEDIMENT_TRANSPORT_WGSL, THERMAL_APPLY_WGSL, THERMAL_FLUX_WGSL, ThermalUniforms,
+    TransportUniforms, UPDATE_AND_ERODE_WGSL, UpdateUniforms, WATER_FLUX_WGSL, WATER_INCREMENT_WGSL,
+};
 
 fn module(name: &str, source: &str) -> naga::Module {
     let module =
@@ -9,6 +13,7 @@ fn module(name: &str, source: &str) -> naga::Module {
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
         .validate(&module)
         .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    assert!(module.entry_points.iter().any(|e| e.name == name), "{name}: no entry point of that name");
     module
 }
 
@@ -24,45 +29,64 @@ fn layout(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>) {
     panic!("no struct {name}");
 }
 
+/// Checks that the WGSL struct `$wgsl` in `$module` has the size of `$ty` and each listed
+/// field at the Rust offset.
+macro_rules! same_layout {
+    ($module:expr, $ty:ident, [$($field:ident),*]) => {{
+        let (size, members) = layout(&$module, stringify!($ty));
+        assert_eq!(size as usize, std::mem::size_of::<$ty>(), "{} size", stringify!($ty));
+        $(
+            let name = stringify!($field);
+            let wgsl = members.iter().find(|(m, _)| m == name).unwrap_or_else(|| panic!("WGSL lacks {name}")).1;
+            assert_eq!(wgsl as usize, std::mem::offset_of!($ty, $field), "{}.{name}", stringify!($ty));
+        )*
+    }};
+}
+
 #[test]
 fn shaders_validate_and_uniforms_match_the_rust_types() {
-    let flux = module("water_flux", WATER_FLUX_WGSL);
-    let (size, members) = layout(&flux, "FluxUniforms");
-    assert_eq!(size as usize, std::mem::size_of::<FluxUniforms>());
-    let offsets = [
-        ("width", std::mem::offset_of!(FluxUniforms, width)),
-        ("height", std::mem::offset_of!(FluxUniforms, height)),
-        ("pipes", std::mem::offset_of!(FluxUniforms, pipes)),
-        ("border", std::mem::offset_of!(FluxUniforms, border)),
-        ("depth_scaled", std::mem::offset_of!(FluxUniforms, depth_scaled)),
-        ("gain", std::mem::offset_of!(FluxUniforms, gain)),
-        ("pipe_width", std::mem::offset_of!(FluxUniforms, pipe_width)),
-        ("friction", std::mem::offset_of!(FluxUniforms, friction)),
-        ("volume_per_dt", std::mem::offset_of!(FluxUniforms, volume_per_dt)),
-        ("dt", std::mem::offset_of!(FluxUniforms, dt)),
-        ("area", std::mem::offset_of!(FluxUniforms, area)),
-    ];
-    for (name, offset) in offsets {
-        let wgsl = members.iter().find(|(m, _)| m == name).unwrap_or_else(|| panic!("WGSL lacks {name}")).1;
-        assert_eq!(wgsl as usize, offset, "FluxUniforms.{name}");
-    }
-
     let increment = module("water_increment", WATER_INCREMENT_WGSL);
-    let (size, members) = layout(&increment, "IncrementUniforms");
-    assert_eq!(size as usize, std::mem::size_of::<IncrementUniforms>());
-    let offsets = [
-        ("width", std::mem::offset_of!(IncrementUniforms, width)),
-        ("height", std::mem::offset_of!(IncrementUniforms, height)),
-        ("has_map", std::mem::offset_of!(IncrementUniforms, has_map)),
-        ("has_sources", std::mem::offset_of!(IncrementUniforms, has_sources)),
-        ("rain", std::mem::offset_of!(IncrementUniforms, rain)),
-        ("dt", std::mem::offset_of!(IncrementUniforms, dt)),
-    ];
-    for (name, offset) in offsets {
-        let wgsl = members.iter().find(|(m, _)| m == name).unwrap_or_else(|| panic!("WGSL lacks {name}")).1;
-        assert_eq!(wgsl as usize, offset, "IncrementUniforms.{name}");
-    }
-    // each shader's entry point carries its stage's name
-    assert!(flux.entry_points.iter().any(|e| e.name == "water_flux"));
-    assert!(increment.entry_points.iter().any(|e| e.name == "water_increment"));
+    same_layout!(increment, IncrementUniforms, [width, height, has_map, has_sources, rain, dt]);
+    let flux = module("water_flux", WATER_FLUX_WGSL);
+    same_layout!(
+        flux,
+        FluxUniforms,
+        [width, height, pipes, border, depth_scaled, gain, pipe_width, friction, volume_per_dt, dt, area]
+    );
+    let update = module("update_and_erode", UPDATE_AND_ERODE_WGSL);
+    same_layout!(
+        update,
+        UpdateUniforms,
+        [
+            width,
+            height,
+            pipes,
+            border,
+            capacity_model,
+            unit_x,
+            unit_y,
+            dt,
+            inv_area,
+            inv_lx,
+            inv_ly,
+            velocity_epsilon,
+            inv2x,
+            inv2y,
+            keep,
+            dissolve,
+            deposit,
+            softening,
+            capacity,
+            min_tilt,
+            per_max_depth,
+            hardness_min,
+            floor_height
+        ]
+    );
+    let thermal_flux = module("thermal_flux", THERMAL_FLUX_WGSL);
+    same_layout!(thermal_flux, ThermalUniforms, [width, height, border, distance, rate, talus_scale, talus_bias]);
+    let thermal_apply = module("thermal_apply", THERMAL_APPLY_WGSL);
+    same_layout!(thermal_apply, ThermalUniforms, [width, height, border, distance, rate, talus_scale, talus_bias]);
+    let transport = module("sediment_transport", SEDIMENT_TRANSPORT_WGSL);
+    same_layout!(transport, TransportUniforms, [width, height, pipes, border]);
 }

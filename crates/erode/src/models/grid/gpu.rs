@@ -4,20 +4,33 @@
 //! struct here -> the WGSL struct of the same name (`tests/gpu_layout.rs` checks that sizes and
 //! offsets agree).
 //!
-//! Ported so far: `water_increment` (uniform rain, rain map, sources; not buckets) and
-//! `water_flux` (one-way pipes, 4 or 8, both cross-sections, every border). The other stages
-//! follow; asking for one that is not ported is a typed error, never a silent CPU fallback.
+//! Ported: `water_increment` (uniform rain, rain map, sources; not buckets), `water_flux`
+//! (one-way pipes, 4 or 8, both cross-sections, every border), `thermal_flux`,
+//! `update_and_erode` (water_update + erosion_deposition + evaporation, both capacities,
+//! hardness and softening), `sediment_transport` (conservative) and `thermal_apply`. Not yet:
+//! the signed flux form, semi-Lagrangian transport, buckets, smoothing, the books (they need
+//! GPU reductions) and a GPU max-depth reduction (the depth cross-section re-derives its time
+//! step from a read-back each iteration). Asking for what is not ported is a typed error, never
+//! a silent CPU fallback.
 
 use std::sync::Arc;
 
 use super::Stage;
 use super::cpu::source_rates;
 use super::derived::Derived;
-use super::params::{Border, FluxForm, Params, RainMode};
+use super::params::{Border, CapacityModel, FluxForm, Params, RainMode, Transport};
 use super::state::State;
 use crate::error::SimError;
 use crate::gpu::{GpuContext, GpuError};
 
+/// `update_and_erode`'s shader.
+pub const UPDATE_AND_ERODE_WGSL: &str = include_str!("shaders/update_and_erode.wgsl");
+/// `thermal_flux`'s shader.
+pub const THERMAL_FLUX_WGSL: &str = include_str!("shaders/thermal_flux.wgsl");
+/// `thermal_apply`'s shader.
+pub const THERMAL_APPLY_WGSL: &str = include_str!("shaders/thermal_apply.wgsl");
+/// `sediment_transport`'s shader.
+pub const SEDIMENT_TRANSPORT_WGSL: &str = include_str!("shaders/sediment_transport.wgsl");
 /// `water_increment`'s shader.
 pub const WATER_INCREMENT_WGSL: &str = include_str!("shaders/water_increment.wgsl");
 /// `water_flux`'s shader.
@@ -73,6 +86,158 @@ pub struct IncrementUniforms {
     pub pad: [f32; 2],
 }
 
+/// `update_and_erode`'s parameters (WGSL `UpdateUniforms`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct UpdateUniforms {
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Pipes per cell.
+    pub pipes: u32,
+    /// 0 closed, 1 open, 2 wrap.
+    pub border: u32,
+    /// 0 mei, 1 sine.
+    pub capacity_model: u32,
+    /// Padding.
+    pub pad: [u32; 3],
+    /// Unit vector x per pipe.
+    pub unit_x: [[f32; 4]; 2],
+    /// Unit vector y per pipe.
+    pub unit_y: [[f32; 4]; 2],
+    /// Sub-step, s.
+    pub dt: f32,
+    /// 1 / cell area, 1/m².
+    pub inv_area: f32,
+    /// 1 / cell width, 1/m.
+    pub inv_lx: f32,
+    /// 1 / cell height, 1/m.
+    pub inv_ly: f32,
+    /// Mean depth below which velocity is 0, m.
+    pub velocity_epsilon: f32,
+    /// 1 / (2·cell width), for gradients.
+    pub inv2x: f32,
+    /// 1 / (2·cell height).
+    pub inv2y: f32,
+    /// Evaporation keeps `1 − Ke·Δt` of the depth.
+    pub keep: f32,
+    /// Ks.
+    pub dissolve: f32,
+    /// Kd.
+    pub deposit: f32,
+    /// Kh.
+    pub softening: f32,
+    /// Kc.
+    pub capacity: f32,
+    /// Minimum tilt.
+    pub min_tilt: f32,
+    /// 1 / max_erosion_depth.
+    pub per_max_depth: f32,
+    /// R_min.
+    pub hardness_min: f32,
+    /// Lowest height erosion may reach, m.
+    pub floor_height: f32,
+}
+
+/// `thermal_flux`'s and `thermal_apply`'s parameters (WGSL `ThermalUniforms`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ThermalUniforms {
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// 0 closed, 1 open, 2 wrap.
+    pub border: u32,
+    /// Padding.
+    pub pad0: u32,
+    /// Distance between cell centres per direction, m.
+    pub distance: [[f32; 4]; 2],
+    /// Δt·Kt.
+    pub rate: f32,
+    /// Talus from hardness: scale.
+    pub talus_scale: f32,
+    /// Talus from hardness: bias.
+    pub talus_bias: f32,
+    /// Padding.
+    pub pad1: f32,
+}
+
+/// `sediment_transport`'s parameters (WGSL `TransportUniforms`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct TransportUniforms {
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Pipes per cell.
+    pub pipes: u32,
+    /// 0 closed, 1 open, 2 wrap.
+    pub border: u32,
+}
+
+fn border_code(b: Border) -> u32 {
+    match b {
+        Border::Closed => 0,
+        Border::Open => 1,
+        Border::Wrap => 2,
+    }
+}
+
+impl UpdateUniforms {
+    /// From the parameters and what they derive for this state.
+    pub fn new(p: &Params, dv: &Derived, st: &State) -> Self {
+        Self {
+            width: st.width as u32,
+            height: st.height as u32,
+            pipes: st.flux.len() as u32,
+            border: border_code(p.border),
+            capacity_model: match p.capacity_model {
+                CapacityModel::Mei => 0,
+                CapacityModel::Sine => 1,
+            },
+            pad: [0; 3],
+            unit_x: pack(dv.unit_x),
+            unit_y: pack(dv.unit_y),
+            dt: dv.dt as f32,
+            inv_area: (1.0 / dv.area) as f32,
+            inv_lx: (1.0 / st.cell_size.x) as f32,
+            inv_ly: (1.0 / st.cell_size.y) as f32,
+            velocity_epsilon: p.velocity_epsilon as f32,
+            inv2x: (0.5 / st.cell_size.x) as f32,
+            inv2y: (0.5 / st.cell_size.y) as f32,
+            keep: (1.0 - p.evaporation * dv.dt) as f32,
+            dissolve: p.dissolve as f32,
+            deposit: p.deposit as f32,
+            softening: p.softening as f32,
+            capacity: p.capacity as f32,
+            min_tilt: p.min_tilt as f32,
+            per_max_depth: (1.0 / p.max_erosion_depth) as f32,
+            hardness_min: p.hardness_min as f32,
+            floor_height: st.floor,
+        }
+    }
+}
+
+impl ThermalUniforms {
+    /// From the parameters and what they derive for this state.
+    pub fn new(p: &Params, dv: &Derived, st: &State) -> Self {
+        Self {
+            width: st.width as u32,
+            height: st.height as u32,
+            border: border_code(p.border),
+            pad0: 0,
+            distance: pack(dv.distance),
+            rate: (dv.dt * p.thermal_rate) as f32,
+            talus_scale: p.talus_scale as f32,
+            talus_bias: p.talus_bias as f32,
+            pad1: 0.0,
+        }
+    }
+}
+
 fn pack(v: [f32; 8]) -> [[f32; 4]; 2] {
     [[v[0], v[1], v[2], v[3]], [v[4], v[5], v[6], v[7]]]
 }
@@ -126,17 +291,55 @@ struct Kernel {
     bindings: wgpu::BindGroup,
 }
 
-/// The grid model's GPU simulator: buffers, pipelines and bind groups built once; running a
-/// stage only encodes a dispatch; reading back is an explicit call.
+/// The grid model's GPU simulator: buffers, pipelines and bind groups built once; a step only
+/// encodes dispatches; reading back is an explicit call.
 pub struct GpuSim {
     ctx: Arc<GpuContext>,
+    params: Params,
+    derived: Derived,
     width: usize,
     height: usize,
+    cell_size: crate::grid::CellSize,
+    pipes: usize,
+    buffers: Buffers,
+    uniforms: Uniforms,
+    kernels: Kernels,
+    update_uniforms: UpdateUniforms,
+    thermal_uniforms: ThermalUniforms,
+    /// Iterations run.
+    pub iteration: u64,
+}
+
+struct Buffers {
+    terrain: wgpu::Buffer,
+    terrain_next: wgpu::Buffer,
     water: wgpu::Buffer,
     flux: wgpu::Buffer,
     share: wgpu::Buffer,
+    velocity: wgpu::Buffer,
+    discharge: wgpu::Buffer,
+    sediment: wgpu::Buffer,
+    sediment_next: wgpu::Buffer,
+    hardness: wgpu::Buffer,
+    totals: wgpu::Buffer,
+    thermal_share: wgpu::Buffer,
+    talus: wgpu::Buffer,
+}
+
+struct Uniforms {
+    increment: wgpu::Buffer,
+    flux: wgpu::Buffer,
+    update: wgpu::Buffer,
+    thermal: wgpu::Buffer,
+}
+
+struct Kernels {
     increment: Kernel,
     water_flux: Kernel,
+    thermal_flux: Kernel,
+    update_and_erode: Kernel,
+    sediment_transport: Kernel,
+    thermal_apply: Kernel,
 }
 
 fn bind(
@@ -157,6 +360,16 @@ fn bind(
     })
 }
 
+fn kernel(ctx: &GpuContext, stage: &'static str, source: &str, buffers: &[&wgpu::Buffer]) -> Result<Kernel, GpuError> {
+    let pipeline = ctx.pipeline(stage, source)?;
+    let bindings = bind(ctx, stage, &pipeline, buffers);
+    Ok(Kernel { pipeline, bindings })
+}
+
+fn max_depth(water: &[f32]) -> f64 {
+    f64::from(water.iter().fold(0.0f32, |a, &b| a.max(b)))
+}
+
 impl GpuSim {
     /// Uploads `state` and builds every ported stage for `params` on `ctx`'s device.
     pub fn new(ctx: Arc<GpuContext>, params: &Params, state: &State) -> Result<Self, SimError> {
@@ -167,70 +380,281 @@ impl GpuSim {
         if params.rain_mode == RainMode::Buckets {
             return Err(SimError::NotOnGpu("rain_mode = \"buckets\""));
         }
+        if params.transport == Transport::SemiLagrangian {
+            return Err(SimError::NotOnGpu("transport = \"semi-lagrangian\""));
+        }
+        if params.smoothing_strength > 0.0 {
+            return Err(SimError::NotOnGpu("smoothing"));
+        }
         let (w, h) = (state.width, state.height);
         let pipes = state.flux.len();
         let n = state.len();
-        let max_depth = state.water.iter().fold(0.0f32, |a, &b| a.max(b));
-        let dv = params.derived(state.cell_size, f64::from(max_depth));
+        let dv = params.derived(state.cell_size, max_depth(&state.water));
         ctx.check_binding("flux buffer", (n * pipes * 4) as u64)?;
-        let terrain = ctx.storage("terrain", &state.terrain);
-        let water = ctx.storage("water", &state.water);
         let flat: Vec<f32> = state.flux.iter().flatten().copied().collect();
-        let flux = ctx.storage("flux", &flat);
-        let share = ctx.storage("share", &vec![0.0; n]);
+        let velocity: Vec<f32> = state.velocity_x.iter().chain(&state.velocity_y).copied().collect();
+        let totals: Vec<f32> = state.eroded.iter().chain(&state.deposited).copied().collect();
+        let buffers = Buffers {
+            terrain: ctx.storage("terrain", &state.terrain),
+            terrain_next: ctx.storage("terrain_next", &state.terrain),
+            water: ctx.storage("water", &state.water),
+            flux: ctx.storage("flux", &flat),
+            share: ctx.storage("share", &vec![0.0; n]),
+            velocity: ctx.storage("velocity", &velocity),
+            discharge: ctx.storage("discharge", &state.discharge_integral),
+            sediment: ctx.storage("sediment", &state.sediment),
+            sediment_next: ctx.storage("sediment_next", &state.sediment),
+            hardness: ctx.storage("hardness", &state.hardness),
+            totals: ctx.storage("totals", &totals),
+            thermal_share: ctx.storage("thermal_share", &vec![0.0; n]),
+            talus: ctx.storage("talus", &vec![0.0; n]),
+        };
         let rates = source_rates(params, state)?;
         let rain_map = ctx.storage("rain_map", state.rain_map.as_deref().unwrap_or(&[0.0]));
         let source_rate = ctx.storage("source_rate", if rates.is_empty() { &[0.0] } else { &rates });
+        let (update_uniforms, thermal_uniforms) =
+            (UpdateUniforms::new(params, &dv, state), ThermalUniforms::new(params, &dv, state));
+        let uniforms = Uniforms {
+            increment: ctx.uniform("water_increment", &IncrementUniforms::new(params, &dv, w, h, !rates.is_empty())),
+            flux: ctx.uniform("water_flux", &FluxUniforms::new(params, &dv, w, h, pipes)),
+            update: ctx.uniform("update_and_erode", &update_uniforms),
+            thermal: ctx.uniform("thermal", &thermal_uniforms),
+        };
+        let transport = ctx.uniform(
+            "sediment_transport",
+            &TransportUniforms {
+                width: w as u32,
+                height: h as u32,
+                pipes: pipes as u32,
+                border: border_code(params.border),
+            },
+        );
+        let b = &buffers;
+        let kernels = Kernels {
+            increment: kernel(
+                &ctx,
+                "water_increment",
+                WATER_INCREMENT_WGSL,
+                &[&uniforms.increment, &b.water, &rain_map, &source_rate],
+            )?,
+            water_flux: kernel(
+                &ctx,
+                "water_flux",
+                WATER_FLUX_WGSL,
+                &[&uniforms.flux, &b.terrain, &b.water, &b.flux, &b.share],
+            )?,
+            thermal_flux: kernel(
+                &ctx,
+                "thermal_flux",
+                THERMAL_FLUX_WGSL,
+                &[&uniforms.thermal, &b.terrain, &b.hardness, &b.thermal_share, &b.talus],
+            )?,
+            update_and_erode: kernel(
+                &ctx,
+                "update_and_erode",
+                UPDATE_AND_ERODE_WGSL,
+                &[
+                    &uniforms.update,
+                    &b.terrain,
+                    &b.flux,
+                    &b.terrain_next,
+                    &b.water,
+                    &b.velocity,
+                    &b.discharge,
+                    &b.sediment,
+                    &b.hardness,
+                    &b.totals,
+                ],
+            )?,
+            sediment_transport: kernel(
+                &ctx,
+                "sediment_transport",
+                SEDIMENT_TRANSPORT_WGSL,
+                &[&transport, &b.flux, &b.sediment, &b.share, &b.sediment_next],
+            )?,
+            thermal_apply: kernel(
+                &ctx,
+                "thermal_apply",
+                THERMAL_APPLY_WGSL,
+                &[&uniforms.thermal, &b.terrain, &b.thermal_share, &b.talus, &b.terrain_next],
+            )?,
+        };
+        Ok(Self {
+            ctx,
+            params: params.clone(),
+            derived: dv,
+            width: w,
+            height: h,
+            cell_size: state.cell_size,
+            pipes,
+            buffers,
+            uniforms,
+            kernels,
+            update_uniforms,
+            thermal_uniforms,
+            iteration: state.iteration,
+        })
+    }
+}
 
-        let increment_uniforms =
-            ctx.uniform("water_increment", &IncrementUniforms::new(params, &dv, w, h, !rates.is_empty()));
-        let pipeline = ctx.pipeline("water_increment", WATER_INCREMENT_WGSL)?;
-        let bindings =
-            bind(&ctx, "water_increment", &pipeline, &[&increment_uniforms, &water, &rain_map, &source_rate]);
-        let increment = Kernel { pipeline, bindings };
-
-        let flux_uniforms = ctx.uniform("water_flux", &FluxUniforms::new(params, &dv, w, h, pipes));
-        let pipeline = ctx.pipeline("water_flux", WATER_FLUX_WGSL)?;
-        let bindings = bind(&ctx, "water_flux", &pipeline, &[&flux_uniforms, &terrain, &water, &flux, &share]);
-        let water_flux = Kernel { pipeline, bindings };
-
-        Ok(Self { ctx, width: w, height: h, water, flux, share, increment, water_flux })
+impl GpuSim {
+    /// What the parameters derive (sub-steps, time step) as of the last step.
+    pub fn derived(&self) -> &Derived {
+        &self.derived
     }
 
-    /// Encodes one stage's dispatch and submits it.
-    pub fn run_stage(&mut self, stage: Stage) -> Result<(), SimError> {
-        let kernel = match stage {
-            Stage::WaterIncrement => &self.increment,
-            Stage::WaterFlux => &self.water_flux,
+    fn kernel(&self, stage: Stage) -> Result<&Kernel, SimError> {
+        let k = &self.kernels;
+        Ok(match stage {
+            Stage::WaterIncrement => &k.increment,
+            Stage::WaterFlux => &k.water_flux,
+            Stage::ThermalFlux => &k.thermal_flux,
+            Stage::ErosionDeposition => &k.update_and_erode,
+            Stage::SedimentTransport => &k.sediment_transport,
+            Stage::ThermalApply => &k.thermal_apply,
             other => return Err(SimError::NotOnGpu(other.name())),
-        };
+        })
+    }
+
+    fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), SimError> {
+        let kernel = self.kernel(stage)?;
+        let mut pass = encoder
+            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(stage.name()), timestamp_writes: None });
+        pass.set_pipeline(&kernel.pipeline);
+        pass.set_bind_group(0, &kernel.bindings, &[]);
+        pass.dispatch_workgroups(self.width.div_ceil(16) as u32, self.height.div_ceil(16) as u32, 1);
+        Ok(())
+    }
+
+    /// Runs one stage alone (for the per-stage comparisons with the CPU). `ErosionDeposition`
+    /// is the fused `update_and_erode`; terrain and sediment land in the next-terrain and
+    /// next-sediment buffers until [`GpuSim::commit_terrain`].
+    pub fn run_stage(&mut self, stage: Stage) -> Result<(), SimError> {
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(stage.name()) });
-        {
-            let mut pass = encoder
-                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(stage.name()), timestamp_writes: None });
-            pass.set_pipeline(&kernel.pipeline);
-            pass.set_bind_group(0, &kernel.bindings, &[]);
-            pass.dispatch_workgroups(self.width.div_ceil(16) as u32, self.height.div_ceil(16) as u32, 1);
-        }
+        self.dispatch(&mut encoder, stage)?;
         self.ctx.queue.submit([encoder.finish()]);
         Ok(())
     }
 
-    /// Copies the GPU's depth and fluxes into `state`.
+    /// Copies the next terrain and sediment over the current ones (what a step does after
+    /// `thermal_apply`).
+    pub fn commit_terrain(&mut self) {
+        let mut encoder =
+            self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("commit") });
+        self.commit(&mut encoder);
+        self.ctx.queue.submit([encoder.finish()]);
+    }
+
+    fn commit(&self, encoder: &mut wgpu::CommandEncoder) {
+        let b = &self.buffers;
+        encoder.copy_buffer_to_buffer(&b.terrain_next, 0, &b.terrain, 0, b.terrain.size());
+        encoder.copy_buffer_to_buffer(&b.sediment_next, 0, &b.sediment, 0, b.sediment.size());
+    }
+
+    /// Re-derives the time step from the deepest water (depth cross-section) and rewrites the
+    /// uniforms that depend on it.
+    fn rederive(&mut self) -> Result<(), SimError> {
+        let water = self.ctx.read(&self.buffers.water)?;
+        let dv = self.params.derived(self.cell_size, max_depth(&water));
+        if dv == self.derived {
+            return Ok(());
+        }
+        let has_sources = !self.params.sources.is_empty();
+        let (q, u, p) = (&self.ctx.queue, &self.uniforms, &self.params);
+        let inc = IncrementUniforms::new(p, &dv, self.width, self.height, has_sources);
+        q.write_buffer(&u.increment, 0, bytemuck::bytes_of(&inc));
+        let flux = FluxUniforms::new(p, &dv, self.width, self.height, self.pipes);
+        q.write_buffer(&u.flux, 0, bytemuck::bytes_of(&flux));
+        let mut update = self.update_uniforms;
+        update.dt = dv.dt as f32;
+        update.inv_area = (1.0 / dv.area) as f32;
+        update.keep = (1.0 - p.evaporation * dv.dt) as f32;
+        q.write_buffer(&u.update, 0, bytemuck::bytes_of(&update));
+        let mut thermal = self.thermal_uniforms;
+        thermal.rate = (dv.dt * p.thermal_rate) as f32;
+        q.write_buffer(&u.thermal, 0, bytemuck::bytes_of(&thermal));
+        self.derived = dv;
+        Ok(())
+    }
+
+    /// One iteration: `derived().substeps` sub-steps of every stage, encoded and submitted.
+    pub fn step(&mut self) -> Result<(), SimError> {
+        if self.derived.depth_scaled {
+            self.rederive()?;
+        }
+        let thermal = self.params.thermal_rate > 0.0;
+        let mut encoder =
+            self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") });
+        for _ in 0..self.derived.substeps {
+            self.dispatch(&mut encoder, Stage::WaterIncrement)?;
+            self.dispatch(&mut encoder, Stage::WaterFlux)?;
+            if thermal {
+                self.dispatch(&mut encoder, Stage::ThermalFlux)?;
+            }
+            self.dispatch(&mut encoder, Stage::ErosionDeposition)?;
+            self.dispatch(&mut encoder, Stage::SedimentTransport)?;
+            if thermal {
+                self.dispatch(&mut encoder, Stage::ThermalApply)?;
+            }
+            self.commit(&mut encoder);
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+        self.iteration += 1;
+        Ok(())
+    }
+
+    /// `n` iterations.
+    pub fn run(&mut self, n: u64) -> Result<(), SimError> {
+        for _ in 0..n {
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// Copies every field the GPU holds into `state` (not the books: see the module's text).
     pub fn read_into(&self, state: &mut State) -> Result<(), SimError> {
         let n = self.width * self.height;
-        state.water = self.ctx.read(&self.water)?;
-        let flat = self.ctx.read(&self.flux)?;
+        let b = &self.buffers;
+        let read = |buf: &wgpu::Buffer| self.ctx.read(buf);
+        state.terrain = read(&b.terrain)?;
+        state.water = read(&b.water)?;
+        let flat = read(&b.flux)?;
         for (e, f) in state.flux.iter_mut().enumerate() {
             f.copy_from_slice(&flat[e * n..(e + 1) * n]);
         }
+        let velocity = read(&b.velocity)?;
+        state.velocity_x.copy_from_slice(&velocity[..n]);
+        state.velocity_y.copy_from_slice(&velocity[n..]);
+        state.discharge_integral = read(&b.discharge)?;
+        state.sediment = read(&b.sediment)?;
+        state.hardness = read(&b.hardness)?;
+        let totals = read(&b.totals)?;
+        state.eroded.copy_from_slice(&totals[..n]);
+        state.deposited.copy_from_slice(&totals[n..]);
+        state.time += self.iteration.saturating_sub(state.iteration) as f64 * self.params.dt;
+        state.iteration = self.iteration;
         Ok(())
     }
 
     /// The sediment shares `water_flux` wrote (for comparison with the CPU's).
     pub fn read_share(&self) -> Result<Vec<f32>, SimError> {
-        Ok(self.ctx.read(&self.share)?)
+        Ok(self.ctx.read(&self.buffers.share)?)
+    }
+
+    /// The terrain after `update_and_erode` (and `thermal_apply`), before it is committed.
+    pub fn read_next_terrain(&self) -> Result<Vec<f32>, SimError> {
+        Ok(self.ctx.read(&self.buffers.terrain_next)?)
+    }
+
+    /// The sediment after transport, before it is committed.
+    pub fn read_next_sediment(&self) -> Result<Vec<f32>, SimError> {
+        Ok(self.ctx.read(&self.buffers.sediment_next)?)
+    }
+
+    /// The thermal shares and taluses `thermal_flux` wrote.
+    pub fn read_thermal(&self) -> Result<(Vec<f32>, Vec<f32>), SimError> {
+        Ok((self.ctx.read(&self.buffers.thermal_share)?, self.ctx.read(&self.buffers.talus)?))
     }
 }
 

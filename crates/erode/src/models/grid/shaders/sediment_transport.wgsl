@@ -1,0 +1,53 @@
+// Stage 6, `sediment_transport`, conservative form (CPU twin: transport.rs
+// `sediment_transport`): every pipe carries the sediment of the water it moved; what one cell
+// sends is what its neighbour receives.
+
+struct TransportUniforms {
+    width: u32,
+    height: u32,
+    pipes: u32,
+    border: u32,
+}
+
+@group(0) @binding(0) var<uniform> u: TransportUniforms;
+@group(0) @binding(1) var<storage, read> flux: array<f32>;
+@group(0) @binding(2) var<storage, read> sediment: array<f32>;
+@group(0) @binding(3) var<storage, read> share: array<f32>;
+@group(0) @binding(4) var<storage, read_write> sediment_next: array<f32>;
+
+const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
+const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
+
+fn neighbour(r: i32, c: i32, e: u32) -> i32 {
+    let h = i32(u.height);
+    let w = i32(u.width);
+    var rr = r + DR[e];
+    var cc = c + DC[e];
+    if (u.border == 2u) {
+        rr = (rr % h + h) % h;
+        cc = (cc % w + w) % w;
+    } else if (rr < 0 || rr >= h || cc < 0 || cc >= w) {
+        return -1;
+    }
+    return rr * w + cc;
+}
+
+@compute @workgroup_size(16, 16)
+fn sediment_transport(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= u.width || id.y >= u.height) {
+        return;
+    }
+    let cells = u.width * u.height;
+    let i = id.y * u.width + id.x;
+    var value = sediment[i];
+    let per_flux = sediment[i] * share[i];
+    for (var e = 0u; e < u.pipes; e++) {
+        value -= per_flux * max(flux[e * cells + i], 0.0);
+        let j = neighbour(i32(id.y), i32(id.x), e);
+        if (j >= 0) {
+            let k = u32(j);
+            value += sediment[k] * share[k] * max(flux[(e ^ 1u) * cells + k], 0.0);
+        }
+    }
+    sediment_next[i] = max(value, 0.0);
+}

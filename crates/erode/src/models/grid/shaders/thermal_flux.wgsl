@@ -1,0 +1,72 @@
+// Stage 4, `thermal_flux` (CPU twin: thermal.rs `thermal_flux`): each cell's share per metre of
+// drop and its talus, from the terrain before erosion (000 eqs. 14-15, 004's talus).
+
+struct ThermalUniforms {
+    width: u32,
+    height: u32,
+    border: u32,
+    pad0: u32,
+    distance: array<vec4<f32>, 2>,
+    rate: f32,
+    talus_scale: f32,
+    talus_bias: f32,
+    pad1: f32,
+}
+
+@group(0) @binding(0) var<uniform> u: ThermalUniforms;
+@group(0) @binding(1) var<storage, read> terrain: array<f32>;
+@group(0) @binding(2) var<storage, read> hardness: array<f32>;
+@group(0) @binding(3) var<storage, read_write> thermal_share: array<f32>;
+@group(0) @binding(4) var<storage, read_write> talus: array<f32>;
+
+const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
+const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
+
+fn pick(a: array<vec4<f32>, 2>, e: u32) -> f32 {
+    return a[e / 4u][e % 4u];
+}
+
+fn neighbour(r: i32, c: i32, e: u32) -> i32 {
+    let h = i32(u.height);
+    let w = i32(u.width);
+    var rr = r + DR[e];
+    var cc = c + DC[e];
+    if (u.border == 2u) {
+        rr = (rr % h + h) % h;
+        cc = (cc % w + w) % w;
+    } else if (rr < 0 || rr >= h || cc < 0 || cc >= w) {
+        return -1;
+    }
+    return rr * w + cc;
+}
+
+@compute @workgroup_size(16, 16)
+fn thermal_flux(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= u.width || id.y >= u.height) {
+        return;
+    }
+    let i = id.y * u.width + id.x;
+    let bed = terrain[i];
+    let hard = hardness[i];
+    let t = u.talus_scale * hard + u.talus_bias;
+    var biggest = 0.0;
+    var total = 0.0;
+    for (var e = 0u; e < 8u; e++) {
+        let j = neighbour(i32(id.y), i32(id.x), e);
+        if (j < 0) {
+            continue;
+        }
+        let drop = bed - terrain[u32(j)];
+        biggest = max(biggest, drop);
+        if (drop > 0.0 && drop > t * pick(u.distance, e)) {
+            total += drop;
+        }
+    }
+    let amount = u.rate * hard * biggest * 0.5;
+    var share = 0.0;
+    if (total > 0.0 && biggest > 0.0) {
+        share = amount / total;
+    }
+    thermal_share[i] = share;
+    talus[i] = t;
+}

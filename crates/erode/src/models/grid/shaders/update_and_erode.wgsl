@@ -1,0 +1,164 @@
+// Stages 3, 5 and 8 as one pass, `update_and_erode` (CPU twin: fused.rs `update_and_erode`):
+// depth and velocity from the net flow (000 eqs. 5-7), capacity, dissolving or deposition with
+// hardness and softening (eqs. 8-11), then evaporation (eq. 13). One invocation per cell; the
+// terrain after erosion goes to `terrain_next` (gradients read the terrain before it).
+
+struct UpdateUniforms {
+    width: u32,
+    height: u32,
+    pipes: u32,
+    // 0 closed, 1 open, 2 wrap
+    border: u32,
+    // 0 mei (000), 1 sine (001)
+    capacity_model: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+    unit_x: array<vec4<f32>, 2>,
+    unit_y: array<vec4<f32>, 2>,
+    dt: f32,
+    inv_area: f32,
+    inv_lx: f32,
+    inv_ly: f32,
+    velocity_epsilon: f32,
+    inv2x: f32,
+    inv2y: f32,
+    keep: f32,
+    dissolve: f32,
+    deposit: f32,
+    softening: f32,
+    capacity: f32,
+    min_tilt: f32,
+    per_max_depth: f32,
+    hardness_min: f32,
+    floor_height: f32,
+}
+
+@group(0) @binding(0) var<uniform> u: UpdateUniforms;
+@group(0) @binding(1) var<storage, read> terrain: array<f32>;
+@group(0) @binding(2) var<storage, read> flux: array<f32>;
+@group(0) @binding(3) var<storage, read_write> terrain_next: array<f32>;
+@group(0) @binding(4) var<storage, read_write> water: array<f32>;
+@group(0) @binding(5) var<storage, read_write> velocity: array<f32>;
+@group(0) @binding(6) var<storage, read_write> discharge: array<f32>;
+@group(0) @binding(7) var<storage, read_write> sediment: array<f32>;
+@group(0) @binding(8) var<storage, read_write> hardness: array<f32>;
+// eroded, then deposited: [0, cells) and [cells, 2·cells)
+@group(0) @binding(9) var<storage, read_write> totals: array<f32>;
+
+const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
+const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
+
+fn pick(a: array<vec4<f32>, 2>, e: u32) -> f32 {
+    return a[e / 4u][e % 4u];
+}
+
+fn neighbour(r: i32, c: i32, e: u32) -> i32 {
+    let h = i32(u.height);
+    let w = i32(u.width);
+    var rr = r + DR[e];
+    var cc = c + DC[e];
+    if (u.border == 2u) {
+        rr = (rr % h + h) % h;
+        cc = (cc % w + w) % w;
+    } else if (rr < 0 || rr >= h || cc < 0 || cc >= w) {
+        return -1;
+    }
+    return rr * w + cc;
+}
+
+// topology.rs `clamped`: wrapped, or clamped into the grid (for gradients)
+fn clamped(r: i32, c: i32) -> u32 {
+    let h = i32(u.height);
+    let w = i32(u.width);
+    if (u.border == 2u) {
+        return u32(((r % h + h) % h) * w + (c % w + w) % w);
+    }
+    return u32(clamp(r, 0, h - 1) * w + clamp(c, 0, w - 1));
+}
+
+// erosion.rs `capacity`
+fn capacity(bx: f32, by: f32, vx: f32, vy: f32, d: f32) -> f32 {
+    let speed = sqrt(vx * vx + vy * vy);
+    let norm = sqrt(1.0 + bx * bx + by * by);
+    var cap = 0.0;
+    if (u.capacity_model == 0u) {
+        let along = max(-(bx * vx + by * vy) / (speed * norm), u.min_tilt);
+        let lmax = clamp(1.0 - d * u.per_max_depth, 0.0, 1.0);
+        cap = u.capacity * along * speed * lmax;
+    } else {
+        let tilt = max(sqrt(bx * bx + by * by) / norm, u.min_tilt);
+        cap = u.capacity * tilt * speed * min(d, 1.0);
+    }
+    if (speed > 0.0) {
+        return cap;
+    }
+    return 0.0;
+}
+
+@compute @workgroup_size(16, 16)
+fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= u.width || id.y >= u.height) {
+        return;
+    }
+    let cells = u.width * u.height;
+    let r = i32(id.y);
+    let c = i32(id.x);
+    let i = id.y * u.width + id.x;
+    // water.rs `update_cell`, one-way pipes: net outflow per pipe
+    var net = 0.0;
+    var wx = 0.0;
+    var wy = 0.0;
+    for (var e = 0u; e < u.pipes; e++) {
+        let j = neighbour(r, c, e);
+        var back = 0.0;
+        if (j >= 0) {
+            back = flux[(e ^ 1u) * cells + u32(j)];
+        }
+        let q = flux[e * cells + i] - back;
+        net += q;
+        wx += q * pick(u.unit_x, e);
+        wy += q * pick(u.unit_y, e);
+    }
+    let d1 = water[i];
+    let d2 = max(d1 - u.dt * net * u.inv_area, 0.0);
+    wx = 0.5 * wx;
+    wy = 0.5 * wy;
+    let mean = 0.5 * (d1 + d2);
+    var vx = 0.0;
+    var vy = 0.0;
+    if (mean > u.velocity_epsilon) {
+        vx = wx * (1.0 / mean) * u.inv_ly;
+        vy = wy * (1.0 / mean) * u.inv_lx;
+    }
+    discharge[i] += sqrt(wx * wx + wy * wy) * u.dt;
+    velocity[i] = vx;
+    velocity[cells + i] = vy;
+    // erosion.rs `erode_cell`
+    let bx = (terrain[clamped(r, c + 1)] - terrain[clamped(r, c - 1)]) * u.inv2x;
+    let by = (terrain[clamped(r + 1, c)] - terrain[clamped(r - 1, c)]) * u.inv2y;
+    let b = terrain[i];
+    let s = sediment[i];
+    let hard = hardness[i];
+    let cap = capacity(bx, by, vx, vy, d2);
+    var b_new = b;
+    var s_new = s;
+    var d_new = d2;
+    if (cap > s) {
+        let dissolved = min(u.dt * hard * u.dissolve * (cap - s), max(b - u.floor_height, 0.0));
+        b_new = b - dissolved;
+        s_new = s + dissolved;
+        d_new = d2 + dissolved;
+        totals[i] += dissolved;
+    } else {
+        let deposited = min(u.dt * u.deposit * (s - cap), s);
+        b_new = b + deposited;
+        s_new = s - deposited;
+        d_new = d2 - min(deposited, d2);
+        hardness[i] = max(hard - u.dt * u.softening * u.dissolve * (s - cap), u.hardness_min);
+        totals[cells + i] += deposited;
+    }
+    terrain_next[i] = b_new;
+    sediment[i] = s_new;
+    water[i] = d_new * u.keep;
+}
