@@ -604,6 +604,12 @@ impl GpuSim {
         Ok(())
     }
 
+    /// Waits until the GPU has finished everything submitted (for timing).
+    pub fn finish(&self) -> Result<(), SimError> {
+        self.ctx.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::Readback(e.to_string()))?;
+        Ok(())
+    }
+
     /// `n` iterations.
     pub fn run(&mut self, n: u64) -> Result<(), SimError> {
         for _ in 0..n {
