@@ -207,3 +207,57 @@ fn simulate_droplet_books_threads_and_resume() {
     assert!(toml.contains("inertia = 0.3") && toml.contains("max_lifetime = 300"));
     refused(&["simulate", "droplet", "t.tif", "-o", "bad", "--set", "inertia=2"], d, "inertia");
 }
+
+#[test]
+fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--kind", "ridged", "--size", "64", "--seed", "3", "--relief", "30", "-o", "t.tif"], d);
+    let gpu = std::process::Command::new(env!("CARGO_BIN_EXE_erode"))
+        .args(["simulate", "grid", "t.tif", "-o", "gpu", "--iterations", "150", "--backend", "gpu", "-q"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    if !gpu.status.success() {
+        let err = String::from_utf8_lossy(&gpu.stderr);
+        assert!(std::env::var_os("ERODE_REQUIRE_GPU").is_none_or(|v| v != "1"), "ERODE_REQUIRE_GPU=1 but: {err}");
+        assert!(err.contains("no GPU adapter"), "{err}");
+        return;
+    }
+    ok(&["simulate", "grid", "t.tif", "-o", "cpu", "--iterations", "150", "-q"], d);
+    let (g, c) = (report(&d.join("gpu")), report(&d.join("cpu")));
+    assert_eq!(g["backend"], "gpu");
+    assert!(g["adapter"].as_str().is_some_and(|a| !a.is_empty()));
+    assert_eq!(g["finite"], true);
+    let rel = g["mass_balance"]["relative_error"].as_f64().unwrap();
+    assert!(rel < 1e-5, "GPU books off by {rel}");
+    let (ge, ce) = (
+        g["mass_balance"]["books"]["eroded"].as_f64().unwrap(),
+        c["mass_balance"]["books"]["eroded"].as_f64().unwrap(),
+    );
+    assert!(ce > 0.0 && (ge - ce).abs() <= 0.05 * ce, "eroded: GPU {ge}, CPU {ce}");
+    // a GPU run checkpointed at 75 and resumed ends where the straight one does
+    ok(
+        &[
+            "simulate",
+            "grid",
+            "t.tif",
+            "-o",
+            "res",
+            "--iterations",
+            "75",
+            "--checkpoint-every",
+            "75",
+            "--backend",
+            "gpu",
+            "-q",
+        ],
+        d,
+    );
+    ok(&["simulate", "grid", "t.tif", "-o", "res", "--iterations", "150", "--resume", "--backend", "gpu", "-q"], d);
+    for map in ["height", "water", "sediment", "erosion", "flow"] {
+        assert!(bytes(d.join(format!("gpu/{map}.tif"))) == bytes(d.join(format!("res/{map}.tif"))), "resumed {map}");
+    }
+    // the droplet model is not on the GPU: a clear refusal
+    refused(&["simulate", "droplet", "t.tif", "-o", "dg", "--backend", "gpu"], d, "not on the GPU");
+}

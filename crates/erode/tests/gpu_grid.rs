@@ -269,8 +269,56 @@ fn five_hundred_steps_on_the_gpu_follow_the_cpu() {
         start.terrain.iter().zip(&got.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
     assert!(change > 0.0 && gpu_change > 0.5 * change, "CPU changed {change}, GPU {gpu_change}");
     assert!(diff <= 0.05 * change, "mean |dh| between backends {diff} > 5 % of the mean change {change}");
+    // both books balance, and agree
+    for (name, st) in [("CPU", &cpu), ("GPU", &got)] {
+        let b = st.balance();
+        assert!(b.relative_error < 1e-5, "{name} books off by {}", b.relative_error);
+    }
+    let rel = |a: f64, b: f64| (a - b).abs() / a.abs().max(1e-12);
+    assert!(rel(cpu.books.rain, got.books.rain) < 1e-5, "rain {} vs {}", cpu.books.rain, got.books.rain);
+    assert!(rel(cpu.books.eroded, got.books.eroded) < 0.05, "eroded {} vs {}", cpu.books.eroded, got.books.eroded);
     eprintln!(
         "500 steps: mean change {change:.3e} m, mean backend difference {diff:.3e} m ({:.2} %)",
         100.0 * diff / change
     );
+}
+
+#[test]
+fn gpu_books_balance_with_open_edges_rain_map_and_sources() {
+    let Some(ctx) = context() else { return };
+    for border in [Border::Open, Border::Wrap] {
+        let params = Params {
+            border,
+            pipes: 8,
+            rain_mode: RainMode::Map,
+            rain_rate: 0.01,
+            evaporation: 0.02,
+            sources: vec![Source { x: 10.0, y: 8.0, radius: 2.0, rate: 0.4, units: Units::Cells }],
+            ..Default::default()
+        };
+        let start = scene(&params, 48, 40);
+        let mut gpu = GpuSim::new(ctx.clone(), &params, &start).unwrap();
+        gpu.run(200).unwrap();
+        let mut got = start.clone();
+        gpu.read_into(&mut got).unwrap();
+        let b = got.balance();
+        assert!(b.relative_error < 1e-5, "{border:?}: GPU books off by {}", b.relative_error);
+        assert!(
+            got.books.rain > 0.0 && got.books.sources > 0.0 && got.books.evaporated > 0.0 && got.books.eroded > 0.0
+        );
+        if border == Border::Open {
+            assert!(got.books.water_outflow > 0.0, "nothing left across the open edges");
+        }
+        let mut cpu = start.clone();
+        CpuSim::new(params.clone(), &cpu).unwrap().run(&mut cpu, 200);
+        // the GPU adds each cell's books in f32 step after step: 1e-4 over 200 steps
+        let rel = |a: f64, b: f64| (a - b).abs() / a.abs().max(1e-12);
+        assert!(
+            rel(cpu.books.sources, got.books.sources) < 1e-4,
+            "{border:?}: sources {} vs {}",
+            cpu.books.sources,
+            got.books.sources
+        );
+        assert!(rel(cpu.books.evaporated, got.books.evaporated) < 1e-3, "{border:?}: evaporated");
+    }
 }

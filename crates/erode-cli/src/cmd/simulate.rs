@@ -79,7 +79,20 @@ enum Model {
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq)]
 enum Backend {
+    /// Rayon on the CPU (every option).
     Cpu,
+    /// wgpu compute shaders (the grid model's default options; see `erode gpu-info`).
+    Gpu,
+    /// The GPU when there is one and it runs these options, else the CPU.
+    Auto,
+}
+
+/// The grid model on the GPU, or why not.
+fn start_gpu(params: &grid::Params, st: &State) -> anyhow::Result<(grid::gpu::GpuSim, String)> {
+    let ctx = erode::gpu::GpuContext::headless()?;
+    let adapter = ctx.adapter.name.clone();
+    let sim = grid::gpu::GpuSim::new(std::sync::Arc::new(ctx), params, st)?;
+    Ok((sim, adapter))
 }
 
 fn formats(names: &[String]) -> anyhow::Result<Vec<Format>> {
@@ -257,6 +270,19 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         State::new(terrain, &params, maps)?
     };
     let mut sim = CpuSim::new(params.clone(), &st)?;
+    let mut gpu = match a.backend {
+        Backend::Cpu => None,
+        Backend::Gpu => Some(start_gpu(&params, &st)?),
+        Backend::Auto => match start_gpu(&params, &st) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                if !quiet {
+                    eprintln!("erode: running on the CPU: {e}");
+                }
+                None
+            }
+        },
+    };
     let derived = sim.derived().clone();
     if derived.substeps > 1 && !quiet {
         eprintln!(
@@ -274,11 +300,21 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let t0 = Instant::now();
     pool.install(|| -> anyhow::Result<()> {
         for _ in 0..todo {
-            sim.step(&mut st);
+            match &mut gpu {
+                Some((g, _)) => g.step()?,
+                None => sim.step(&mut st),
+            }
             bar.inc(1);
-            if a.checkpoint_every > 0 && st.iteration.is_multiple_of(a.checkpoint_every) {
+            let iteration = gpu.as_ref().map_or(st.iteration, |(g, _)| g.iteration);
+            if a.checkpoint_every > 0 && iteration.is_multiple_of(a.checkpoint_every) {
+                if let Some((g, _)) = &gpu {
+                    g.read_into(&mut st)?;
+                }
                 write_checkpoint(&ckpt_dir, "grid-", st.iteration, &st.to_bytes(fingerprint))?;
             }
+        }
+        if let Some((g, _)) = &gpu {
+            g.read_into(&mut st)?;
         }
         Ok(())
     })?;
@@ -316,7 +352,8 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let done = st.iteration - start_iteration;
     let report = json!({
         "model": "grid",
-        "backend": "cpu",
+        "backend": if gpu.is_some() { "gpu" } else { "cpu" },
+        "adapter": gpu.as_ref().map(|(_, name)| name.clone()),
         "threads": threads,
         "width": st.width,
         "height": st.height,
@@ -353,6 +390,9 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
 
 fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
     use erode::models::droplet::{DropletMaps, DropletParams, DropletSim, DropletState, droplet_params_fingerprint};
+    if a.backend == Backend::Gpu {
+        bail!("--backend gpu: the droplet model is not on the GPU yet (use cpu or auto)");
+    }
     let formats = formats(&a.format)?;
     let mut params: DropletParams = erode_io::params::load(a.params.as_deref(), &a.sets)?;
     if let Some(seed) = a.seed {

@@ -7,9 +7,9 @@
 //! Ported: `water_increment` (uniform rain, rain map, sources; not buckets), `water_flux`
 //! (one-way pipes, 4 or 8, both cross-sections, every border), `thermal_flux`,
 //! `update_and_erode` (water_update + erosion_deposition + evaporation, both capacities,
-//! hardness and softening), `sediment_transport` (conservative) and `thermal_apply`. Not yet:
-//! the signed flux form, semi-Lagrangian transport, buckets, smoothing, the books (they need
-//! GPU reductions) and a GPU max-depth reduction (the depth cross-section re-derives its time
+//! hardness and softening), `sediment_transport` (conservative) and `thermal_apply`. The
+//! books are kept per cell in f32 and summed in f64 on read-back ([`Book`]). Not yet: the
+//! signed flux form, semi-Lagrangian transport, buckets, smoothing and a GPU max-depth reduction (the depth cross-section re-derives its time
 //! step from a read-back each iteration). Asking for what is not ported is a typed error, never
 //! a silent CPU fallback.
 
@@ -19,7 +19,7 @@ use super::Stage;
 use super::cpu::source_rates;
 use super::derived::Derived;
 use super::params::{Border, CapacityModel, FluxForm, Params, RainMode, Transport};
-use super::state::State;
+use super::state::{Books, State};
 use crate::error::SimError;
 use crate::gpu::{GpuContext, GpuError};
 
@@ -306,6 +306,11 @@ pub struct GpuSim {
     kernels: Kernels,
     update_uniforms: UpdateUniforms,
     thermal_uniforms: ThermalUniforms,
+    /// The books when the state was uploaded, and its eroded and deposited maps summed (m).
+    base_books: Books,
+    base_eroded: f64,
+    base_deposited: f64,
+    area: f64,
     /// Iterations run.
     pub iteration: u64,
 }
@@ -316,12 +321,13 @@ struct Buffers {
     water: wgpu::Buffer,
     flux: wgpu::Buffer,
     share: wgpu::Buffer,
+    /// Velocity x, velocity y, discharge integral.
     velocity: wgpu::Buffer,
-    discharge: wgpu::Buffer,
     sediment: wgpu::Buffer,
     sediment_next: wgpu::Buffer,
     hardness: wgpu::Buffer,
-    totals: wgpu::Buffer,
+    /// Per-cell books, [`Book`] by [`Book`].
+    books: wgpu::Buffer,
     thermal_share: wgpu::Buffer,
     talus: wgpu::Buffer,
 }
@@ -366,6 +372,36 @@ fn kernel(ctx: &GpuContext, stage: &'static str, source: &str, buffers: &[&wgpu:
     Ok(Kernel { pipeline, bindings })
 }
 
+/// The books kept per cell on the GPU, in this order in one buffer (each `cells` long; the
+/// shaders use these indices). Water and soil amounts are metres of height, the outflow of water
+/// m³; each cell adds in f32 and the read-back sums the cells in f64.
+#[derive(Clone, Copy, Debug)]
+pub enum Book {
+    /// Rain added (m).
+    Rain,
+    /// Source water added (m).
+    Sources,
+    /// The eroded map (m, cumulative like the state's).
+    Eroded,
+    /// The deposited map (m, cumulative).
+    Deposited,
+    /// Water evaporated (m).
+    Evaporated,
+    /// Water removed with deposited soil (m).
+    WaterToDeposition,
+    /// Water that left across open edges (m³).
+    WaterOutflow,
+    /// Sediment that left across open edges (m).
+    SedimentOutflow,
+}
+
+/// How many books [`Book`] lists.
+const BOOKS: usize = 8;
+
+fn sum(v: &[f32]) -> f64 {
+    v.iter().map(|&x| f64::from(x)).sum()
+}
+
 fn max_depth(water: &[f32]) -> f64 {
     f64::from(water.iter().fold(0.0f32, |a, &b| a.max(b)))
 }
@@ -392,8 +428,12 @@ impl GpuSim {
         let dv = params.derived(state.cell_size, max_depth(&state.water));
         ctx.check_binding("flux buffer", (n * pipes * 4) as u64)?;
         let flat: Vec<f32> = state.flux.iter().flatten().copied().collect();
-        let velocity: Vec<f32> = state.velocity_x.iter().chain(&state.velocity_y).copied().collect();
-        let totals: Vec<f32> = state.eroded.iter().chain(&state.deposited).copied().collect();
+        let velocity: Vec<f32> =
+            state.velocity_x.iter().chain(&state.velocity_y).chain(&state.discharge_integral).copied().collect();
+        // the eroded and deposited maps are books too: they start from the state's
+        let mut books = vec![0.0f32; n * BOOKS];
+        books[Book::Eroded as usize * n..][..n].copy_from_slice(&state.eroded);
+        books[Book::Deposited as usize * n..][..n].copy_from_slice(&state.deposited);
         let buffers = Buffers {
             terrain: ctx.storage("terrain", &state.terrain),
             terrain_next: ctx.storage("terrain_next", &state.terrain),
@@ -401,11 +441,10 @@ impl GpuSim {
             flux: ctx.storage("flux", &flat),
             share: ctx.storage("share", &vec![0.0; n]),
             velocity: ctx.storage("velocity", &velocity),
-            discharge: ctx.storage("discharge", &state.discharge_integral),
             sediment: ctx.storage("sediment", &state.sediment),
             sediment_next: ctx.storage("sediment_next", &state.sediment),
             hardness: ctx.storage("hardness", &state.hardness),
-            totals: ctx.storage("totals", &totals),
+            books: ctx.storage("books", &books),
             thermal_share: ctx.storage("thermal_share", &vec![0.0; n]),
             talus: ctx.storage("talus", &vec![0.0; n]),
         };
@@ -435,7 +474,7 @@ impl GpuSim {
                 &ctx,
                 "water_increment",
                 WATER_INCREMENT_WGSL,
-                &[&uniforms.increment, &b.water, &rain_map, &source_rate],
+                &[&uniforms.increment, &b.water, &rain_map, &source_rate, &b.books],
             )?,
             water_flux: kernel(
                 &ctx,
@@ -460,17 +499,16 @@ impl GpuSim {
                     &b.terrain_next,
                     &b.water,
                     &b.velocity,
-                    &b.discharge,
                     &b.sediment,
                     &b.hardness,
-                    &b.totals,
+                    &b.books,
                 ],
             )?,
             sediment_transport: kernel(
                 &ctx,
                 "sediment_transport",
                 SEDIMENT_TRANSPORT_WGSL,
-                &[&transport, &b.flux, &b.sediment, &b.share, &b.sediment_next],
+                &[&transport, &b.flux, &b.sediment, &b.share, &b.sediment_next, &b.books],
             )?,
             thermal_apply: kernel(
                 &ctx,
@@ -492,6 +530,10 @@ impl GpuSim {
             kernels,
             update_uniforms,
             thermal_uniforms,
+            base_books: state.books.clone(),
+            base_eroded: sum(&state.eroded),
+            base_deposited: sum(&state.deposited),
+            area: state.cell_size.area(),
             iteration: state.iteration,
         })
     }
@@ -618,7 +660,8 @@ impl GpuSim {
         Ok(())
     }
 
-    /// Copies every field the GPU holds into `state` (not the books: see the module's text).
+    /// Copies every field the GPU holds into `state`, and the books (thermal moves, which are
+    /// for information only, are not counted on the GPU).
     pub fn read_into(&self, state: &mut State) -> Result<(), SimError> {
         let n = self.width * self.height;
         let b = &self.buffers;
@@ -631,13 +674,29 @@ impl GpuSim {
         }
         let velocity = read(&b.velocity)?;
         state.velocity_x.copy_from_slice(&velocity[..n]);
-        state.velocity_y.copy_from_slice(&velocity[n..]);
-        state.discharge_integral = read(&b.discharge)?;
+        state.velocity_y.copy_from_slice(&velocity[n..2 * n]);
+        state.discharge_integral.copy_from_slice(&velocity[2 * n..]);
         state.sediment = read(&b.sediment)?;
         state.hardness = read(&b.hardness)?;
-        let totals = read(&b.totals)?;
-        state.eroded.copy_from_slice(&totals[..n]);
-        state.deposited.copy_from_slice(&totals[n..]);
+        let books = read(&b.books)?;
+        let book = |k: Book| &books[k as usize * n..(k as usize + 1) * n];
+        state.eroded.copy_from_slice(book(Book::Eroded));
+        state.deposited.copy_from_slice(book(Book::Deposited));
+        let (a, base) = (self.area, &self.base_books);
+        let eroded = (sum(book(Book::Eroded)) - self.base_eroded) * a;
+        let deposited = (sum(book(Book::Deposited)) - self.base_deposited) * a;
+        state.books = Books {
+            rain: base.rain + sum(book(Book::Rain)) * a,
+            sources: base.sources + sum(book(Book::Sources)) * a,
+            evaporated: base.evaporated + sum(book(Book::Evaporated)) * a,
+            water_outflow: base.water_outflow + sum(book(Book::WaterOutflow)),
+            water_from_dissolving: base.water_from_dissolving + eroded,
+            water_to_deposition: base.water_to_deposition + sum(book(Book::WaterToDeposition)) * a,
+            eroded: base.eroded + eroded,
+            deposited: base.deposited + deposited,
+            sediment_outflow: base.sediment_outflow + sum(book(Book::SedimentOutflow)) * a,
+            ..base.clone()
+        };
         state.time += self.iteration.saturating_sub(state.iteration) as f64 * self.params.dt;
         state.iteration = self.iteration;
         Ok(())

@@ -14,6 +14,8 @@ struct TransportUniforms {
 @group(0) @binding(2) var<storage, read> sediment: array<f32>;
 @group(0) @binding(3) var<storage, read> share: array<f32>;
 @group(0) @binding(4) var<storage, read_write> sediment_next: array<f32>;
+// the books per cell (see gpu.rs `Book`): sediment leaving open edges at [7·cells, 8·cells)
+@group(0) @binding(5) var<storage, read_write> books: array<f32>;
 
 const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
 const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
@@ -41,13 +43,18 @@ fn sediment_transport(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.y * u.width + id.x;
     var value = sediment[i];
     let per_flux = sediment[i] * share[i];
+    var lost = 0.0;
     for (var e = 0u; e < u.pipes; e++) {
-        value -= per_flux * max(flux[e * cells + i], 0.0);
+        let sent = per_flux * max(flux[e * cells + i], 0.0);
+        value -= sent;
         let j = neighbour(i32(id.y), i32(id.x), e);
         if (j >= 0) {
             let k = u32(j);
             value += sediment[k] * share[k] * max(flux[(e ^ 1u) * cells + k], 0.0);
+        } else if (u.border == 1u) {
+            lost += sent;
         }
     }
     sediment_next[i] = max(value, 0.0);
+    books[7u * cells + i] += lost;
 }

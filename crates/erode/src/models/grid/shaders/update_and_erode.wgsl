@@ -39,12 +39,13 @@ struct UpdateUniforms {
 @group(0) @binding(2) var<storage, read> flux: array<f32>;
 @group(0) @binding(3) var<storage, read_write> terrain_next: array<f32>;
 @group(0) @binding(4) var<storage, read_write> water: array<f32>;
+// velocity x, velocity y, discharge integral: [0, cells), [cells, 2·cells), [2·cells, 3·cells)
 @group(0) @binding(5) var<storage, read_write> velocity: array<f32>;
-@group(0) @binding(6) var<storage, read_write> discharge: array<f32>;
-@group(0) @binding(7) var<storage, read_write> sediment: array<f32>;
-@group(0) @binding(8) var<storage, read_write> hardness: array<f32>;
-// eroded, then deposited: [0, cells) and [cells, 2·cells)
-@group(0) @binding(9) var<storage, read_write> totals: array<f32>;
+@group(0) @binding(6) var<storage, read_write> sediment: array<f32>;
+@group(0) @binding(7) var<storage, read_write> hardness: array<f32>;
+// the books per cell (see gpu.rs `Book`): this stage adds eroded (2), deposited (3), evaporated
+// (4), water removed by deposition (5) and water leaving open edges (6, m³)
+@group(0) @binding(8) var<storage, read_write> books: array<f32>;
 
 const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
 const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
@@ -109,11 +110,14 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     var net = 0.0;
     var wx = 0.0;
     var wy = 0.0;
+    var outflow = 0.0;
     for (var e = 0u; e < u.pipes; e++) {
         let j = neighbour(r, c, e);
         var back = 0.0;
         if (j >= 0) {
             back = flux[(e ^ 1u) * cells + u32(j)];
+        } else if (u.border == 1u && e < 4u) {
+            outflow += max(flux[e * cells + i], 0.0) * u.dt;
         }
         let q = flux[e * cells + i] - back;
         net += q;
@@ -131,7 +135,7 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
         vx = wx * (1.0 / mean) * u.inv_ly;
         vy = wy * (1.0 / mean) * u.inv_lx;
     }
-    discharge[i] += sqrt(wx * wx + wy * wy) * u.dt;
+    velocity[2u * cells + i] += sqrt(wx * wx + wy * wy) * u.dt;
     velocity[i] = vx;
     velocity[cells + i] = vy;
     // erosion.rs `erode_cell`
@@ -149,16 +153,21 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
         b_new = b - dissolved;
         s_new = s + dissolved;
         d_new = d2 + dissolved;
-        totals[i] += dissolved;
+        books[2u * cells + i] += dissolved;
     } else {
         let deposited = min(u.dt * u.deposit * (s - cap), s);
         b_new = b + deposited;
         s_new = s - deposited;
-        d_new = d2 - min(deposited, d2);
+        let water_out = min(deposited, d2);
+        d_new = d2 - water_out;
+        books[5u * cells + i] += water_out;
         hardness[i] = max(hard - u.dt * u.softening * u.dissolve * (s - cap), u.hardness_min);
-        totals[cells + i] += deposited;
+        books[3u * cells + i] += deposited;
     }
     terrain_next[i] = b_new;
     sediment[i] = s_new;
-    water[i] = d_new * u.keep;
+    let kept = d_new * u.keep;
+    water[i] = kept;
+    books[4u * cells + i] += d_new - kept;
+    books[6u * cells + i] += outflow;
 }

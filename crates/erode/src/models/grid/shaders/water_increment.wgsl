@@ -19,23 +19,30 @@ struct IncrementUniforms {
 @group(0) @binding(1) var<storage, read_write> water: array<f32>;
 @group(0) @binding(2) var<storage, read> rain_map: array<f32>;
 @group(0) @binding(3) var<storage, read> source_rate: array<f32>;
+// the books per cell (see gpu.rs `Book`): rain at [0, cells), sources at [cells, 2·cells)
+@group(0) @binding(4) var<storage, read_write> books: array<f32>;
 
 @compute @workgroup_size(16, 16)
 fn water_increment(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;
     }
+    let cells = u.width * u.height;
     let i = id.y * u.width + id.x;
     var d = water[i];
     if (u.rain > 0.0) {
+        let before = d;
         if (u.has_map == 1u) {
             d += u.rain * rain_map[i];
         } else {
             d += u.rain;
         }
+        books[i] += d - before;
     }
     if (u.has_sources == 1u) {
+        let before = d;
         d += source_rate[i] * u.dt;
+        books[cells + i] += d - before;
     }
     water[i] = d;
 }
