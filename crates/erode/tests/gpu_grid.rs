@@ -108,6 +108,21 @@ fn water_increment_and_flux_match_the_cpu() {
 }
 
 #[test]
+fn the_deepest_water_reduced_on_the_gpu_is_the_cpus() {
+    let Some(ctx) = context() else { return };
+    for (w, h) in [(1, 1), (17, 3), (300, 257)] {
+        let params = Params::default();
+        let mut st = scene(&params, w.max(2), h.max(2));
+        // one deep cell somewhere in the middle of the array
+        let k = st.water.len() * 2 / 3;
+        st.water[k] = 7.25;
+        let gpu = GpuSim::new(ctx.clone(), &params, &st).unwrap();
+        let want = st.water.iter().fold(0.0f32, |a, &b| a.max(b));
+        assert_eq!(gpu.max_depth().unwrap(), f64::from(want), "{w}x{h}");
+    }
+}
+
+#[test]
 fn stages_not_on_the_gpu_are_refused_by_name() {
     let Some(ctx) = context() else { return };
     let params = Params::default();

@@ -3,8 +3,9 @@
 //! `#[repr(C)]` Rust type that fills it.
 
 use erode::models::grid::gpu::{
-    FluxUniforms, IncrementUniforms, SEDIMENT_TRANSPORT_WGSL, THERMAL_APPLY_WGSL, THERMAL_FLUX_WGSL, ThermalUniforms,
-    TransportUniforms, UPDATE_AND_ERODE_WGSL, UpdateUniforms, WATER_FLUX_WGSL, WATER_INCREMENT_WGSL,
+    DepthUniforms, FluxUniforms, IncrementUniforms, MAX_DEPTH_WGSL, SEDIMENT_TRANSPORT_WGSL, THERMAL_APPLY_WGSL,
+    THERMAL_FLUX_WGSL, ThermalUniforms, TransportUniforms, UPDATE_AND_ERODE_WGSL, UpdateUniforms, WATER_FLUX_WGSL,
+    WATER_INCREMENT_WGSL,
 };
 
 fn module(name: &str, source: &str) -> naga::Module {
@@ -89,4 +90,6 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
     same_layout!(thermal_apply, ThermalUniforms, [width, height, border, distance, rate, talus_scale, talus_bias]);
     let transport = module("sediment_transport", SEDIMENT_TRANSPORT_WGSL);
     same_layout!(transport, TransportUniforms, [width, height, pipes, border]);
+    let depth = module("max_depth", MAX_DEPTH_WGSL);
+    same_layout!(depth, DepthUniforms, [cells]);
 }

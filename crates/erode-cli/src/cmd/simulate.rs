@@ -21,7 +21,9 @@ Examples:
   erode simulate grid dem.tif --params grid.toml --set rain_rate=0.01 --set pipes=8 -o out
   erode simulate grid t.tif -o out --iterations 300 --checkpoint-every 100
   erode simulate grid t.tif -o out --iterations 600 --resume
-  erode simulate droplet t.tif -o out --droplets 200000 --seed 3 --set radius=3")]
+  erode simulate grid t.tif -o out --backend gpu            (see erode gpu-info)
+  erode simulate droplet t.tif -o out --droplets 200000 --seed 3 --set radius=3
+  erode simulate droplet t.tif -o out --rain-map rain.png --hardness-map rock.png")]
 pub struct Args {
     /// The model.
     model: Model,

@@ -8,10 +8,11 @@
 //! (one-way pipes, 4 or 8, both cross-sections, every border), `thermal_flux`,
 //! `update_and_erode` (water_update + erosion_deposition + evaporation, both capacities,
 //! hardness and softening), `sediment_transport` (conservative) and `thermal_apply`. The
-//! books are kept per cell in f32 and summed in f64 on read-back ([`Book`]). Not yet: the
-//! signed flux form, semi-Lagrangian transport, buckets, smoothing and a GPU max-depth reduction (the depth cross-section re-derives its time
-//! step from a read-back each iteration). Asking for what is not ported is a typed error, never
-//! a silent CPU fallback.
+//! books are kept per cell in f32 and summed in f64 on read-back ([`Book`]). The depth
+//! cross-section re-derives its time step every iteration from the deepest water, reduced on
+//! the GPU (`max_depth`: 4 bytes come back, which still waits for the GPU once an iteration).
+//! Not yet: the signed flux form, semi-Lagrangian transport, buckets, smoothing. Asking for what
+//! is not ported is a typed error, never a silent CPU fallback.
 
 use std::sync::Arc;
 
@@ -23,6 +24,8 @@ use super::state::{Books, State};
 use crate::error::SimError;
 use crate::gpu::{GpuContext, GpuError};
 
+/// `max_depth`'s shader (the depth cross-section's time step).
+pub const MAX_DEPTH_WGSL: &str = include_str!("shaders/max_depth.wgsl");
 /// `update_and_erode`'s shader.
 pub const UPDATE_AND_ERODE_WGSL: &str = include_str!("shaders/update_and_erode.wgsl");
 /// `thermal_flux`'s shader.
@@ -162,6 +165,16 @@ pub struct ThermalUniforms {
     pub talus_bias: f32,
     /// Padding.
     pub pad1: f32,
+}
+
+/// `max_depth`'s parameters (WGSL `DepthUniforms`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct DepthUniforms {
+    /// Cells.
+    pub cells: u32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 3],
 }
 
 /// `sediment_transport`'s parameters (WGSL `TransportUniforms`).
@@ -330,6 +343,8 @@ struct Buffers {
     books: wgpu::Buffer,
     thermal_share: wgpu::Buffer,
     talus: wgpu::Buffer,
+    /// The deepest water's f32 bits (one u32).
+    deepest: wgpu::Buffer,
 }
 
 struct Uniforms {
@@ -346,6 +361,7 @@ struct Kernels {
     update_and_erode: Kernel,
     sediment_transport: Kernel,
     thermal_apply: Kernel,
+    max_depth: Kernel,
 }
 
 fn bind(
@@ -447,6 +463,7 @@ impl GpuSim {
             books: ctx.storage("books", &books),
             thermal_share: ctx.storage("thermal_share", &vec![0.0; n]),
             talus: ctx.storage("talus", &vec![0.0; n]),
+            deepest: ctx.storage("deepest", &[0.0]),
         };
         let rates = source_rates(params, state)?;
         let rain_map = ctx.storage("rain_map", state.rain_map.as_deref().unwrap_or(&[0.0]));
@@ -515,6 +532,12 @@ impl GpuSim {
                 "thermal_apply",
                 THERMAL_APPLY_WGSL,
                 &[&uniforms.thermal, &b.terrain, &b.thermal_share, &b.talus, &b.terrain_next],
+            )?,
+            max_depth: kernel(
+                &ctx,
+                "max_depth",
+                MAX_DEPTH_WGSL,
+                &[&ctx.uniform("max_depth", &DepthUniforms { cells: n as u32, pad: [0; 3] }), &b.water, &b.deepest],
             )?,
         };
         Ok(Self {
@@ -594,11 +617,29 @@ impl GpuSim {
         encoder.copy_buffer_to_buffer(&b.sediment_next, 0, &b.sediment, 0, b.sediment.size());
     }
 
+    /// The deepest water, m, reduced on the GPU (4 bytes come back).
+    pub fn max_depth(&self) -> Result<f64, SimError> {
+        let mut encoder =
+            self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("max_depth") });
+        encoder.clear_buffer(&self.buffers.deepest, 0, None);
+        {
+            let k = &self.kernels.max_depth;
+            let mut pass = encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("max_depth"), timestamp_writes: None });
+            pass.set_pipeline(&k.pipeline);
+            pass.set_bind_group(0, &k.bindings, &[]);
+            let groups = (self.width * self.height).div_ceil(256).clamp(1, 256) as u32;
+            pass.dispatch_workgroups(groups, 1, 1);
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+        let bits = self.ctx.read(&self.buffers.deepest)?;
+        Ok(bits.first().map_or(0.0, |&d| f64::from(d)))
+    }
+
     /// Re-derives the time step from the deepest water (depth cross-section) and rewrites the
     /// uniforms that depend on it.
     fn rederive(&mut self) -> Result<(), SimError> {
-        let water = self.ctx.read(&self.buffers.water)?;
-        let dv = self.params.derived(self.cell_size, max_depth(&water));
+        let dv = self.params.derived(self.cell_size, self.max_depth()?);
         if dv == self.derived {
             return Ok(());
         }
