@@ -261,3 +261,51 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
     // the droplet model is not on the GPU: a clear refusal
     refused(&["simulate", "droplet", "t.tif", "-o", "dg", "--backend", "gpu"], d, "not on the GPU");
 }
+
+#[test]
+fn on_real_dems_the_gpu_follows_the_cpu() {
+    // issue 5: CPU and GPU agree on a real DEM (mean |dh| <= 5 % of the mean change, books balanced)
+    for name in ["terra-elev.tif", "lidar-dem.tif"] {
+        let Some(dem) = testdata(name) else { continue };
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let dem = dem.to_str().unwrap();
+        let args = |out: &'static str, backend: &'static str| {
+            vec![
+                "simulate",
+                "grid",
+                dem,
+                "-o",
+                out,
+                "--iterations",
+                "100",
+                "--set",
+                "rain_rate=0.01",
+                "--backend",
+                backend,
+                "-q",
+            ]
+        };
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_erode"))
+            .args(args("gpu", "gpu"))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(std::env::var_os("ERODE_REQUIRE_GPU").is_none_or(|v| v != "1"), "ERODE_REQUIRE_GPU=1 but: {err}");
+            return;
+        }
+        ok(&args("cpu", "cpu"), d);
+        let g = report(&d.join("gpu"));
+        assert_eq!(g["backend"], "gpu", "{name}");
+        assert!(g["mass_balance"]["relative_error"].as_f64().unwrap() < 1e-5, "{name}: GPU books");
+        let read = |p: &str| erode_io::read(&d.join(p), &Default::default()).unwrap().map.heights;
+        let (start, cpu, gpu) = (read(dem), read("cpu/height.tif"), read("gpu/height.tif"));
+        let mean = |a: &erode::Grid<f32>, b: &erode::Grid<f32>| {
+            a.as_slice().iter().zip(b.as_slice()).map(|(&x, &y)| f64::from((x - y).abs())).sum::<f64>() / a.len() as f64
+        };
+        let (change, diff) = (mean(&start, &cpu), mean(&gpu, &cpu));
+        assert!(change > 0.0 && diff <= 0.05 * change, "{name}: GPU differs by {diff}, mean change {change}");
+    }
+}
