@@ -1,6 +1,7 @@
 //! The grid model on the GPU (feature `gpu`): WGSL compute shaders, one file per stage
 //! (`shaders/<stage>.wgsl`), each with its CPU twin's name for file, entry point and pipeline
-//! label. Parameters reach a shader one way: `Params::derived()` -> a `#[repr(C)]` uniform
+//! label; stages that read neighbours get `shaders/topology.wgsl` prepended (and the thermal
+//! ones `thermal_common.wgsl`), so border rules live in one place. Parameters reach a shader one way: `Params::derived()` -> a `#[repr(C)]` uniform
 //! struct here -> the WGSL struct of the same name (`tests/gpu_layout.rs` checks that sizes and
 //! offsets agree).
 //!
@@ -27,17 +28,28 @@ use crate::gpu::{GpuContext, GpuError};
 /// `max_depth`'s shader (the depth cross-section's time step).
 pub const MAX_DEPTH_WGSL: &str = include_str!("shaders/max_depth.wgsl");
 /// `update_and_erode`'s shader.
-pub const UPDATE_AND_ERODE_WGSL: &str = include_str!("shaders/update_and_erode.wgsl");
+pub const UPDATE_AND_ERODE_WGSL: &str =
+    concat!(include_str!("shaders/topology.wgsl"), include_str!("shaders/update_and_erode.wgsl"));
 /// `thermal_flux`'s shader.
-pub const THERMAL_FLUX_WGSL: &str = include_str!("shaders/thermal_flux.wgsl");
+pub const THERMAL_FLUX_WGSL: &str = concat!(
+    include_str!("shaders/topology.wgsl"),
+    include_str!("shaders/thermal_common.wgsl"),
+    include_str!("shaders/thermal_flux.wgsl")
+);
 /// `thermal_apply`'s shader.
-pub const THERMAL_APPLY_WGSL: &str = include_str!("shaders/thermal_apply.wgsl");
+pub const THERMAL_APPLY_WGSL: &str = concat!(
+    include_str!("shaders/topology.wgsl"),
+    include_str!("shaders/thermal_common.wgsl"),
+    include_str!("shaders/thermal_apply.wgsl")
+);
 /// `sediment_transport`'s shader.
-pub const SEDIMENT_TRANSPORT_WGSL: &str = include_str!("shaders/sediment_transport.wgsl");
+pub const SEDIMENT_TRANSPORT_WGSL: &str =
+    concat!(include_str!("shaders/topology.wgsl"), include_str!("shaders/sediment_transport.wgsl"));
 /// `water_increment`'s shader.
 pub const WATER_INCREMENT_WGSL: &str = include_str!("shaders/water_increment.wgsl");
 /// `water_flux`'s shader.
-pub const WATER_FLUX_WGSL: &str = include_str!("shaders/water_flux.wgsl");
+pub const WATER_FLUX_WGSL: &str =
+    concat!(include_str!("shaders/topology.wgsl"), include_str!("shaders/water_flux.wgsl"));
 
 /// `water_flux`'s parameters (WGSL `FluxUniforms`).
 #[repr(C)]

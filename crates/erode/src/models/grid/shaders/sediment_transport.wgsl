@@ -1,6 +1,7 @@
 // Stage 6, `sediment_transport`, conservative form (CPU twin: transport.rs
 // `sediment_transport`): every pipe carries the sediment of the water it moved; what one cell
 // sends is what its neighbour receives.
+// (topology.wgsl is prepended: gpu.rs)
 
 struct TransportUniforms {
     width: u32,
@@ -16,23 +17,6 @@ struct TransportUniforms {
 @group(0) @binding(4) var<storage, read_write> sediment_next: array<f32>;
 // the books per cell (see gpu.rs `Book`): sediment leaving open edges at [7·cells, 8·cells)
 @group(0) @binding(5) var<storage, read_write> books: array<f32>;
-
-const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
-const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
-
-fn neighbour(r: i32, c: i32, e: u32) -> i32 {
-    let h = i32(u.height);
-    let w = i32(u.width);
-    var rr = r + DR[e];
-    var cc = c + DC[e];
-    if (u.border == 2u) {
-        rr = (rr % h + h) % h;
-        cc = (cc % w + w) % w;
-    } else if (rr < 0 || rr >= h || cc < 0 || cc >= w) {
-        return -1;
-    }
-    return rr * w + cc;
-}
 
 @compute @workgroup_size(16, 16)
 fn sediment_transport(@builtin(global_invocation_id) id: vec3<u32>) {

@@ -1,44 +1,12 @@
 // Stage 4, `thermal_flux` (CPU twin: thermal.rs `thermal_flux`): each cell's share per metre of
 // drop and its talus, from the terrain before erosion (000 eqs. 14-15, 004's talus).
-
-struct ThermalUniforms {
-    width: u32,
-    height: u32,
-    border: u32,
-    pad0: u32,
-    distance: array<vec4<f32>, 2>,
-    rate: f32,
-    talus_scale: f32,
-    talus_bias: f32,
-    pad1: f32,
-}
+// (topology.wgsl and thermal_common.wgsl are prepended: gpu.rs)
 
 @group(0) @binding(0) var<uniform> u: ThermalUniforms;
 @group(0) @binding(1) var<storage, read> terrain: array<f32>;
 @group(0) @binding(2) var<storage, read> hardness: array<f32>;
 @group(0) @binding(3) var<storage, read_write> thermal_share: array<f32>;
 @group(0) @binding(4) var<storage, read_write> talus: array<f32>;
-
-const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
-const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
-
-fn pick(a: array<vec4<f32>, 2>, e: u32) -> f32 {
-    return a[e / 4u][e % 4u];
-}
-
-fn neighbour(r: i32, c: i32, e: u32) -> i32 {
-    let h = i32(u.height);
-    let w = i32(u.width);
-    var rr = r + DR[e];
-    var cc = c + DC[e];
-    if (u.border == 2u) {
-        rr = (rr % h + h) % h;
-        cc = (cc % w + w) % w;
-    } else if (rr < 0 || rr >= h || cc < 0 || cc >= w) {
-        return -1;
-    }
-    return rr * w + cc;
-}
 
 @compute @workgroup_size(16, 16)
 fn thermal_flux(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -58,9 +26,7 @@ fn thermal_flux(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         let drop = bed - terrain[u32(j)];
         biggest = max(biggest, drop);
-        if (drop > 0.0 && drop > t * pick(u.distance, e)) {
-            total += drop;
-        }
+        total += steep(drop, t, pick(u.distance, e));
     }
     let amount = u.rate * hard * biggest * 0.5;
     var share = 0.0;

@@ -2,6 +2,7 @@
 // depth and velocity from the net flow (000 eqs. 5-7), capacity, dissolving or deposition with
 // hardness and softening (eqs. 8-11), then evaporation (eq. 13). One invocation per cell; the
 // terrain after erosion goes to `terrain_next` (gradients read the terrain before it).
+// (topology.wgsl is prepended: gpu.rs)
 
 struct UpdateUniforms {
     width: u32,
@@ -46,37 +47,6 @@ struct UpdateUniforms {
 // the books per cell (see gpu.rs `Book`): this stage adds eroded (2), deposited (3), evaporated
 // (4), water removed by deposition (5) and water leaving open edges (6, m³)
 @group(0) @binding(8) var<storage, read_write> books: array<f32>;
-
-const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
-const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
-
-fn pick(a: array<vec4<f32>, 2>, e: u32) -> f32 {
-    return a[e / 4u][e % 4u];
-}
-
-fn neighbour(r: i32, c: i32, e: u32) -> i32 {
-    let h = i32(u.height);
-    let w = i32(u.width);
-    var rr = r + DR[e];
-    var cc = c + DC[e];
-    if (u.border == 2u) {
-        rr = (rr % h + h) % h;
-        cc = (cc % w + w) % w;
-    } else if (rr < 0 || rr >= h || cc < 0 || cc >= w) {
-        return -1;
-    }
-    return rr * w + cc;
-}
-
-// topology.rs `clamped`: wrapped, or clamped into the grid (for gradients)
-fn clamped(r: i32, c: i32) -> u32 {
-    let h = i32(u.height);
-    let w = i32(u.width);
-    if (u.border == 2u) {
-        return u32(((r % h + h) % h) * w + (c % w + w) % w);
-    }
-    return u32(clamp(r, 0, h - 1) * w + clamp(c, 0, w - 1));
-}
 
 // erosion.rs `capacity`
 fn capacity(bx: f32, by: f32, vx: f32, vy: f32, d: f32) -> f32 {

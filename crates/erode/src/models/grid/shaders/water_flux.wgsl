@@ -1,6 +1,7 @@
 // Stage 2, `water_flux` (CPU twin: water.rs `water_flux`, one-way pipes): pipe fluxes from the
 // water surface, limited so no cell sends more than it holds (000 eq. 3), and each cell's
 // sediment share for transport. One invocation per cell.
+// (topology.wgsl is prepended: gpu.rs)
 
 struct FluxUniforms {
     width: u32,
@@ -27,29 +28,6 @@ struct FluxUniforms {
 // pipe-major: flux[e * cells + i]
 @group(0) @binding(3) var<storage, read_write> flux: array<f32>;
 @group(0) @binding(4) var<storage, read_write> share: array<f32>;
-
-// E, W, S, N, SE, NW, SW, NE (rows grow southwards), as topology.rs DIRS
-const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
-const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
-
-fn pick(a: array<vec4<f32>, 2>, e: u32) -> f32 {
-    return a[e / 4u][e % 4u];
-}
-
-// The neighbour's index in direction e, or -1 across a closed or open edge.
-fn neighbour(r: i32, c: i32, e: u32) -> i32 {
-    let h = i32(u.height);
-    let w = i32(u.width);
-    var rr = r + DR[e];
-    var cc = c + DC[e];
-    if (u.border == 2u) {
-        rr = (rr % h + h) % h;
-        cc = (cc % w + w) % w;
-    } else if (rr < 0 || rr >= h || cc < 0 || cc >= w) {
-        return -1;
-    }
-    return rr * w + cc;
-}
 
 // One pipe's new flux (water.rs `pipe`, one-way).
 fn pipe(eta: f32, bed: f32, eta_j: f32, bed_j: f32, f: f32, gain: f32, width: f32) -> f32 {
