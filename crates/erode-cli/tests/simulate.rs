@@ -77,7 +77,15 @@ fn params_round_trip_and_bad_parameters_are_refused() {
     ok(&["generate", "--size", "16", "-o", "t.tif"], d);
     ok(&["simulate", "grid", "t.tif", "--params", "p.toml", "-o", "a", "--iterations", "5", "-q"], d);
     std::fs::write(d.join("bad.toml"), "dt = 0.05\nrian_rate = 3\n").unwrap();
-    refused(&["simulate", "grid", "t.tif", "--params", "bad.toml", "-o", "b", "--iterations", "5"], d, "rian_rate");
+    let err =
+        refused(&["simulate", "grid", "t.tif", "--params", "bad.toml", "-o", "b", "--iterations", "5"], d, "rian_rate");
+    assert!(err.contains("bad.toml: line 2"), "the error names the file and line: {err}");
+    std::fs::write(d.join("typed.toml"), "dt = 0.05\n\n[[sources]]\nx = 1\ny = \"north\"\nrate = 1\n").unwrap();
+    refused(
+        &["simulate", "grid", "t.tif", "--params", "typed.toml", "-o", "b"],
+        d,
+        "typed.toml: line 5 (`y = \"north\"`)",
+    );
     refused(&["simulate", "grid", "t.tif", "--set", "dt=-1", "-o", "b", "--iterations", "5"], d, "dt");
     refused(&["simulate", "grid", "t.tif", "--set", "nonsense", "-o", "b"], d, "key=value");
     refused(&["simulate", "grid", "t.tif", "--set", "flux_form=sideways", "-o", "b"], d, "sideways");

@@ -61,18 +61,14 @@ pub fn load<P: DeserializeOwned>(file: Option<&Path>, sets: &[String]) -> Result
         Some(path) => {
             let text =
                 std::fs::read_to_string(path).map_err(|source| ParamsError::Io { path: path.to_path_buf(), source })?;
-            text.parse::<toml::Table>().map_err(|e| ParamsError::File {
-                path: path.to_path_buf(),
-                message: e.to_string().trim().to_string(),
-            })?
+            let located =
+                |e: toml::de::Error| ParamsError::File { path: path.to_path_buf(), message: located(&text, &e) };
+            // the file alone must make sense, so its errors name the file and the line
+            toml::from_str::<P>(&text).map_err(located)?;
+            text.parse::<toml::Table>().map_err(located)?
         }
         None => toml::Table::new(),
     };
-    // the file alone must make sense, so its errors name the file
-    if let Some(path) = file {
-        P::deserialize(toml::Value::Table(table.clone()))
-            .map_err(|e| ParamsError::File { path: path.to_path_buf(), message: e.to_string().trim().to_string() })?;
-    }
     for set in sets {
         let Some((key, value)) = set.split_once('=') else {
             return Err(ParamsError::Set { set: set.clone(), message: "expected key=value".into() });
@@ -83,6 +79,20 @@ pub fn load<P: DeserializeOwned>(file: Option<&Path>, sets: &[String]) -> Result
     }
     P::deserialize(toml::Value::Table(table))
         .map_err(|e| ParamsError::Set { set: String::new(), message: e.to_string().trim().to_string() })
+}
+
+/// A TOML error as ``line N (`the line`): message`` (the line of the span's start), on one line.
+fn located(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let start = span.start.min(text.len());
+            let line = text[..start].matches('\n').count() + 1;
+            let source: String = text.lines().nth(line - 1).unwrap_or("").trim().chars().take(60).collect();
+            format!("line {line} (`{source}`): {message}")
+        }
+        None => message,
+    }
 }
 
 /// Writes `params` as TOML, each key preceded by its documentation as a comment.
