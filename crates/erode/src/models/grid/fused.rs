@@ -25,23 +25,33 @@ pub struct Pass {
     pub evaporated: f64,
 }
 
+/// The nine rows [`update_erode_row`] writes, in its order: `next` then the state's depth,
+/// velocity x and y, discharge integral, sediment, hardness, eroded and deposited. A macro, so
+/// the caller can still read the state's flux and terrain while these are borrowed.
+macro_rules! update_outputs {
+    ($st:expr, $next:expr) => {
+        [
+            $next,
+            &mut $st.water[..],
+            &mut $st.velocity_x[..],
+            &mut $st.velocity_y[..],
+            &mut $st.discharge_integral[..],
+            &mut $st.sediment[..],
+            &mut $st.hardness[..],
+            &mut $st.eroded[..],
+            &mut $st.deposited[..],
+        ]
+    };
+}
+pub(super) use update_outputs;
+
 /// Runs both stages and evaporation; the terrain goes through `next` (gradients read the old
 /// terrain), which the caller swaps in.
 pub fn update_and_erode(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, next: &mut [f32]) -> Pass {
     let k = UpdateErodeConsts::new(st, p, dv);
     let w = st.width;
     let (flux, b) = (&st.flux, &st.terrain);
-    let mut outs = [
-        next,
-        &mut st.water,
-        &mut st.velocity_x,
-        &mut st.velocity_y,
-        &mut st.discharge_integral,
-        &mut st.sediment,
-        &mut st.hardness,
-        &mut st.eroded,
-        &mut st.deposited,
-    ];
+    let mut outs: [&mut [f32]; 9] = update_outputs!(st, next);
     let sums = par::rows(&mut outs, w, |r, out| {
         let around: [Around<'_>; 8] = std::array::from_fn(|e| Around::of(&flux[e % flux.len()], topo, r));
         update_erode_row(r, topo, &around[..flux.len()], b, out, &k)

@@ -22,7 +22,7 @@
 //! beyond the neighbouring rows) run stage by stage.
 
 use super::derived::Derived;
-use super::fused::{UpdateErodeConsts, update_erode_row};
+use super::fused::{UpdateErodeConsts, update_erode_row, update_outputs};
 use super::params::{Border, FluxForm, Params, Transport};
 use super::state::State;
 use super::thermal::{self, ThermalConsts};
@@ -165,21 +165,10 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     let mut sums = vec![[0.0f64; 9]; h];
     {
         let mut fields: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
-        fields.extend([
-            &mut *sc.share,
-            &mut *sc.thermal_share,
-            &mut *sc.talus,
-            &mut *sc.next,
-            &mut st.water,
-            &mut st.velocity_x,
-            &mut st.velocity_y,
-            &mut st.discharge_integral,
-            &mut st.sediment,
-            &mut st.hardness,
-            &mut st.eroded,
-            &mut st.deposited,
-            &mut *sc.sediment_next,
-        ]);
+        fields.extend([&mut *sc.share, &mut *sc.thermal_share, &mut *sc.talus]);
+        let outputs: [&mut [f32]; 9] = update_outputs!(st, &mut *sc.next);
+        fields.extend(outputs);
+        fields.push(&mut *sc.sediment_next);
         let per_band = par::bands(&mut fields, w, &bounds, |n, a, band| {
             let z = bounds[n + 1];
             let mut out = vec![[0.0f64; 9]; z - a];
@@ -214,17 +203,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         |margin: usize| -> Vec<usize> { bounds.windows(2).flat_map(|ab| deferred(ab[0], ab[1], margin)).collect() };
     let flux = &st.flux;
     let updated = {
-        let mut outs: [&mut [f32]; 9] = [
-            &mut *sc.next,
-            &mut st.water,
-            &mut st.velocity_x,
-            &mut st.velocity_y,
-            &mut st.discharge_integral,
-            &mut st.sediment,
-            &mut st.hardness,
-            &mut st.eroded,
-            &mut st.deposited,
-        ];
+        let mut outs: [&mut [f32]; 9] = update_outputs!(st, &mut *sc.next);
         let rows = edge_rows(1);
         let done = par::some_rows(&mut outs, w, &rows, |r, out| {
             let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
