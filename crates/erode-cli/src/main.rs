@@ -32,6 +32,7 @@ enum Command {
     Demo(cmd::demo::Args),
     /// List the GPU adapters and their limits.
     GpuInfo(cmd::gpu_info::Args),
+    View(cmd::view::Args),
 }
 
 /// Help and version go to stdout as clap renders them; a usage error is one line, status 2.
@@ -86,6 +87,7 @@ fn main() -> ExitCode {
         Command::Params(a) => cmd::params::run(a),
         Command::Simulate(a) => cmd::simulate::run(a, cli.quiet),
         Command::Demo(a) => cmd::demo::run(a, cli.quiet),
+        Command::View(a) => cmd::view::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

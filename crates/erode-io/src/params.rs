@@ -81,6 +81,26 @@ pub fn load<P: DeserializeOwned>(file: Option<&Path>, sets: &[String]) -> Result
         .map_err(|e| ParamsError::Set { set: String::new(), message: e.to_string().trim().to_string() })
 }
 
+/// `params` with each `key=value` of `sets` applied in order, read as the command line's `--set`
+/// reads them (the viewer edits live parameters this way). Unknown keys and wrong types are
+/// errors naming the override; ranges are the caller's `validate()`.
+pub fn apply_sets<P: serde::Serialize + DeserializeOwned>(params: &P, sets: &[String]) -> Result<P, ParamsError> {
+    let mut table = toml::Value::try_from(params)
+        .ok()
+        .and_then(|v| v.as_table().cloned())
+        .ok_or_else(|| ParamsError::Set { set: String::new(), message: "parameters are not a table".into() })?;
+    for set in sets {
+        let Some((key, value)) = set.split_once('=') else {
+            return Err(ParamsError::Set { set: set.clone(), message: "expected key=value".into() });
+        };
+        table.insert(key.trim().to_string(), value_of(value.trim()));
+        P::deserialize(toml::Value::Table(table.clone()))
+            .map_err(|e| ParamsError::Set { set: set.clone(), message: e.to_string().trim().to_string() })?;
+    }
+    P::deserialize(toml::Value::Table(table))
+        .map_err(|e| ParamsError::Set { set: String::new(), message: e.to_string().trim().to_string() })
+}
+
 /// A TOML error as ``line N (`the line`): message`` (the line of the span's start), on one line.
 fn located(text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim().replace('\n', " ");

@@ -8,3 +8,4 @@ pub mod info;
 pub mod params;
 pub mod render;
 pub mod simulate;
+pub mod view;

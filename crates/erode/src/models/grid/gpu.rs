@@ -755,6 +755,34 @@ impl GpuSim {
         Ok(())
     }
 
+    /// The buffers a renderer binds to draw the state where it lives, without a copy back:
+    /// terrain (m), water depth (m) and suspended sediment (m), one `f32` per cell, row-major.
+    pub fn field_buffers(&self) -> [&wgpu::Buffer; 3] {
+        [&self.buffers.terrain, &self.buffers.water, &self.buffers.sediment]
+    }
+
+    /// Writes the fields an editor changes by hand (terrain, water depth, hardness) from `state`,
+    /// which must have this simulator's size. Fluxes, velocities, sediment and books stay as they
+    /// are on the GPU. Rain maps and sources are parameters of the build: make a new `GpuSim`.
+    pub fn write_edited(&mut self, state: &State) -> Result<(), SimError> {
+        let n = self.width * self.height;
+        if state.width != self.width || state.height != self.height {
+            return Err(SimError::MapShape {
+                what: "edited state",
+                got_w: state.width,
+                got_h: state.height,
+                want_w: self.width,
+                want_h: self.height,
+            });
+        }
+        let q = &self.ctx.queue;
+        let b = &self.buffers;
+        q.write_buffer(&b.terrain, 0, bytemuck::cast_slice(&state.terrain[..n]));
+        q.write_buffer(&b.water, 0, bytemuck::cast_slice(&state.water[..n]));
+        q.write_buffer(&b.hardness, 0, bytemuck::cast_slice(&state.hardness[..n]));
+        Ok(())
+    }
+
     /// The sediment shares `water_flux` wrote (for comparison with the CPU's).
     pub fn read_share(&self) -> Result<Vec<f32>, SimError> {
         Ok(self.ctx.read(&self.buffers.share)?)

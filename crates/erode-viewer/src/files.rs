@@ -1,0 +1,83 @@
+//! Files the viewer reads and writes: heightmaps in (every format the CLI reads), sessions, and
+//! the height and maps out in the CLI's formats and names.
+
+use std::path::Path;
+
+use erode::models::droplet::DropletParams;
+use erode::models::grid::Params;
+use erode_io::{Format, Heightmap, ReadOptions, WriteOptions};
+
+use crate::world::{ModelKind, World};
+
+/// A world on the heightmap at `path`, with default parameters.
+pub fn open_heightmap(path: &Path) -> Result<World, String> {
+    let loaded = erode_io::read(path, &ReadOptions::default()).map_err(|e| e.to_string())?;
+    let params = Params::default();
+    World::new(&loaded.map.heights, params, DropletParams::default()).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Opens a session (`.erode`) or a heightmap, by extension.
+pub fn open(path: &Path) -> Result<World, String> {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("erode")) {
+        crate::session::load(path).map_err(|e| e.to_string())
+    } else {
+        open_heightmap(path)
+    }
+}
+
+/// Saves the session (reading the GPU's state back first).
+pub fn save_session(world: &mut World, path: &Path) -> Result<(), String> {
+    world.sync_from_gpu().map_err(|e| e.to_string())?;
+    crate::session::save(world, path).map_err(|e| e.to_string())
+}
+
+/// Writes `height`, `water`, `sediment`, `hardness`, `erosion`, `deposition`, `flow` and
+/// `velocity` (the CLI's names; the droplet model writes its own erosion, deposition and flow)
+/// as `<name>.<ext>` into `dir`. Returns the number of files.
+pub fn save_maps(world: &mut World, dir: &Path, ext: &str) -> Result<usize, String> {
+    world.sync_from_gpu().map_err(|e| e.to_string())?;
+    let format = Format::from_path(&dir.join(format!("x.{ext}"))).map_err(|e| e.to_string())?;
+    if !dir.is_dir() {
+        return Err(format!("{}: not a folder", dir.display()));
+    }
+    let st = &world.state;
+    let (w, h) = (st.width, st.height);
+    let t = st.time.max(1e-9) as f32;
+    let mut maps: Vec<(&str, Vec<f32>)> = vec![
+        ("height", st.terrain.clone()),
+        ("water", st.water.clone()),
+        ("sediment", st.sediment.clone()),
+        ("hardness", st.hardness.clone()),
+        ("erosion", st.eroded.clone()),
+        ("deposition", st.deposited.clone()),
+        ("flow", st.discharge_integral.iter().map(|&q| q / t).collect()),
+        ("velocity", st.velocity_x.iter().zip(&st.velocity_y).map(|(&u, &v)| u.hypot(v)).collect()),
+    ];
+    if let (ModelKind::Droplet, Some(d)) = (world.model, &world.droplet) {
+        maps[4].1 = d.eroded.clone();
+        maps[5].1 = d.deposited.clone();
+        maps[6].1 = d.flow.clone();
+    }
+    let options = WriteOptions::default();
+    let count = maps.len();
+    for (name, values) in maps {
+        let grid = erode::Grid::from_vec(w, h, st.cell_size, values).map_err(|e| e.to_string())?;
+        let map = Heightmap::new(grid).map_err(|e| e.to_string())?;
+        erode_io::write(&dir.join(format!("{name}.{}", format.extension())), &map, &options)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(count)
+}
+
+/// Writes an RGBA image as PNG, atomically.
+pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), String> {
+    let mut bytes = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut bytes, width, height);
+        enc.set_color(png::ColorType::Rgba);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+        writer.write_image_data(rgba).map_err(|e| e.to_string())?;
+    }
+    erode_io::write_atomic(path, &bytes).map_err(|e| e.to_string())
+}

@@ -1,0 +1,140 @@
+//! Sessions: the whole world in one file (parameters, sources, brush, the full grid state and
+//! the droplet state when that model runs), so a reload continues bit for bit.
+//!
+//! Layout: `ERODE-SESSION\n`, a `u32` version, then three little-endian `u64`-length-prefixed
+//! blocks: a TOML header ([`Header`]), the grid state as `State::to_bytes`, the droplet state as
+//! `DropletState::to_bytes` (empty when none). Each state block carries its own checksum.
+
+use std::path::{Path, PathBuf};
+
+use erode::models::droplet::{DropletParams, DropletState, droplet_params_fingerprint};
+use erode::models::grid::{Params, State, params_fingerprint};
+
+use crate::brush::Brush;
+use crate::world::{ModelKind, World};
+
+const MAGIC: &[u8] = b"ERODE-SESSION\n";
+const VERSION: u32 = 1;
+/// Largest grid a session may hold, cells (a corrupt size must not allocate the machine away).
+const MAX_CELLS: u64 = 1 << 30;
+
+/// Why a session could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Reading or writing the file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Writing failed.
+    #[error(transparent)]
+    Write(#[from] erode_io::Error),
+    /// Not a session, or damaged.
+    #[error("{path}: not an erode session or damaged: {reason}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// What a session holds besides the states.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Header {
+    model: ModelKind,
+    rain: bool,
+    iterations_per_tick: u32,
+    droplets_per_tick: u32,
+    brush: Brush,
+    grid: Params,
+    droplet: DropletParams,
+}
+
+/// The world as session bytes.
+pub fn to_bytes(world: &World) -> Vec<u8> {
+    let header = Header {
+        model: world.model,
+        rain: world.rain,
+        iterations_per_tick: world.iterations_per_tick,
+        droplets_per_tick: world.droplets_per_tick,
+        brush: world.brush,
+        grid: world.grid_params.clone(),
+        droplet: world.droplet_params.clone(),
+    };
+    // the header always serialises: every field is plain data
+    let text = toml::to_string(&header).unwrap_or_default();
+    let grid = world.state.to_bytes(params_fingerprint(&world.grid_params));
+    let droplet = world
+        .droplet
+        .as_ref()
+        .map(|d| d.to_bytes(droplet_params_fingerprint(&world.droplet_params)))
+        .unwrap_or_default();
+    let mut out = Vec::with_capacity(64 + text.len() + grid.len() + droplet.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    for block in [text.as_bytes(), &grid, &droplet] {
+        out.extend_from_slice(&(block.len() as u64).to_le_bytes());
+        out.extend_from_slice(block);
+    }
+    out
+}
+
+/// A world from session bytes; `path` names the file in errors.
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
+    let corrupt = |reason: String| SessionError::Corrupt { path: path.to_path_buf(), reason };
+    let rest = bytes.strip_prefix(MAGIC).ok_or_else(|| corrupt("no session header".into()))?;
+    let (version, mut rest) = rest.split_at_checked(4).ok_or_else(|| corrupt("truncated".into()))?;
+    let version = u32::from_le_bytes([version[0], version[1], version[2], version[3]]);
+    if version != VERSION {
+        return Err(corrupt(format!("version {version}, this viewer reads {VERSION}")));
+    }
+    let mut blocks = Vec::new();
+    for _ in 0..3 {
+        let (len, tail) = rest.split_at_checked(8).ok_or_else(|| corrupt("truncated".into()))?;
+        let len = u64::from_le_bytes(len.try_into().unwrap_or([0; 8]));
+        let len = usize::try_from(len).map_err(|_| corrupt("block too large".into()))?;
+        let (block, tail) = tail.split_at_checked(len).ok_or_else(|| corrupt("truncated block".into()))?;
+        blocks.push(block);
+        rest = tail;
+    }
+    if !rest.is_empty() {
+        return Err(corrupt(format!("{} bytes after the last block", rest.len())));
+    }
+    let text = std::str::from_utf8(blocks[0]).map_err(|e| corrupt(format!("header: {e}")))?;
+    let h: Header = toml::from_str(text).map_err(|e| corrupt(format!("header: {e}")))?;
+    h.grid.validate().map_err(|e| corrupt(format!("grid parameters: {e}")))?;
+    h.droplet.validate().map_err(|e| corrupt(format!("droplet parameters: {e}")))?;
+    let state = State::from_bytes(blocks[1], params_fingerprint(&h.grid), MAX_CELLS)
+        .map_err(|e| corrupt(format!("grid state: {e}")))?;
+    let droplet = if blocks[2].is_empty() {
+        None
+    } else {
+        let d = DropletState::from_bytes(blocks[2], droplet_params_fingerprint(&h.droplet), MAX_CELLS)
+            .map_err(|e| corrupt(format!("droplet state: {e}")))?;
+        if (d.width, d.height) != (state.width, state.height) {
+            return Err(corrupt("droplet and grid states differ in size".into()));
+        }
+        Some(d)
+    };
+    let mut w = World::from_parts(h.model, h.grid, h.droplet, state, droplet, h.rain);
+    w.brush = h.brush;
+    w.iterations_per_tick = h.iterations_per_tick.max(1);
+    w.droplets_per_tick = h.droplets_per_tick.max(1);
+    Ok(w)
+}
+
+/// Writes the world to `path` atomically.
+pub fn save(world: &World, path: &Path) -> Result<(), SessionError> {
+    erode_io::write_atomic(path, &to_bytes(world))?;
+    Ok(())
+}
+
+/// Reads a world from `path`.
+pub fn load(path: &Path) -> Result<World, SessionError> {
+    let bytes = std::fs::read(path).map_err(|source| SessionError::Io { path: path.to_path_buf(), source })?;
+    from_bytes(&bytes, path)
+}

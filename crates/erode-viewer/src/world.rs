@@ -1,0 +1,563 @@
+//! The document the viewer edits and runs: terrain and water state, the parameters of both
+//! models, river sources, brushes and the undo history. Everything the user does reaches it as an
+//! [`Action`] (the app's input layer maps pointer and keys to actions), so tests drive it exactly
+//! as the UI does, without a window.
+
+use std::sync::Arc;
+
+use erode::gpu::GpuContext;
+use erode::models::droplet::{DropletParams, DropletSim, DropletState};
+use erode::models::grid::gpu::GpuSim;
+use erode::models::grid::{CpuSim, Params, RainMode, Source, StartMaps, State, Units};
+use erode::{Grid, SimError};
+
+use crate::brush::{self, Brush, BrushKind, Field};
+use crate::history::{Edit, History, diff};
+
+/// Which model runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ModelKind {
+    /// The virtual-pipe grid model (water, hydraulic and thermal erosion).
+    Grid,
+    /// Beyer's droplet model (no standing water).
+    Droplet,
+}
+
+/// Where the grid model runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum BackendKind {
+    /// rayon on the CPU, on a worker thread in the app.
+    Cpu,
+    /// wgpu compute on the device the window draws with.
+    Gpu,
+}
+
+/// What the map overlay shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Overlay {
+    /// No overlay: height and slope material.
+    None,
+    /// Total soil removed, m.
+    Erosion,
+    /// Total sediment added, m.
+    Deposition,
+    /// Time-averaged discharge (grid, m³/s) or droplet visits (droplet).
+    Flow,
+    /// Water speed, m/s.
+    Velocity,
+    /// Hardness `R`.
+    Hardness,
+    /// Suspended sediment, m.
+    Sediment,
+    /// The rain map.
+    Rain,
+}
+
+impl Overlay {
+    /// Every overlay, in menu order.
+    pub const ALL: [Overlay; 8] = [
+        Overlay::None,
+        Overlay::Erosion,
+        Overlay::Deposition,
+        Overlay::Flow,
+        Overlay::Velocity,
+        Overlay::Hardness,
+        Overlay::Sediment,
+        Overlay::Rain,
+    ];
+
+    /// Name shown in the UI.
+    pub fn label(self) -> &'static str {
+        match self {
+            Overlay::None => "none",
+            Overlay::Erosion => "erosion",
+            Overlay::Deposition => "deposition",
+            Overlay::Flow => "flow",
+            Overlay::Velocity => "velocity",
+            Overlay::Hardness => "hardness",
+            Overlay::Sediment => "sediment",
+            Overlay::Rain => "rain map",
+        }
+    }
+}
+
+/// Everything the user can do to the world.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Starts a stroke of the current brush at a point, cells (x east, y south).
+    StrokeBegin { x: f32, y: f32 },
+    /// Continues the stroke to a point.
+    StrokeTo { x: f32, y: f32 },
+    /// Ends the stroke (one undo step).
+    StrokeEnd,
+    /// Places a river source at a point, cells, with `rate` m³/s.
+    PlaceSource { x: f32, y: f32, rate: f64 },
+    /// Moves source `index` to a point, cells.
+    MoveSource { index: usize, x: f32, y: f32 },
+    /// Sets the rate of source `index`, m³/s.
+    SetSourceRate { index: usize, rate: f64 },
+    /// Removes source `index`.
+    RemoveSource { index: usize },
+    /// Undoes the last edit.
+    Undo,
+    /// Redoes the last undone edit.
+    Redo,
+    /// Sets the brush.
+    SetBrush(Brush),
+    /// Replaces the grid model's parameters (validated first).
+    SetGridParams(Box<Params>),
+    /// Replaces the droplet model's parameters (validated first).
+    SetDropletParams(Box<DropletParams>),
+    /// Chooses the model.
+    SetModel(ModelKind),
+    /// Rain on or off.
+    SetRain(bool),
+    /// Iterations (grid) per tick.
+    SetIterationsPerTick(u32),
+    /// Droplets per tick.
+    SetDropletsPerTick(u32),
+}
+
+/// Why an action or a tick failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    /// A model refused its parameters or state.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// A parameter is out of range.
+    #[error(transparent)]
+    Param(#[from] erode::ParamError),
+    /// No source has this index.
+    #[error("no river source {0}")]
+    NoSource(usize),
+}
+
+/// A stroke in progress: the field as it was at the start, for the undo patch.
+struct Stroke {
+    field: Field,
+    before: Vec<f32>,
+    created: bool,
+    last: (f32, f32),
+    flatten_to: f32,
+    soil: f64,
+    water: f64,
+}
+
+/// The viewer's document.
+pub struct World {
+    /// The model that runs.
+    pub model: ModelKind,
+    /// Grid model parameters (rain mode as the user set it; see `rain`).
+    pub grid_params: Params,
+    /// Droplet model parameters.
+    pub droplet_params: DropletParams,
+    /// The grid state: terrain, water, maps and books. With the droplet model its terrain follows
+    /// the droplet state after every tick.
+    pub state: State,
+    /// The droplet model's state while it is the model.
+    pub droplet: Option<DropletState>,
+    /// Whether it rains (grid: the rain mode applies; droplet: droplets fall).
+    pub rain: bool,
+    /// The brush.
+    pub brush: Brush,
+    /// Grid iterations per tick.
+    pub iterations_per_tick: u32,
+    /// Droplets per tick.
+    pub droplets_per_tick: u32,
+    history: History,
+    stroke: Option<Stroke>,
+    cpu: Option<CpuSim>,
+    droplet_sim: Option<DropletSim>,
+    gpu: Option<GpuSim>,
+    gpu_ctx: Option<Arc<GpuContext>>,
+    /// Counts changes of terrain or water made outside the GPU (for renderers that upload).
+    pub version: u64,
+}
+
+impl World {
+    /// A world on `terrain` (heights in metres) with these parameters.
+    pub fn new(terrain: &Grid<f32>, grid_params: Params, droplet_params: DropletParams) -> Result<Self, WorldError> {
+        droplet_params.validate()?;
+        let state = State::new(terrain, &grid_params, StartMaps::default())?;
+        Ok(Self::from_parts(ModelKind::Grid, grid_params, droplet_params, state, None, true))
+    }
+
+    /// A world from its saved parts.
+    pub fn from_parts(
+        model: ModelKind,
+        grid_params: Params,
+        droplet_params: DropletParams,
+        state: State,
+        droplet: Option<DropletState>,
+        rain: bool,
+    ) -> Self {
+        let relief = relief(&state.terrain);
+        Self {
+            model,
+            grid_params,
+            droplet_params,
+            state,
+            droplet,
+            rain,
+            brush: Brush { strength: (relief * 0.01).max(0.01), ..Brush::default() },
+            iterations_per_tick: 4,
+            droplets_per_tick: 2000,
+            history: History::default(),
+            stroke: None,
+            cpu: None,
+            droplet_sim: None,
+            gpu: None,
+            gpu_ctx: None,
+            version: 0,
+        }
+    }
+
+    /// The grid parameters the model runs with: the user's, with rain off when `rain` is off.
+    pub fn effective_grid_params(&self) -> Params {
+        let mut p = self.grid_params.clone();
+        if !self.rain {
+            p.rain_mode = RainMode::Off;
+        }
+        p
+    }
+
+    /// Which backend runs the grid model.
+    pub fn backend(&self) -> BackendKind {
+        if self.gpu_ctx.is_some() { BackendKind::Gpu } else { BackendKind::Cpu }
+    }
+
+    /// Runs the grid model on `ctx`'s device from now on (`None`: on the CPU). The state moves
+    /// to the new backend; a model the GPU cannot run is an error and leaves the CPU in charge.
+    pub fn set_backend(&mut self, ctx: Option<Arc<GpuContext>>) -> Result<(), WorldError> {
+        self.sync_from_gpu()?;
+        self.gpu = None;
+        self.gpu_ctx = None;
+        if let Some(ctx) = ctx {
+            let sim = GpuSim::new(ctx.clone(), &self.effective_grid_params(), &self.state)?;
+            self.gpu = Some(sim);
+            self.gpu_ctx = Some(ctx);
+        }
+        Ok(())
+    }
+
+    /// The GPU device the grid model runs on, if any.
+    pub fn gpu_context(&self) -> Option<Arc<GpuContext>> {
+        self.gpu_ctx.clone()
+    }
+
+    /// The GPU simulator, when the grid model runs there and is built.
+    pub fn gpu_sim(&self) -> Option<&GpuSim> {
+        self.gpu.as_ref()
+    }
+
+    /// Copies the GPU's state into `state` (no-op on the CPU).
+    pub fn sync_from_gpu(&mut self) -> Result<(), WorldError> {
+        if let Some(g) = &self.gpu {
+            g.read_into(&mut self.state)?;
+        }
+        Ok(())
+    }
+
+    /// (undo steps, redo steps) available.
+    pub fn history_depth(&self) -> (usize, usize) {
+        self.history.depth()
+    }
+
+    /// Applies one action.
+    pub fn apply(&mut self, action: Action) -> Result<(), WorldError> {
+        match action {
+            Action::StrokeBegin { x, y } => self.stroke_begin(x, y)?,
+            Action::StrokeTo { x, y } => self.stroke_to(x, y)?,
+            Action::StrokeEnd => self.stroke_end()?,
+            Action::PlaceSource { x, y, rate } => {
+                let mut s = self.grid_params.sources.clone();
+                s.push(Source { x: f64::from(x), y: f64::from(y), radius: 2.0, rate, units: Units::Cells });
+                self.set_sources(s)?;
+            }
+            Action::MoveSource { index, x, y } => {
+                let mut s = self.grid_params.sources.clone();
+                let src = s.get_mut(index).ok_or(WorldError::NoSource(index))?;
+                (src.x, src.y, src.units) = (f64::from(x), f64::from(y), Units::Cells);
+                self.set_sources(s)?;
+            }
+            Action::SetSourceRate { index, rate } => {
+                let mut s = self.grid_params.sources.clone();
+                s.get_mut(index).ok_or(WorldError::NoSource(index))?.rate = rate;
+                self.set_sources(s)?;
+            }
+            Action::RemoveSource { index } => {
+                let mut s = self.grid_params.sources.clone();
+                if index >= s.len() {
+                    return Err(WorldError::NoSource(index));
+                }
+                s.remove(index);
+                self.set_sources(s)?;
+            }
+            Action::Undo => {
+                if let Some(e) = self.history.undo() {
+                    self.replay(&e, true)?;
+                }
+            }
+            Action::Redo => {
+                if let Some(e) = self.history.redo() {
+                    self.replay(&e, false)?;
+                }
+            }
+            Action::SetBrush(b) => self.brush = b,
+            Action::SetGridParams(p) => {
+                p.validate()?;
+                self.grid_params = *p;
+                self.rebuild()?;
+            }
+            Action::SetDropletParams(p) => {
+                p.validate()?;
+                self.droplet_params = *p;
+                self.droplet_sim = None;
+            }
+            Action::SetModel(m) => {
+                self.sync_from_gpu()?;
+                self.model = m;
+                self.droplet = None;
+                self.droplet_sim = None;
+            }
+            Action::SetRain(on) => {
+                self.rain = on;
+                self.rebuild()?;
+            }
+            Action::SetIterationsPerTick(n) => self.iterations_per_tick = n.max(1),
+            Action::SetDropletsPerTick(n) => self.droplets_per_tick = n.max(1),
+        }
+        Ok(())
+    }
+
+    /// Parameters or sources changed: the simulators are rebuilt from the state.
+    fn rebuild(&mut self) -> Result<(), WorldError> {
+        self.cpu = None;
+        if let Some(ctx) = self.gpu_ctx.clone() {
+            self.sync_from_gpu()?;
+            self.gpu = Some(GpuSim::new(ctx, &self.effective_grid_params(), &self.state)?);
+        }
+        Ok(())
+    }
+
+    fn set_sources(&mut self, after: Vec<Source>) -> Result<(), WorldError> {
+        let mut p = self.grid_params.clone();
+        p.sources = after.clone();
+        p.validate()?;
+        let before = std::mem::replace(&mut self.grid_params.sources, after.clone());
+        self.history.push(Edit::Sources { before, after });
+        self.rebuild()
+    }
+
+    fn replay(&mut self, e: &Edit, undo: bool) -> Result<(), WorldError> {
+        match e {
+            Edit::Stroke(patch) => {
+                self.sync_from_gpu()?;
+                let (soil, water) = (self.state.soil_volume(), self.state.water_volume());
+                patch.write(&mut self.state, undo);
+                self.after_edit(patch.field, soil, water)?;
+            }
+            Edit::Sources { before, after } => {
+                self.grid_params.sources = if undo { before.clone() } else { after.clone() };
+                self.rebuild()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn stroke_begin(&mut self, x: f32, y: f32) -> Result<(), WorldError> {
+        if self.stroke.is_some() {
+            self.stroke_end()?;
+        }
+        self.sync_from_gpu()?;
+        let field = self.brush.kind.field();
+        let created = field == Field::Rain && self.state.rain_map.is_none();
+        let before = brush::field_mut(&mut self.state, field).clone();
+        if created {
+            self.state.rain_map = None;
+        }
+        let flatten_to = self.height_at(x, y);
+        let (soil, water) = (self.state.soil_volume(), self.state.water_volume());
+        self.stroke = Some(Stroke { field, before, created, last: (x, y), flatten_to, soil, water });
+        self.dab(x, y)
+    }
+
+    fn stroke_to(&mut self, x: f32, y: f32) -> Result<(), WorldError> {
+        let Some(s) = &self.stroke else { return self.stroke_begin(x, y) };
+        let points = brush::dabs_between(s.last, (x, y), self.brush.radius);
+        for (px, py) in points {
+            self.dab(px, py)?;
+        }
+        if let Some(s) = &mut self.stroke {
+            s.last = (x, y);
+        }
+        Ok(())
+    }
+
+    fn dab(&mut self, x: f32, y: f32) -> Result<(), WorldError> {
+        let Some(s) = &self.stroke else { return Ok(()) };
+        let flatten_to = s.flatten_to;
+        if self.brush.kind == BrushKind::Rain && self.grid_params.rain_mode != RainMode::Map {
+            self.grid_params.rain_mode = RainMode::Map;
+        }
+        let r_min = self.grid_params.hardness_min as f32;
+        if brush::dab(&mut self.state, &self.brush, x, y, flatten_to, r_min) {
+            self.version += 1;
+            self.push_edit_to_models(self.brush.kind.field())?;
+        }
+        Ok(())
+    }
+
+    fn stroke_end(&mut self) -> Result<(), WorldError> {
+        let Some(s) = self.stroke.take() else { return Ok(()) };
+        let now = brush::field_mut(&mut self.state, s.field).clone();
+        if let Some(p) = diff(s.field, self.state.width, &s.before, &now, s.created) {
+            self.history.push(Edit::Stroke(p));
+        }
+        self.rebase_books(s.soil, s.water);
+        if s.field == Field::Rain {
+            self.rebuild()?;
+        }
+        Ok(())
+    }
+
+    /// An edit is not erosion: the books' starting volumes move with it so they still balance.
+    fn rebase_books(&mut self, soil_before: f64, water_before: f64) {
+        self.state.start_soil += self.state.soil_volume() - soil_before;
+        self.state.start_water += self.state.water_volume() - water_before;
+    }
+
+    fn after_edit(&mut self, field: Field, soil: f64, water: f64) -> Result<(), WorldError> {
+        self.version += 1;
+        self.rebase_books(soil, water);
+        self.push_edit_to_models(field)?;
+        if field == Field::Rain {
+            self.rebuild()?;
+        }
+        Ok(())
+    }
+
+    /// Brings an edit of the grid state to the simulators that keep their own copy.
+    fn push_edit_to_models(&mut self, field: Field) -> Result<(), WorldError> {
+        if let Some(g) = &mut self.gpu {
+            g.write_edited(&self.state)?;
+        }
+        if let Some(d) = &mut self.droplet {
+            match field {
+                Field::Terrain => {
+                    let before = d.volume();
+                    d.terrain.copy_from_slice(&self.state.terrain);
+                    d.start_volume += d.volume() - before;
+                }
+                Field::Hardness => d.hardness = Some(self.state.hardness.clone()),
+                Field::Rain => d.rain = self.state.rain_map.clone(),
+                Field::Water => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Bilinear terrain height at a point, cells (clamped to the grid).
+    pub fn height_at(&self, x: f32, y: f32) -> f32 {
+        let (w, h) = (self.state.width, self.state.height);
+        let c = ((x - 0.5).clamp(0.0, (w - 1) as f32)) as usize;
+        let r = ((y - 0.5).clamp(0.0, (h - 1) as f32)) as usize;
+        self.state.terrain[r * w + c]
+    }
+
+    /// Runs one tick of the model: `iterations_per_tick` grid iterations or
+    /// `droplets_per_tick` droplets. Returns the iterations or droplets run.
+    pub fn tick(&mut self) -> Result<u64, WorldError> {
+        match self.model {
+            ModelKind::Grid => self.tick_grid(),
+            ModelKind::Droplet => self.tick_droplet(),
+        }
+    }
+
+    fn tick_grid(&mut self) -> Result<u64, WorldError> {
+        let n = u64::from(self.iterations_per_tick);
+        if let Some(g) = &mut self.gpu {
+            g.run(n)?;
+            return Ok(n);
+        }
+        if self.cpu.is_none() {
+            self.cpu = Some(CpuSim::new(self.effective_grid_params(), &self.state)?);
+        }
+        if let Some(sim) = &mut self.cpu {
+            sim.run(&mut self.state, n);
+        }
+        self.version += 1;
+        Ok(n)
+    }
+
+    fn tick_droplet(&mut self) -> Result<u64, WorldError> {
+        if !self.rain {
+            return Ok(0);
+        }
+        if self.droplet.is_none() {
+            self.sync_from_gpu()?;
+            let g = self.state.grid(&self.state.terrain);
+            let mut d = DropletState::new(&g)?;
+            d.hardness = Some(self.state.hardness.clone());
+            d.rain = self.state.rain_map.clone().filter(|_| self.grid_params.rain_mode == RainMode::Map);
+            self.droplet = Some(d);
+        }
+        let Some(d) = &mut self.droplet else { return Ok(0) };
+        if d.rain.as_ref().is_some_and(|r| !r.iter().any(|&v| v > 0.0)) {
+            return Ok(0);
+        }
+        if self.droplet_sim.is_none() {
+            self.droplet_sim = Some(DropletSim::new(self.droplet_params.clone(), d)?);
+        }
+        let n = u64::from(self.droplets_per_tick);
+        if let Some(sim) = &mut self.droplet_sim {
+            sim.run(d, n, &mut |_| {});
+        }
+        // the grid state shows the droplets' terrain; its books keep up with the change
+        let soil = self.state.soil_volume();
+        self.state.terrain.copy_from_slice(&d.terrain);
+        self.state.start_soil += self.state.soil_volume() - soil;
+        if let Some(g) = &mut self.gpu {
+            g.write_edited(&self.state)?;
+        }
+        self.version += 1;
+        Ok(n)
+    }
+
+    /// Values of an overlay, one per cell (from the GPU's last read-back on that backend).
+    pub fn overlay_values(&self, o: Overlay) -> Option<Vec<f32>> {
+        let st = &self.state;
+        let d = self.droplet.as_ref().filter(|_| self.model == ModelKind::Droplet);
+        Some(match (o, d) {
+            (Overlay::None, _) => return None,
+            (Overlay::Erosion, Some(d)) => d.eroded.clone(),
+            (Overlay::Deposition, Some(d)) => d.deposited.clone(),
+            (Overlay::Flow, Some(d)) => d.flow.clone(),
+            (Overlay::Erosion, None) => st.eroded.clone(),
+            (Overlay::Deposition, None) => st.deposited.clone(),
+            (Overlay::Flow, None) => {
+                let t = st.time.max(1e-9) as f32;
+                st.discharge_integral.iter().map(|&q| q / t).collect()
+            }
+            (Overlay::Velocity, _) => st.velocity_x.iter().zip(&st.velocity_y).map(|(&u, &v)| u.hypot(v)).collect(),
+            (Overlay::Hardness, _) => st.hardness.clone(),
+            (Overlay::Sediment, _) => st.sediment.clone(),
+            (Overlay::Rain, _) => st.rain_map.clone().unwrap_or_else(|| vec![0.0; st.len()]),
+        })
+    }
+
+    /// The iteration (grid) or droplet count so far.
+    pub fn progress(&self) -> u64 {
+        match (self.model, &self.droplet, &self.gpu) {
+            (ModelKind::Droplet, Some(d), _) => d.droplets,
+            (_, _, Some(g)) => g.iteration,
+            _ => self.state.iteration,
+        }
+    }
+}
+
+/// Height range of a terrain, m (at least 1).
+pub fn relief(t: &[f32]) -> f32 {
+    let (lo, hi) = t.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    (hi - lo).max(1.0)
+}
