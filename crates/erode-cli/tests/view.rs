@@ -1,0 +1,92 @@
+//! `erode view` opens a real window (under Xvfb here and in CI, drawn by Mesa's software Vulkan),
+//! plays the model, saves a screenshot and exits. Skipped without `xvfb-run` unless
+//! `ERODE_REQUIRE_GPU=1`, which CI sets.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::testdata;
+
+fn xvfb() -> bool {
+    let found = Command::new("xvfb-run").arg("--help").output().is_ok();
+    if !found && std::env::var_os("ERODE_REQUIRE_GPU").is_some_and(|v| v == "1") {
+        panic!("ERODE_REQUIRE_GPU=1 but xvfb-run is missing (apt-get install xvfb xauth)");
+    }
+    if !found {
+        eprintln!("skipping the window test: no xvfb-run");
+    }
+    found
+}
+
+/// Runs `erode view ARGS` in a virtual 1280 x 800 screen; returns stderr.
+fn view(args: &[&str], dir: &Path) -> String {
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24", env!("CARGO_BIN_EXE_erode"), "view"])
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_RUNTIME_DIR", dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "erode view {args:?} failed: {err}");
+    err
+}
+
+/// RGBA pixels of a PNG.
+fn pixels(path: &Path) -> (usize, usize, Vec<[u8; 4]>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    let px = buf[..info.buffer_size()].chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+    (info.width as usize, info.height as usize, px)
+}
+
+/// The 3D view (right of the 300-pixel control panel, below the top bar) shows terrain: many
+/// colours, and plenty of pixels that are neither the sky nor the panel.
+fn assert_shows_terrain(path: &Path, what: &str) {
+    let (w, h, px) = pixels(path);
+    assert!(w >= 800 && h >= 500, "{what}: screenshot {w}x{h}");
+    let view: Vec<[u8; 4]> =
+        (60..h).flat_map(|y| (320..w).map(move |x| (y, x))).map(|(y, x)| px[y * w + x]).collect();
+    let sky = [140u8, 173, 209]; // the clear colour 0.55, 0.68, 0.82
+    let ground = view.iter().filter(|p| (0..3).any(|k| p[k].abs_diff(sky[k]) > 12)).count();
+    let mut colours: Vec<[u8; 4]> = view.iter().map(|p| [p[0] & 0xf8, p[1] & 0xf8, p[2] & 0xf8, 0]).collect();
+    colours.sort_unstable();
+    colours.dedup();
+    assert!(ground * 4 > view.len(), "{what}: only {ground} of {} view pixels show terrain", view.len());
+    assert!(colours.len() > 40, "{what}: {} colours in the view", colours.len());
+}
+
+#[test]
+fn the_viewer_opens_a_window_runs_frames_and_saves_a_screenshot_of_the_terrain() {
+    if !xvfb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dem = testdata("lidar-dem.tif");
+    let input = dem.as_ref().map(|p| p.to_string_lossy().to_string());
+    let mut args: Vec<&str> = input.iter().map(String::as_str).collect();
+    args.extend(["--frames", "20", "--screenshot", "cpu.png"]);
+    let err = view(&args, d);
+    assert!(err.contains("frames"), "{err}");
+    assert_shows_terrain(&d.join("cpu.png"), "CPU backend");
+    // the GPU backend draws from the simulation's own buffers
+    let err = view(&["--size", "128", "--backend", "gpu", "--frames", "20", "--screenshot", "gpu.png"], d);
+    assert!(err.contains("frames"), "{err}");
+    assert_shows_terrain(&d.join("gpu.png"), "GPU backend");
+}
+
+#[test]
+fn view_refuses_bad_arguments_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    common::refused(&["view", "missing.tif"], d, "missing.tif");
+    common::refused(&["view", "--screenshot", "x.png"], d, "--frames");
+    common::refused(&["view", "--backend", "tpu"], d, "--backend");
+    common::refused(&["view", "--frames", "2", "--screenshot", "no/such/dir/x.png"], d, "x.png");
+}

@@ -1,0 +1,248 @@
+//! The viewer's input layer without a window: every edit goes through `World::apply`, as the app
+//! sends it from the pointer and keys.
+
+use erode::models::grid::{Params, RainMode};
+use erode_viewer::brush::{Brush, BrushKind};
+use erode_viewer::{Action, ModelKind, World, session};
+
+/// A 64 x 48 sloped bumpy terrain, 1 m cells.
+fn world() -> World {
+    let (w, h) = (64usize, 48usize);
+    let g = erode::Grid::from_fn(w, h, erode::CellSize::square(1.0), |r, c| {
+        let (x, y) = (c as f32, r as f32);
+        10.0 + 0.05 * x + 0.5 * (x * 0.3).sin() * (y * 0.2).cos()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let params = Params { rain_mode: RainMode::Off, ..Params::default() };
+    World::new(&g, params, Default::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn apply(w: &mut World, a: Action) {
+    if let Err(e) = w.apply(a.clone()) {
+        panic!("{a:?}: {e}");
+    }
+}
+
+fn stroke(w: &mut World, kind: BrushKind, radius: f32, points: &[(f32, f32)]) {
+    let b = Brush { kind, radius, strength: 0.5, value: 0.2 };
+    apply(w, Action::SetBrush(b));
+    apply(w, Action::StrokeBegin { x: points[0].0, y: points[0].1 });
+    for &(x, y) in &points[1..] {
+        apply(w, Action::StrokeTo { x, y });
+    }
+    apply(w, Action::StrokeEnd);
+}
+
+/// Whether cell `i` of a `width`-wide grid lies within `radius` of the segment `a`–`b` (cells).
+fn near_segment(i: usize, width: usize, a: (f32, f32), b: (f32, f32), radius: f32) -> bool {
+    let (x, y) = ((i % width) as f32 + 0.5, (i / width) as f32 + 0.5);
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let t = (((x - a.0) * dx + (y - a.1) * dy) / (dx * dx + dy * dy).max(1e-9)).clamp(0.0, 1.0);
+    (x - a.0 - t * dx).hypot(y - a.1 - t * dy) < radius
+}
+
+#[test]
+fn every_brush_changes_only_cells_under_its_stroke_and_undo_restores_them_bit_for_bit() {
+    let (a, b) = ((20.0, 20.0), (36.0, 26.0));
+    for kind in BrushKind::ALL {
+        let mut w = world();
+        if kind == BrushKind::RemoveWater {
+            w.state.water.iter_mut().for_each(|d| *d = 0.3);
+        }
+        let before = w.state.clone();
+        stroke(&mut w, kind, 5.0, &[a, b]);
+        let field = |st: &erode::models::grid::State| -> Vec<f32> {
+            match kind {
+                BrushKind::AddWater | BrushKind::RemoveWater => st.water.clone(),
+                BrushKind::Hardness => st.hardness.clone(),
+                BrushKind::Rain => st.rain_map.clone().unwrap_or_else(|| vec![0.0; st.len()]),
+                _ => st.terrain.clone(),
+            }
+        };
+        let (old, new) = (field(&before), field(&w.state));
+        let changed: Vec<usize> = (0..old.len()).filter(|&i| old[i].to_bits() != new[i].to_bits()).collect();
+        assert!(!changed.is_empty(), "{kind:?} changed nothing");
+        for &i in &changed {
+            assert!(near_segment(i, w.state.width, a, b, 5.0), "{kind:?} changed cell {i}, off the stroke");
+        }
+        // the other fields the brushes edit are untouched
+        if kind.field() != erode_viewer::brush::Field::Terrain {
+            assert_eq!(before.terrain, w.state.terrain, "{kind:?} moved the terrain");
+        }
+        assert_eq!(w.history_depth(), (1, 0));
+        apply(&mut w, Action::Undo);
+        assert_eq!(w.state.terrain, before.terrain, "{kind:?}: undo");
+        assert_eq!(w.state.water, before.water, "{kind:?}: undo");
+        assert_eq!(w.state.hardness, before.hardness, "{kind:?}: undo");
+        assert_eq!(w.state.rain_map, before.rain_map, "{kind:?}: undo");
+        apply(&mut w, Action::Redo);
+        assert_eq!(field(&w.state), new, "{kind:?}: redo");
+    }
+}
+
+#[test]
+fn a_flatten_stroke_pulls_towards_the_height_under_its_first_dab() {
+    let mut w = world();
+    let target = w.height_at(30.5, 30.5);
+    let spread = |t: &[f32]| {
+        let v: Vec<f32> = (26..35).flat_map(|r| (26..35).map(move |c| (r, c))).map(|(r, c)| t[r * 64 + c]).collect();
+        v.iter().map(|h| (h - target).abs()).fold(0.0f32, f32::max)
+    };
+    let before = spread(&w.state.terrain);
+    for _ in 0..20 {
+        stroke(&mut w, BrushKind::Flatten, 8.0, &[(30.5, 30.5), (30.6, 30.5)]);
+    }
+    let after = spread(&w.state.terrain);
+    assert!(after < 0.5 * before, "flatten: spread {before} -> {after}");
+}
+
+#[test]
+fn edits_keep_the_books_balanced() {
+    let mut w = world();
+    stroke(&mut w, BrushKind::Raise, 6.0, &[(10.0, 10.0), (40.0, 30.0)]);
+    stroke(&mut w, BrushKind::AddWater, 6.0, &[(30.0, 10.0), (30.0, 40.0)]);
+    apply(&mut w, Action::SetRain(true));
+    for _ in 0..20 {
+        w.tick().unwrap_or_else(|e| panic!("{e}"));
+    }
+    apply(&mut w, Action::Undo);
+    let err = w.state.balance().relative_error;
+    assert!(err < 1e-5, "books after edits and undo: {err}");
+}
+
+#[test]
+fn a_placed_source_adds_water_at_its_position_and_persists_through_undo_redo() {
+    let mut w = world();
+    let (x, y) = (12.5f32, 30.5f32);
+    let i = 30 * 64 + 12;
+    apply(&mut w, Action::PlaceSource { x, y, rate: 5.0 });
+    assert_eq!(w.grid_params.sources.len(), 1);
+    let d0 = w.state.water[i];
+    w.tick().unwrap_or_else(|e| panic!("{e}"));
+    assert!(w.state.water[i] > d0 + 1e-4, "water at the source: {d0} -> {}", w.state.water[i]);
+    // far from the source nothing arrives in one tick
+    assert_eq!(w.state.water[5 * 64 + 60], 0.0);
+    apply(&mut w, Action::MoveSource { index: 0, x: 50.5, y: 10.5 });
+    assert_eq!((w.grid_params.sources[0].x, w.grid_params.sources[0].y), (50.5, 10.5));
+    apply(&mut w, Action::Undo);
+    assert_eq!((w.grid_params.sources[0].x, w.grid_params.sources[0].y), (12.5, 30.5));
+    apply(&mut w, Action::RemoveSource { index: 0 });
+    assert!(w.grid_params.sources.is_empty());
+    apply(&mut w, Action::Undo);
+    assert_eq!(w.grid_params.sources.len(), 1);
+    assert!(w.apply(Action::RemoveSource { index: 3 }).is_err(), "a missing source is an error");
+}
+
+#[test]
+fn a_saved_session_reloads_to_the_same_state_byte_for_byte() {
+    for model in [ModelKind::Grid, ModelKind::Droplet] {
+        let mut w = world();
+        apply(&mut w, Action::SetModel(model));
+        apply(&mut w, Action::SetRain(true));
+        apply(&mut w, Action::PlaceSource { x: 20.0, y: 20.0, rate: 2.0 });
+        apply(&mut w, Action::SetDropletsPerTick(300));
+        stroke(&mut w, BrushKind::Rain, 10.0, &[(30.0, 20.0)]);
+        for _ in 0..5 {
+            w.tick().unwrap_or_else(|e| panic!("{e}"));
+        }
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("s.erode");
+        session::save(&w, &path).unwrap_or_else(|e| panic!("{e}"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        let mut back = session::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(session::to_bytes(&back), bytes, "{model:?}: reload and save again");
+        assert_eq!(back.state, w.state);
+        assert_eq!(back.droplet, w.droplet);
+        assert_eq!(back.grid_params, w.grid_params);
+        // and it continues exactly like the original
+        w.tick().unwrap_or_else(|e| panic!("{e}"));
+        back.tick().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.state, w.state, "{model:?}: a tick after reload");
+        // a damaged session is a clear error naming the file
+        let mut bad = bytes.clone();
+        let k = bad.len() / 2;
+        bad[k] ^= 0x40;
+        std::fs::write(&path, &bad).unwrap_or_else(|e| panic!("{e}"));
+        let e = session::load(&path).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("s.erode"), "{e}");
+    }
+}
+
+#[test]
+fn parameters_set_as_on_the_command_line_are_validated() {
+    let w = world();
+    let p: Params = erode_io::params::apply_sets(&w.grid_params, &["pipes=8".into(), "flux_form=signed".into()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((p.pipes, p.flux_form), (8, erode::models::grid::FluxForm::Signed));
+    let mut w = w;
+    apply(&mut w, Action::SetGridParams(Box::new(p)));
+    assert_eq!(w.grid_params.pipes, 8);
+    let bad = Params { evaporation: -1.0, ..w.grid_params.clone() };
+    assert!(w.apply(Action::SetGridParams(Box::new(bad))).is_err());
+    assert_eq!(w.grid_params.evaporation, Params::default().evaporation, "a refused change leaves the old value");
+    let typo = erode_io::params::apply_sets(&w.grid_params, &["pipez=8".into()]);
+    assert!(typo.is_err());
+}
+
+#[test]
+fn the_droplet_model_erodes_and_the_grid_state_shows_it() {
+    let mut w = world();
+    apply(&mut w, Action::SetModel(ModelKind::Droplet));
+    apply(&mut w, Action::SetDropletsPerTick(500));
+    let before = w.state.terrain.clone();
+    w.tick().unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(before, w.state.terrain);
+    let d = w.droplet.as_ref().unwrap_or_else(|| panic!("no droplet state"));
+    assert_eq!(d.terrain, w.state.terrain);
+    assert_eq!(w.progress(), 500);
+    // a terrain stroke reaches the droplet state too
+    stroke(&mut w, BrushKind::Raise, 4.0, &[(20.0, 20.0)]);
+    let d = w.droplet.as_ref().unwrap_or_else(|| panic!("no droplet state"));
+    assert_eq!(d.terrain, w.state.terrain);
+    assert!(d.balance().1 < 1e-5, "droplet books after an edit: {}", d.balance().1);
+}
+
+/// The GPU device, or `None` to skip (`ERODE_REQUIRE_GPU=1` makes a missing adapter fail).
+fn gpu() -> Option<std::sync::Arc<erode::gpu::GpuContext>> {
+    match erode::gpu::GpuContext::headless() {
+        Ok(ctx) => Some(std::sync::Arc::new(ctx)),
+        Err(e) if std::env::var_os("ERODE_REQUIRE_GPU").is_some_and(|v| v == "1") => {
+            panic!("ERODE_REQUIRE_GPU=1 but {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping GPU test: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn on_the_gpu_edits_reach_the_device_and_the_run_follows_the_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let mut on_gpu = world();
+    let mut on_cpu = world();
+    for w in [&mut on_gpu, &mut on_cpu] {
+        apply(w, Action::SetRain(true));
+        apply(w, Action::PlaceSource { x: 40.0, y: 20.0, rate: 3.0 });
+        stroke(w, BrushKind::Raise, 6.0, &[(20.0, 20.0), (30.0, 25.0)]);
+    }
+    on_gpu.set_backend(Some(ctx)).unwrap_or_else(|e| panic!("{e}"));
+    for w in [&mut on_gpu, &mut on_cpu] {
+        stroke(w, BrushKind::Lower, 5.0, &[(10.0, 30.0), (15.0, 35.0)]);
+        stroke(w, BrushKind::AddWater, 5.0, &[(50.0, 30.0)]);
+        for _ in 0..10 {
+            w.tick().unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    on_gpu.sync_from_gpu().unwrap_or_else(|e| panic!("{e}"));
+    let diff = on_gpu.state.terrain.iter().zip(&on_cpu.state.terrain).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    let water = on_gpu.state.water.iter().zip(&on_cpu.state.water).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    assert!(diff < 1e-3 && water < 1e-3, "GPU vs CPU after edits: terrain {diff}, water {water}");
+    // the stroke made on the GPU backend is there, and undo works there too
+    let i = 32 * 64 + 12;
+    assert!(on_gpu.state.terrain[i] < world().state.terrain[i] - 0.1);
+    apply(&mut on_gpu, Action::Undo);
+    apply(&mut on_gpu, Action::Undo);
+    on_gpu.sync_from_gpu().unwrap_or_else(|e| panic!("{e}"));
+    assert!((on_gpu.state.terrain[i] - world().state.terrain[i]).abs() < 0.05, "undo on the GPU backend");
+}
