@@ -50,8 +50,7 @@ fn pixels(path: &Path) -> (usize, usize, Vec<[u8; 4]>) {
 fn assert_shows_terrain(path: &Path, what: &str) {
     let (w, h, px) = pixels(path);
     assert!(w >= 800 && h >= 500, "{what}: screenshot {w}x{h}");
-    let view: Vec<[u8; 4]> =
-        (60..h).flat_map(|y| (320..w).map(move |x| (y, x))).map(|(y, x)| px[y * w + x]).collect();
+    let view: Vec<[u8; 4]> = (60..h).flat_map(|y| (320..w).map(move |x| (y, x))).map(|(y, x)| px[y * w + x]).collect();
     let sky = [140u8, 173, 209]; // the clear colour 0.55, 0.68, 0.82
     let ground = view.iter().filter(|p| (0..3).any(|k| p[k].abs_diff(sky[k]) > 12)).count();
     let mut colours: Vec<[u8; 4]> = view.iter().map(|p| [p[0] & 0xf8, p[1] & 0xf8, p[2] & 0xf8, 0]).collect();

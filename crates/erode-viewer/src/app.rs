@@ -176,9 +176,9 @@ impl ViewerApp {
             }
             BackendKind::Gpu => {
                 let ctx = self.gpu_ctx.clone().or_else(|| {
-                    frame.wgpu_render_state().map(|rs| {
-                        Arc::new(GpuContext::from_device(rs.device.clone(), rs.queue.clone(), &rs.adapter))
-                    })
+                    frame
+                        .wgpu_render_state()
+                        .map(|rs| Arc::new(GpuContext::from_device(rs.device.clone(), rs.queue.clone(), &rs.adapter)))
                 });
                 self.gpu_ctx = ctx.clone();
                 match world.set_backend(ctx) {
@@ -298,25 +298,24 @@ impl ViewerApp {
             }
             self.uploaded = (s.version, on_gpu);
         }
-        if renderer.ensure_target(&rs.device, px) {
-            if let Some(t) = renderer.target() {
-                let mut r = rs.renderer.write();
-                match self.texture {
-                    Some(id) => r.update_egui_texture_from_wgpu_texture(&rs.device, &t.view, wgpu::FilterMode::Linear, id),
-                    None => self.texture = Some(r.register_native_texture(&rs.device, &t.view, wgpu::FilterMode::Linear)),
-                }
+        if renderer.ensure_target(&rs.device, px)
+            && let Some(t) = renderer.target()
+        {
+            let mut r = rs.renderer.write();
+            match self.texture {
+                Some(id) => r.update_egui_texture_from_wgpu_texture(&rs.device, &t.view, wgpu::FilterMode::Linear, id),
+                None => self.texture = Some(r.register_native_texture(&rs.device, &t.view, wgpu::FilterMode::Linear)),
             }
         }
-        let placement = Placement {
-            width: s.width,
-            height: s.height,
-            cell: s.cell,
-            exaggeration: self.exaggeration,
-        };
+        let placement = Placement { width: s.width, height: s.height, cell: s.cell, exaggeration: self.exaggeration };
         let (lo, hi) = range(&s.terrain);
         let overlay_range = s.overlay.as_ref().map(|o| {
             let (a, b) = range(o);
-            if self.overlay == Overlay::Hardness || self.overlay == Overlay::Rain { (0.0, 1.0) } else { (a, b.max(a + 1e-9)) }
+            if self.overlay == Overlay::Hardness || self.overlay == Overlay::Rain {
+                (0.0, 1.0)
+            } else {
+                (a, b.max(a + 1e-9))
+            }
         });
         let brush_circle = match (self.tool, self.hover) {
             (Tool::Brush, Some((x, y))) => Some((x, y, self.brush.radius)),
@@ -333,9 +332,7 @@ impl ViewerApp {
         };
         renderer.draw(&rs.device, &rs.queue, &settings);
         let Some(tex) = self.texture else { return };
-        let response = ui.add(
-            egui::Image::new((tex, size)).sense(egui::Sense::click_and_drag()),
-        );
+        let response = ui.add(egui::Image::new((tex, size)).sense(egui::Sense::click_and_drag()));
         self.interact(ui, &response);
         self.draw_sources(ui, &response);
     }
@@ -406,28 +403,28 @@ impl ViewerApp {
                     .min_by(|a, b| a.1.total_cmp(&b.1))
                     .map(|(k, _)| k)
             };
-            if response.drag_started_by(egui::PointerButton::Primary) {
-                if let Some(at) = self.hover {
-                    self.dragging_source = nearest(self, at).map(|k| (k, at));
-                }
+            if response.drag_started_by(egui::PointerButton::Primary)
+                && let Some(at) = self.hover
+            {
+                self.dragging_source = nearest(self, at).map(|k| (k, at));
             }
-            if let (Some((k, _)), Some(at)) = (self.dragging_source, self.hover) {
-                if primary {
-                    self.dragging_source = Some((k, at));
-                }
+            if let (Some((k, _)), Some(at)) = (self.dragging_source, self.hover)
+                && primary
+            {
+                self.dragging_source = Some((k, at));
             }
-            if response.drag_stopped_by(egui::PointerButton::Primary) {
-                if let Some((index, (x, y))) = self.dragging_source.take() {
-                    self.act(Action::MoveSource { index, x, y });
-                }
+            if response.drag_stopped_by(egui::PointerButton::Primary)
+                && let Some((index, (x, y))) = self.dragging_source.take()
+            {
+                self.act(Action::MoveSource { index, x, y });
             }
-            if response.clicked_by(egui::PointerButton::Primary) {
-                if let Some(at) = self.hover {
-                    match (input.modifiers.shift, nearest(self, at)) {
-                        (true, Some(index)) => self.act(Action::RemoveSource { index }),
-                        (false, None) => self.act(Action::PlaceSource { x: at.0, y: at.1, rate: self.source_rate }),
-                        _ => {}
-                    }
+            if response.clicked_by(egui::PointerButton::Primary)
+                && let Some(at) = self.hover
+            {
+                match (input.modifiers.shift, nearest(self, at)) {
+                    (true, Some(index)) => self.act(Action::RemoveSource { index }),
+                    (false, None) => self.act(Action::PlaceSource { x: at.0, y: at.1, rate: self.source_rate }),
+                    _ => {}
                 }
             }
         }
@@ -454,7 +451,13 @@ impl ViewerApp {
             let ndc = clip.truncate() / clip.w;
             let p = egui::pos2(r.left() + (ndc.x * 0.5 + 0.5) * r.width(), r.top() + (0.5 - ndc.y * 0.5) * r.height());
             painter.circle(p, 6.0, egui::Color32::from_rgb(40, 120, 255), egui::Stroke::new(2.0, egui::Color32::WHITE));
-            painter.text(p + egui::vec2(8.0, -8.0), egui::Align2::LEFT_BOTTOM, format!("{k}"), egui::FontId::monospace(12.0), egui::Color32::WHITE);
+            painter.text(
+                p + egui::vec2(8.0, -8.0),
+                egui::Align2::LEFT_BOTTOM,
+                format!("{k}"),
+                egui::FontId::monospace(12.0),
+                egui::Color32::WHITE,
+            );
         }
     }
 
@@ -506,7 +509,8 @@ impl ViewerApp {
             ));
         });
         if let Some((m, err)) = &self.message {
-            let colour = if *err { egui::Color32::from_rgb(230, 90, 80) } else { egui::Color32::from_rgb(120, 200, 120) };
+            let colour =
+                if *err { egui::Color32::from_rgb(230, 90, 80) } else { egui::Color32::from_rgb(120, 200, 120) };
             ui.colored_label(colour, m);
         }
     }
@@ -541,7 +545,10 @@ impl ViewerApp {
                 if ui.add(egui::Slider::new(&mut its, 1..=64).text("iterations/frame")).changed() {
                     self.act(Action::SetIterationsPerTick(its));
                 }
-            } else if ui.add(egui::Slider::new(&mut drops, 100..=50_000).logarithmic(true).text("droplets/frame")).changed() {
+            } else if ui
+                .add(egui::Slider::new(&mut drops, 100..=50_000).logarithmic(true).text("droplets/frame"))
+                .changed()
+            {
                 self.act(Action::SetDropletsPerTick(drops));
             }
 
@@ -578,9 +585,15 @@ impl ViewerApp {
                     }
                 }
             });
-            ui.add(egui::Slider::new(&mut self.brush.radius, 1.0..=200.0).logarithmic(true).text("brush radius, cells"));
+            ui.add(
+                egui::Slider::new(&mut self.brush.radius, 1.0..=200.0).logarithmic(true).text("brush radius, cells"),
+            );
             if self.brush.kind.strength_in_metres() {
-                ui.add(egui::Slider::new(&mut self.brush.strength, 0.001..=100.0).logarithmic(true).text("strength, m/dab"));
+                ui.add(
+                    egui::Slider::new(&mut self.brush.strength, 0.001..=100.0)
+                        .logarithmic(true)
+                        .text("strength, m/dab"),
+                );
             } else {
                 self.brush.strength = self.brush.strength.clamp(0.0, 1.0);
                 ui.add(egui::Slider::new(&mut self.brush.strength, 0.0..=1.0).text("strength, share/dab"));
@@ -647,12 +660,12 @@ impl ViewerApp {
     fn apply_param(&mut self, model: ModelKind, s: &Snapshot, set: String) {
         let sets = [set];
         let result = match model {
-            ModelKind::Grid => erode_io::params::apply_sets(&s.grid_params, &sets)
-                .map_err(|e| e.to_string())
-                .and_then(|p: erode::models::grid::Params| {
+            ModelKind::Grid => erode_io::params::apply_sets(&s.grid_params, &sets).map_err(|e| e.to_string()).and_then(
+                |p: erode::models::grid::Params| {
                     p.validate().map_err(|e| e.to_string())?;
                     Ok(Action::SetGridParams(Box::new(p)))
-                }),
+                },
+            ),
             ModelKind::Droplet => erode_io::params::apply_sets(&s.droplet_params, &sets)
                 .map_err(|e| e.to_string())
                 .and_then(|p: erode::models::droplet::DropletParams| {
@@ -691,10 +704,10 @@ impl ViewerApp {
         };
         egui::Window::new(title).open(&mut open).default_width(420.0).show(ctx, |ui| {
             ui.horizontal(|ui| {
-                if ui.button("⬆").clicked() {
-                    if let Some(p) = b.dir.parent() {
-                        b.dir = p.to_path_buf();
-                    }
+                if ui.button("⬆").clicked()
+                    && let Some(p) = b.dir.parent()
+                {
+                    b.dir = p.to_path_buf();
                 }
                 ui.label(b.dir.display().to_string());
             });

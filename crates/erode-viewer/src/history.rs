@@ -55,9 +55,8 @@ pub fn diff(field: Field, width: usize, a: &[f32], b: &[f32], created: bool) -> 
     if c0 == usize::MAX {
         (c0, r0, c1, r1) = (0, 0, 0, 0);
     }
-    let take = |v: &[f32]| -> Vec<f32> {
-        (r0..r1).flat_map(|r| v[r * width + c0..r * width + c1].iter().copied()).collect()
-    };
+    let take =
+        |v: &[f32]| -> Vec<f32> { (r0..r1).flat_map(|r| v[r * width + c0..r * width + c1].iter().copied()).collect() };
     Some(Patch { field, rect: (c0, r0, c1, r1), before: take(a), after: take(b), created })
 }
 

@@ -151,8 +151,7 @@ impl TerrainRenderer {
             })
         };
         let terrain_pipeline = pipeline("terrain", "terrain_vs", "terrain_fs", None, true);
-        let water_pipeline =
-            pipeline("water", "water_vs", "water_fs", Some(wgpu::BlendState::ALPHA_BLENDING), false);
+        let water_pipeline = pipeline("water", "water_vs", "water_fs", Some(wgpu::BlendState::ALPHA_BLENDING), false);
         let stride = width.max(height).div_ceil(MAX_VERTICES_PER_SIDE).max(1);
         let per_row = (width - 1) / stride + 1;
         let rows = (height - 1) / stride + 1;
@@ -262,7 +261,9 @@ impl TerrainRenderer {
         let colour = texture(
             "view colour",
             COLOUR,
-            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
+            wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
         );
         let depth = texture("view depth", DEPTH, wgpu::TextureUsages::RENDER_ATTACHMENT);
         let view = colour.create_view(&Default::default());

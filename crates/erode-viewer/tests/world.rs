@@ -235,7 +235,8 @@ fn on_the_gpu_edits_reach_the_device_and_the_run_follows_the_cpu() {
         }
     }
     on_gpu.sync_from_gpu().unwrap_or_else(|e| panic!("{e}"));
-    let diff = on_gpu.state.terrain.iter().zip(&on_cpu.state.terrain).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    let diff =
+        on_gpu.state.terrain.iter().zip(&on_cpu.state.terrain).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
     let water = on_gpu.state.water.iter().zip(&on_cpu.state.water).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
     assert!(diff < 1e-3 && water < 1e-3, "GPU vs CPU after edits: terrain {diff}, water {water}");
     // the stroke made on the GPU backend is there, and undo works there too

@@ -54,10 +54,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .and_then(|(w, h)| Some((w.trim().parse::<f32>().ok()?, h.trim().parse::<f32>().ok()?)))
         .filter(|(w, h)| *w >= 200.0 && *h >= 150.0)
         .with_context(|| format!("--window {}: expected WIDTHxHEIGHT, at least 200x150", a.window))?;
-    if let Some(p) = &a.input {
-        if !p.exists() {
-            bail!("{}: no such file", p.display());
-        }
+    if let Some(p) = &a.input
+        && !p.exists()
+    {
+        bail!("{}: no such file", p.display());
     }
     let options = ViewOptions {
         world_from: match a.input {
