@@ -11,6 +11,8 @@
 //!   that reads the GPU simulator's buffers directly;
 //! - [`app`]: the eframe window that maps pointer and keys to actions.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod app;
 pub mod brush;
 pub mod camera;
