@@ -57,7 +57,7 @@ fn value_of(text: &str) -> toml::Value {
 /// Loads parameters of type `P`: its defaults, then the TOML file if any, then each `key=value`
 /// of `sets` in order. Unknown keys are errors.
 pub fn load<P: DeserializeOwned>(file: Option<&Path>, sets: &[String]) -> Result<P, ParamsError> {
-    let mut table = match file {
+    let table = match file {
         Some(path) => {
             let text =
                 std::fs::read_to_string(path).map_err(|source| ParamsError::Io { path: path.to_path_buf(), source })?;
@@ -69,26 +69,22 @@ pub fn load<P: DeserializeOwned>(file: Option<&Path>, sets: &[String]) -> Result
         }
         None => toml::Table::new(),
     };
-    for set in sets {
-        let Some((key, value)) = set.split_once('=') else {
-            return Err(ParamsError::Set { set: set.clone(), message: "expected key=value".into() });
-        };
-        table.insert(key.trim().to_string(), value_of(value.trim()));
-        P::deserialize(toml::Value::Table(table.clone()))
-            .map_err(|e| ParamsError::Set { set: set.clone(), message: e.to_string().trim().to_string() })?;
-    }
-    P::deserialize(toml::Value::Table(table))
-        .map_err(|e| ParamsError::Set { set: String::new(), message: e.to_string().trim().to_string() })
+    with_sets(table, sets)
 }
 
 /// `params` with each `key=value` of `sets` applied in order, read as the command line's `--set`
 /// reads them (the viewer edits live parameters this way). Unknown keys and wrong types are
 /// errors naming the override; ranges are the caller's `validate()`.
 pub fn apply_sets<P: serde::Serialize + DeserializeOwned>(params: &P, sets: &[String]) -> Result<P, ParamsError> {
-    let mut table = toml::Value::try_from(params)
+    let table = toml::Value::try_from(params)
         .ok()
         .and_then(|v| v.as_table().cloned())
         .ok_or_else(|| ParamsError::Set { set: String::new(), message: "parameters are not a table".into() })?;
+    with_sets(table, sets)
+}
+
+/// `table` with each `key=value` of `sets` applied in order, each checked as it lands, as `P`.
+fn with_sets<P: DeserializeOwned>(mut table: toml::Table, sets: &[String]) -> Result<P, ParamsError> {
     for set in sets {
         let Some((key, value)) = set.split_once('=') else {
             return Err(ParamsError::Set { set: set.clone(), message: "expected key=value".into() });
