@@ -42,17 +42,7 @@ pub fn save_maps(world: &mut World, dir: &Path, ext: &str) -> Result<usize, Stri
     }
     let st = &world.state;
     let (w, h) = (st.width, st.height);
-    let t = st.time.max(1e-9) as f32;
-    let mut maps: Vec<(&str, Vec<f32>)> = vec![
-        ("height", st.terrain.clone()),
-        ("water", st.water.clone()),
-        ("sediment", st.sediment.clone()),
-        ("hardness", st.hardness.clone()),
-        ("erosion", st.eroded.clone()),
-        ("deposition", st.deposited.clone()),
-        ("flow", st.discharge_integral.iter().map(|&q| q / t).collect()),
-        ("velocity", st.velocity_x.iter().zip(&st.velocity_y).map(|(&u, &v)| u.hypot(v)).collect()),
-    ];
+    let mut maps = st.output_maps();
     if let (ModelKind::Droplet, Some(d)) = (world.model, &world.droplet) {
         maps[4].1 = d.eroded.clone();
         maps[5].1 = d.deposited.clone();

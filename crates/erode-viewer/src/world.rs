@@ -535,11 +535,8 @@ impl World {
             (Overlay::Flow, Some(d)) => d.flow.clone(),
             (Overlay::Erosion, None) => st.eroded.clone(),
             (Overlay::Deposition, None) => st.deposited.clone(),
-            (Overlay::Flow, None) => {
-                let t = st.time.max(1e-9) as f32;
-                st.discharge_integral.iter().map(|&q| q / t).collect()
-            }
-            (Overlay::Velocity, _) => st.velocity_x.iter().zip(&st.velocity_y).map(|(&u, &v)| u.hypot(v)).collect(),
+            (Overlay::Flow, None) => st.flow(),
+            (Overlay::Velocity, _) => st.speed(),
             (Overlay::Hardness, _) => st.hardness.clone(),
             (Overlay::Sediment, _) => st.sediment.clone(),
             (Overlay::Rain, _) => st.rain_map.clone().unwrap_or_else(|| vec![0.0; st.len()]),

@@ -333,17 +333,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     if !finite {
         bail!("the run produced non-finite values; the checkpoint holds the state for inspection");
     }
-    let time = st.time.max(f64::MIN_POSITIVE);
-    let maps: Vec<(&str, Vec<f32>)> = vec![
-        ("height", st.terrain.clone()),
-        ("water", st.water.clone()),
-        ("sediment", st.sediment.clone()),
-        ("hardness", st.hardness.clone()),
-        ("erosion", st.eroded.clone()),
-        ("deposition", st.deposited.clone()),
-        ("flow", st.discharge_integral.iter().map(|&q| (f64::from(q) / time) as f32).collect()),
-        ("velocity", st.velocity_x.iter().zip(&st.velocity_y).map(|(u, v)| u.hypot(*v)).collect()),
-    ];
+    let maps = st.output_maps();
     write_outputs(&a.output, &loaded, st.cell_size, &formats, maps, &st.water)?;
     let balance = st.balance();
     let stage_seconds: serde_json::Map<String, serde_json::Value> = grid::Stage::ALL

@@ -202,6 +202,32 @@ impl State {
         self.water.iter().map(|&v| f64::from(v)).sum::<f64>() * self.cell_size.area()
     }
 
+    /// Time-averaged discharge per cell since the start, m³/s (the `flow` output).
+    pub fn flow(&self) -> Vec<f32> {
+        let time = self.time.max(f64::MIN_POSITIVE);
+        self.discharge_integral.iter().map(|&q| (f64::from(q) / time) as f32).collect()
+    }
+
+    /// Water speed per cell, m/s (the `velocity` output).
+    pub fn speed(&self) -> Vec<f32> {
+        self.velocity_x.iter().zip(&self.velocity_y).map(|(u, v)| u.hypot(*v)).collect()
+    }
+
+    /// The maps a run writes, by output name, in order: `height` (m), `water` (m), `sediment`
+    /// (m), `hardness`, `erosion` (m), `deposition` (m), `flow` (m³/s), `velocity` (m/s).
+    pub fn output_maps(&self) -> Vec<(&'static str, Vec<f32>)> {
+        vec![
+            ("height", self.terrain.clone()),
+            ("water", self.water.clone()),
+            ("sediment", self.sediment.clone()),
+            ("hardness", self.hardness.clone()),
+            ("erosion", self.eroded.clone()),
+            ("deposition", self.deposited.clone()),
+            ("flow", self.flow()),
+            ("velocity", self.speed()),
+        ]
+    }
+
     /// The balance of the books now.
     pub fn balance(&self) -> Balance {
         let b = &self.books;
