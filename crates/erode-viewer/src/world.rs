@@ -507,7 +507,10 @@ impl World {
             return Ok(0);
         }
         if self.droplet_sim.is_none() {
-            self.droplet_sim = Some(DropletSim::new(self.droplet_params.clone(), d)?);
+            // the droplets run on the grid state's heights, which are relative to its reference
+            let mut p = self.droplet_params.clone();
+            p.min_height -= self.state.reference_height;
+            self.droplet_sim = Some(DropletSim::new(p, d)?);
         }
         let n = u64::from(self.droplets_per_tick);
         if let Some(sim) = &mut self.droplet_sim {

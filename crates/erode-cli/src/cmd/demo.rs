@@ -67,7 +67,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     bar.finish_and_clear();
 
     let grid = |v: &[f32]| Grid::from_vec(st.width, st.height, st.cell_size, v.to_vec());
-    let after = Heightmap::new(grid(&st.terrain)?)?;
+    let after = Heightmap::new(grid(&st.heights())?)?;
     let erosion = grid(&st.eroded)?;
     erode_io::write(&out("height.tif"), &after, &Default::default())?;
     erode_io::write(&out("erosion.tif"), &Heightmap::new(erosion.clone())?, &Default::default())?;
