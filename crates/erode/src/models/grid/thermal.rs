@@ -221,9 +221,22 @@ fn apply_row<'a>(old: Tri<'a>, share: Tri<'a>, talus: Tri<'a>, row: &mut [f32], 
     for c in 0..n {
         let mut change = 0.0f32;
         for e in 0..8 {
-            change -= sc[c] * steep(oc[c] - on[e][c], tc[c], dist[e]);
-            change += sn[e][c] * steep(on[e][c] - oc[c], tn[e][c], dist[e]);
+            change += gain_across(oc[c], on[e][c], sc[c], tc[c], sn[e][c], tn[e][c], dist[e]);
         }
         row[c] += change;
     }
+}
+
+/// What a cell gains across one interface: its neighbour's move to it less its own move to the
+/// neighbour. At most one of the two is not zero (only the higher side can send), so one test
+/// of the drop's sign picks it; the result has the bits of `0 − mine + theirs` as the border
+/// path computes it (`x − 0` and `x + 0` are `x`, and the change never holds −0).
+#[inline(always)]
+fn gain_across(b: f32, b_nb: f32, share: f32, talus: f32, share_nb: f32, talus_nb: f32, dist: f32) -> f32 {
+    let drop = b - b_nb;
+    let rise = b_nb - b;
+    let sends = drop > 0.0;
+    let (amount, slope, per) = if sends { (drop, talus, share) } else { (rise, talus_nb, share_nb) };
+    let moved = if amount > 0.0 && amount > slope * dist { per * amount } else { 0.0 };
+    if sends { -moved } else { moved }
 }
