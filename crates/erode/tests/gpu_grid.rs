@@ -10,7 +10,8 @@ use erode::gpu::GpuContext;
 use erode::models::grid::gpu::GpuSim;
 use erode::models::grid::topology::Topology;
 use erode::models::grid::{
-    Border, CpuSim, Params, RainMode, Source, Stage, StartMaps, State, Units, fused, thermal, transport, water,
+    Border, CpuSim, FluxForm, Params, RainMode, Source, Stage, StartMaps, State, Units, fused, thermal, transport,
+    water,
 };
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
 
@@ -57,10 +58,14 @@ fn max_diff(a: &[f32], b: &[f32]) -> f32 {
 fn water_increment_and_flux_match_the_cpu() {
     let Some(ctx) = context() else { return };
     let mut checked = 0;
-    for border in [Border::Closed, Border::Open, Border::Wrap] {
+    for (border, flux_form) in [Border::Closed, Border::Open, Border::Wrap]
+        .into_iter()
+        .flat_map(|b| [(b, FluxForm::OneWay), (b, FluxForm::Signed)])
+    {
         for pipes in [4u32, 8] {
             let params = Params {
                 border,
+                flux_form,
                 pipes,
                 rain_mode: if pipes == 8 { RainMode::Map } else { RainMode::Uniform },
                 rain_rate: 0.02,
@@ -83,7 +88,7 @@ fn water_increment_and_flux_match_the_cpu() {
                 gpu.read_into(&mut got).unwrap();
                 // rain·map + d may be fused on the GPU: within 2 ulps of the depth
                 let tol = 2.0 * f32::EPSILON * max_abs(&cpu.water);
-                let what = format!("{border:?} {pipes} pipes round {round}");
+                let what = format!("{border:?} {flux_form:?} {pipes} pipes round {round}");
                 assert!(max_diff(&got.water, &cpu.water) <= tol, "{what}: water_increment differs");
 
                 let (mut limit, mut share) = (vec![0.0; w * h], vec![0.0; w * h]);
@@ -104,7 +109,7 @@ fn water_increment_and_flux_match_the_cpu() {
             }
         }
     }
-    assert_eq!(checked, 18);
+    assert_eq!(checked, 36);
 }
 
 #[test]
@@ -130,9 +135,9 @@ fn stages_not_on_the_gpu_are_refused_by_name() {
     let mut gpu = GpuSim::new(ctx.clone(), &params, &st).unwrap();
     let err = gpu.run_stage(Stage::Smoothing).unwrap_err();
     assert!(err.to_string().contains("smoothing"), "{err}");
-    let signed = Params { flux_form: erode::models::grid::FluxForm::Signed, ..Default::default() };
-    let err = GpuSim::new(ctx, &signed, &scene(&signed, 16, 16)).err().unwrap();
-    assert!(err.to_string().contains("signed"), "{err}");
+    let semi = Params { transport: erode::models::grid::Transport::SemiLagrangian, ..Default::default() };
+    let err = GpuSim::new(ctx, &semi, &scene(&semi, 16, 16)).err().unwrap();
+    assert!(err.to_string().contains("semi-lagrangian"), "{err}");
 }
 
 /// `gpu` within `rel` of the largest change the CPU made (`cpu − before`), plus 4 ulps of the
@@ -147,14 +152,16 @@ fn close(what: &str, before: &[f32], cpu: &[f32], gpu: &[f32], rel: f32) {
 #[test]
 fn every_ported_stage_matches_its_cpu_twin() {
     let Some(ctx) = context() else { return };
-    for (border, pipes, capacity_model) in [
-        (Border::Closed, 4u32, erode::models::grid::CapacityModel::Mei),
-        (Border::Open, 8, erode::models::grid::CapacityModel::Sine),
-        (Border::Wrap, 8, erode::models::grid::CapacityModel::Mei),
+    for (border, pipes, capacity_model, flux_form) in [
+        (Border::Closed, 4u32, erode::models::grid::CapacityModel::Mei, FluxForm::OneWay),
+        (Border::Open, 8, erode::models::grid::CapacityModel::Sine, FluxForm::OneWay),
+        (Border::Wrap, 8, erode::models::grid::CapacityModel::Mei, FluxForm::OneWay),
+        (Border::Open, 8, erode::models::grid::CapacityModel::Mei, FluxForm::Signed),
     ] {
         let params = Params {
             border,
             pipes,
+            flux_form,
             capacity_model,
             thermal_rate: 0.3,
             hardness_mode: erode::models::grid::HardnessMode::Noise,
@@ -268,34 +275,37 @@ fn five_hundred_steps_on_the_gpu_follow_the_cpu() {
         ..Default::default()
     };
     let terrain = generate(&spec).unwrap().heights;
-    let params = Params::default();
-    let start = State::new(&terrain, &params, StartMaps::default()).unwrap();
-    let mut cpu = start.clone();
-    CpuSim::new(params.clone(), &cpu).unwrap().run(&mut cpu, 500);
-    let mut gpu = GpuSim::new(ctx, &params, &start).unwrap();
-    gpu.run(500).unwrap();
-    let mut got = start.clone();
-    gpu.read_into(&mut got).unwrap();
-    assert!(got.terrain.iter().chain(&got.water).chain(&got.sediment).all(|v| v.is_finite()));
-    let n = start.terrain.len() as f64;
-    let change: f64 = start.terrain.iter().zip(&cpu.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
-    let diff: f64 = got.terrain.iter().zip(&cpu.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
-    let gpu_change: f64 =
-        start.terrain.iter().zip(&got.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
-    assert!(change > 0.0 && gpu_change > 0.5 * change, "CPU changed {change}, GPU {gpu_change}");
-    assert!(diff <= 0.05 * change, "mean |dh| between backends {diff} > 5 % of the mean change {change}");
-    // both books balance, and agree
-    for (name, st) in [("CPU", &cpu), ("GPU", &got)] {
-        let b = st.balance();
-        assert!(b.relative_error < 1e-5, "{name} books off by {}", b.relative_error);
+    for flux_form in [FluxForm::OneWay, FluxForm::Signed] {
+        let params = Params { flux_form, ..Params::default() };
+        let start = State::new(&terrain, &params, StartMaps::default()).unwrap();
+        let mut cpu = start.clone();
+        CpuSim::new(params.clone(), &cpu).unwrap().run(&mut cpu, 500);
+        let mut gpu = GpuSim::new(ctx.clone(), &params, &start).unwrap();
+        gpu.run(500).unwrap();
+        let mut got = start.clone();
+        gpu.read_into(&mut got).unwrap();
+        assert!(got.terrain.iter().chain(&got.water).chain(&got.sediment).all(|v| v.is_finite()));
+        let n = start.terrain.len() as f64;
+        let change: f64 =
+            start.terrain.iter().zip(&cpu.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
+        let diff: f64 = got.terrain.iter().zip(&cpu.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
+        let gpu_change: f64 =
+            start.terrain.iter().zip(&got.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
+        assert!(change > 0.0 && gpu_change > 0.5 * change, "CPU changed {change}, GPU {gpu_change}");
+        assert!(diff <= 0.05 * change, "mean |dh| between backends {diff} > 5 % of the mean change {change}");
+        // both books balance, and agree
+        for (name, st) in [("CPU", &cpu), ("GPU", &got)] {
+            let b = st.balance();
+            assert!(b.relative_error < 1e-5, "{name} books off by {}", b.relative_error);
+        }
+        let rel = |a: f64, b: f64| (a - b).abs() / a.abs().max(1e-12);
+        assert!(rel(cpu.books.rain, got.books.rain) < 1e-5, "rain {} vs {}", cpu.books.rain, got.books.rain);
+        assert!(rel(cpu.books.eroded, got.books.eroded) < 0.05, "eroded {} vs {}", cpu.books.eroded, got.books.eroded);
+        eprintln!(
+            "500 steps, {flux_form:?}: mean change {change:.3e} m, mean backend difference {diff:.3e} m ({:.2} %)",
+            100.0 * diff / change
+        );
     }
-    let rel = |a: f64, b: f64| (a - b).abs() / a.abs().max(1e-12);
-    assert!(rel(cpu.books.rain, got.books.rain) < 1e-5, "rain {} vs {}", cpu.books.rain, got.books.rain);
-    assert!(rel(cpu.books.eroded, got.books.eroded) < 0.05, "eroded {} vs {}", cpu.books.eroded, got.books.eroded);
-    eprintln!(
-        "500 steps: mean change {change:.3e} m, mean backend difference {diff:.3e} m ({:.2} %)",
-        100.0 * diff / change
-    );
 }
 
 #[test]

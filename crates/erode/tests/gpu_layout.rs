@@ -3,9 +3,9 @@
 //! `#[repr(C)]` Rust type that fills it.
 
 use erode::models::grid::gpu::{
-    DepthUniforms, FluxUniforms, IncrementUniforms, MAX_DEPTH_WGSL, SEDIMENT_TRANSPORT_WGSL, THERMAL_APPLY_WGSL,
-    THERMAL_FLUX_WGSL, ThermalUniforms, TransportUniforms, UPDATE_AND_ERODE_WGSL, UpdateUniforms, WATER_FLUX_WGSL,
-    WATER_INCREMENT_WGSL,
+    DepthUniforms, FluxUniforms, IncrementUniforms, MAX_DEPTH_WGSL, SCALE_BY_DONOR_WGSL, SEDIMENT_TRANSPORT_WGSL,
+    THERMAL_APPLY_WGSL, THERMAL_FLUX_WGSL, ThermalUniforms, TransportUniforms, UPDATE_AND_ERODE_WGSL, UpdateUniforms,
+    WATER_FLUX_WGSL, WATER_INCREMENT_WGSL,
 };
 
 fn module(name: &str, source: &str) -> naga::Module {
@@ -52,7 +52,7 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
     same_layout!(
         flux,
         FluxUniforms,
-        [width, height, pipes, border, depth_scaled, gain, pipe_width, friction, volume_per_dt, dt, area]
+        [width, height, pipes, border, depth_scaled, signed, gain, pipe_width, friction, volume_per_dt, dt, area]
     );
     let update = module("update_and_erode", UPDATE_AND_ERODE_WGSL);
     same_layout!(
@@ -64,6 +64,7 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
             pipes,
             border,
             capacity_model,
+            signed,
             unit_x,
             unit_y,
             dt,
@@ -90,6 +91,12 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
     same_layout!(thermal_apply, ThermalUniforms, [width, height, border, distance, rate, talus_scale, talus_bias]);
     let transport = module("sediment_transport", SEDIMENT_TRANSPORT_WGSL);
     same_layout!(transport, TransportUniforms, [width, height, pipes, border]);
+    let scale = module("scale_by_donor", SCALE_BY_DONOR_WGSL);
+    same_layout!(
+        scale,
+        FluxUniforms,
+        [width, height, pipes, border, depth_scaled, signed, gain, pipe_width, friction, volume_per_dt, dt, area]
+    );
     let depth = module("max_depth", MAX_DEPTH_WGSL);
     same_layout!(depth, DepthUniforms, [cells]);
 }

@@ -6,13 +6,14 @@
 //! offsets agree).
 //!
 //! Ported: `water_increment` (uniform rain, rain map, sources; not buckets), `water_flux`
-//! (one-way pipes, 4 or 8, both cross-sections, every border), `thermal_flux`,
+//! (one-way pipes or the signed form with `scale_by_donor`, 4 or 8, both cross-sections, every
+//! border), `thermal_flux`,
 //! `update_and_erode` (water_update + erosion_deposition + evaporation, both capacities,
 //! hardness and softening), `sediment_transport` (conservative) and `thermal_apply`. The
 //! books are kept per cell in f32 and summed in f64 on read-back ([`Book`]). The depth
 //! cross-section re-derives its time step every iteration from the deepest water, reduced on
 //! the GPU (`max_depth`: 4 bytes come back, which still waits for the GPU once an iteration).
-//! Not yet: the signed flux form, semi-Lagrangian transport, buckets, smoothing. Asking for what
+//! Not yet: semi-Lagrangian transport, buckets, smoothing. Asking for what
 //! is not ported is a typed error, never a silent CPU fallback.
 
 use std::sync::Arc;
@@ -48,8 +49,17 @@ pub const SEDIMENT_TRANSPORT_WGSL: &str =
 /// `water_increment`'s shader.
 pub const WATER_INCREMENT_WGSL: &str = include_str!("shaders/water_increment.wgsl");
 /// `water_flux`'s shader.
-pub const WATER_FLUX_WGSL: &str =
-    concat!(include_str!("shaders/topology.wgsl"), include_str!("shaders/water_flux.wgsl"));
+pub const WATER_FLUX_WGSL: &str = concat!(
+    include_str!("shaders/topology.wgsl"),
+    include_str!("shaders/flux_uniforms.wgsl"),
+    include_str!("shaders/water_flux.wgsl")
+);
+/// `scale_by_donor`'s shader (the signed form's second half of `water_flux`).
+pub const SCALE_BY_DONOR_WGSL: &str = concat!(
+    include_str!("shaders/topology.wgsl"),
+    include_str!("shaders/flux_uniforms.wgsl"),
+    include_str!("shaders/scale_by_donor.wgsl")
+);
 
 /// `water_flux`'s parameters (WGSL `FluxUniforms`).
 #[repr(C)]
@@ -65,8 +75,10 @@ pub struct FluxUniforms {
     pub border: u32,
     /// 1 when the pipe's gain scales with the flow depth.
     pub depth_scaled: u32,
+    /// 1 for the signed net-flux form.
+    pub signed: u32,
     /// Padding to the next 16 bytes.
-    pub pad: [u32; 3],
+    pub pad: [u32; 2],
     /// Pipe gain `g·A/l` per direction (per metre of flow depth when depth-scaled), m²/s.
     pub gain: [[f32; 4]; 2],
     /// Pipe width per direction (friction), m.
@@ -115,8 +127,10 @@ pub struct UpdateUniforms {
     pub border: u32,
     /// 0 mei, 1 sine.
     pub capacity_model: u32,
+    /// 1 for the signed net-flux form.
+    pub signed: u32,
     /// Padding.
-    pub pad: [u32; 3],
+    pub pad: [u32; 2],
     /// Unit vector x per pipe.
     pub unit_x: [[f32; 4]; 2],
     /// Unit vector y per pipe.
@@ -223,7 +237,8 @@ impl UpdateUniforms {
                 CapacityModel::Mei => 0,
                 CapacityModel::Sine => 1,
             },
-            pad: [0; 3],
+            signed: u32::from(p.flux_form == FluxForm::Signed),
+            pad: [0; 2],
             unit_x: pack(dv.unit_x),
             unit_y: pack(dv.unit_y),
             dt: dv.dt as f32,
@@ -280,7 +295,8 @@ impl FluxUniforms {
                 Border::Wrap => 2,
             },
             depth_scaled: u32::from(dv.depth_scaled),
-            pad: [0; 3],
+            signed: u32::from(p.flux_form == FluxForm::Signed),
+            pad: [0; 2],
             gain: pack(dv.pipe_gain),
             pipe_width: pack(dv.pipe_width),
             friction: dv.friction,
@@ -357,6 +373,8 @@ struct Buffers {
     talus: wgpu::Buffer,
     /// The deepest water's f32 bits (one u32).
     deepest: wgpu::Buffer,
+    /// The signed form's per-cell limit (one element with one-way pipes).
+    limit: wgpu::Buffer,
 }
 
 struct Uniforms {
@@ -369,6 +387,8 @@ struct Uniforms {
 struct Kernels {
     increment: Kernel,
     water_flux: Kernel,
+    /// The signed form only.
+    scale_by_donor: Option<Kernel>,
     thermal_flux: Kernel,
     update_and_erode: Kernel,
     sediment_transport: Kernel,
@@ -438,9 +458,6 @@ impl GpuSim {
     /// Uploads `state` and builds every ported stage for `params` on `ctx`'s device.
     pub fn new(ctx: Arc<GpuContext>, params: &Params, state: &State) -> Result<Self, SimError> {
         params.validate()?;
-        if params.flux_form == FluxForm::Signed {
-            return Err(SimError::NotOnGpu("flux_form = \"signed\""));
-        }
         if params.rain_mode == RainMode::Buckets {
             return Err(SimError::NotOnGpu("rain_mode = \"buckets\""));
         }
@@ -476,6 +493,7 @@ impl GpuSim {
             thermal_share: ctx.storage("thermal_share", &vec![0.0; n]),
             talus: ctx.storage("talus", &vec![0.0; n]),
             deepest: ctx.storage("deepest", &[0.0]),
+            limit: ctx.storage("limit", &vec![0.0; if params.flux_form == FluxForm::Signed { n } else { 1 }]),
         };
         let rates = source_rates(params, state)?;
         let rain_map = ctx.storage("rain_map", state.rain_map.as_deref().unwrap_or(&[0.0]));
@@ -509,8 +527,17 @@ impl GpuSim {
                 &ctx,
                 "water_flux",
                 WATER_FLUX_WGSL,
-                &[&uniforms.flux, &b.terrain, &b.water, &b.flux, &b.share],
+                &[&uniforms.flux, &b.terrain, &b.water, &b.flux, &b.share, &b.limit],
             )?,
+            scale_by_donor: match params.flux_form {
+                FluxForm::Signed => Some(kernel(
+                    &ctx,
+                    "scale_by_donor",
+                    SCALE_BY_DONOR_WGSL,
+                    &[&uniforms.flux, &b.water, &b.flux, &b.limit, &b.share],
+                )?),
+                FluxForm::OneWay => None,
+            },
             thermal_flux: kernel(
                 &ctx,
                 "thermal_flux",
@@ -594,13 +621,20 @@ impl GpuSim {
     }
 
     fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), SimError> {
-        let kernel = self.kernel(stage)?;
-        let mut pass = encoder
-            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(stage.name()), timestamp_writes: None });
+        self.dispatch_kernel(encoder, stage.name(), self.kernel(stage)?);
+        if let (Stage::WaterFlux, Some(scale)) = (stage, &self.kernels.scale_by_donor) {
+            // a second pass: each flux needs its donor's limit, known once every cell has one
+            self.dispatch_kernel(encoder, "scale_by_donor", scale);
+        }
+        Ok(())
+    }
+
+    fn dispatch_kernel(&self, encoder: &mut wgpu::CommandEncoder, label: &str, kernel: &Kernel) {
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
         pass.set_pipeline(&kernel.pipeline);
         pass.set_bind_group(0, &kernel.bindings, &[]);
         pass.dispatch_workgroups(self.width.div_ceil(16) as u32, self.height.div_ceil(16) as u32, 1);
-        Ok(())
     }
 
     /// Runs one stage alone (for the per-stage comparisons with the CPU). `ErosionDeposition`

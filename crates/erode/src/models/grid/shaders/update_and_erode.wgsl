@@ -12,7 +12,8 @@ struct UpdateUniforms {
     border: u32,
     // 0 mei (000), 1 sine (001)
     capacity_model: u32,
-    pad0: u32,
+    // 1: the signed form (the flux is already the net flow out)
+    signed: u32,
     pad1: u32,
     pad2: u32,
     unit_x: array<vec4<f32>, 2>,
@@ -76,7 +77,7 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     let r = i32(id.y);
     let c = i32(id.x);
     let i = id.y * u.width + id.x;
-    // water.rs `update_cell`, one-way pipes: net outflow per pipe
+    // water.rs `update_cell`: net outflow per pipe
     var net = 0.0;
     var wx = 0.0;
     var wy = 0.0;
@@ -85,7 +86,9 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
         let j = neighbour(r, c, e);
         var back = 0.0;
         if (j >= 0) {
-            back = flux[(e ^ 1u) * cells + u32(j)];
+            if (u.signed == 0u) {
+                back = flux[(e ^ 1u) * cells + u32(j)];
+            }
         } else if (u.border == 1u && e < 4u) {
             outflow += max(flux[e * cells + i], 0.0) * u.dt;
         }

@@ -1,26 +1,9 @@
-// Stage 2, `water_flux` (CPU twin: water.rs `water_flux`, one-way pipes): pipe fluxes from the
-// water surface, limited so no cell sends more than it holds (000 eq. 3), and each cell's
-// sediment share for transport. One invocation per cell.
-// (topology.wgsl is prepended: gpu.rs)
+// Stage 2, `water_flux` (CPU twin: water.rs `water_flux`): pipe fluxes from the water surface,
+// limited so no cell sends more than it holds (000 eq. 3), and each cell's sediment share for
+// transport. One invocation per cell. The signed form writes each cell's limit instead and
+// `scale_by_donor` applies it (the donor of a net flux is known only per interface).
+// (topology.wgsl and flux_uniforms.wgsl are prepended: gpu.rs)
 
-struct FluxUniforms {
-    width: u32,
-    height: u32,
-    pipes: u32,
-    // 0 closed, 1 open, 2 wrap
-    border: u32,
-    // 1: the pipe's gain scales with the flow depth (cross_section = depth)
-    depth_scaled: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-    gain: array<vec4<f32>, 2>,
-    pipe_width: array<vec4<f32>, 2>,
-    friction: f32,
-    volume_per_dt: f32,
-    dt: f32,
-    area: f32,
-}
 
 @group(0) @binding(0) var<uniform> u: FluxUniforms;
 @group(0) @binding(1) var<storage, read> terrain: array<f32>;
@@ -28,8 +11,10 @@ struct FluxUniforms {
 // pipe-major: flux[e * cells + i]
 @group(0) @binding(3) var<storage, read_write> flux: array<f32>;
 @group(0) @binding(4) var<storage, read_write> share: array<f32>;
+// the signed form's per-cell limit K (a 1-element dummy for one-way pipes)
+@group(0) @binding(5) var<storage, read_write> limit: array<f32>;
 
-// One pipe's new flux (water.rs `pipe`, one-way).
+// One pipe's new flux (water.rs `pipe`).
 fn pipe(eta: f32, bed: f32, eta_j: f32, bed_j: f32, f: f32, gain: f32, width: f32) -> f32 {
     let top = max(eta, eta_j);
     let floor_ = max(bed, bed_j);
@@ -42,6 +27,9 @@ fn pipe(eta: f32, bed: f32, eta_j: f32, bed_j: f32, f: f32, gain: f32, width: f3
     let r = u.friction * abs(f);
     if (h > 0.0) {
         q = q - q * r / (width * h * h + r);
+    }
+    if (u.signed == 1u) {
+        return q;
     }
     return max(q, 0.0);
 }
@@ -80,6 +68,13 @@ fn water_flux(@builtin(global_invocation_id) id: vec3<u32>) {
     var k = 1.0;
     if (sum > held) {
         k = held / sum;
+    }
+    if (u.signed == 1u) {
+        for (var e = 0u; e < u.pipes; e++) {
+            flux[e * cells + i] = new_flux[e];
+        }
+        limit[i] = k;
+        return;
     }
     var gross = 0.0;
     for (var e = 0u; e < u.pipes; e++) {
