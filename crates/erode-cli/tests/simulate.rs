@@ -266,8 +266,26 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
     for map in ["height", "water", "sediment", "erosion", "flow"] {
         assert!(bytes(d.join(format!("gpu/{map}.tif"))) == bytes(d.join(format!("res/{map}.tif"))), "resumed {map}");
     }
-    // the droplet model is not on the GPU: a clear refusal
-    refused(&["simulate", "droplet", "t.tif", "-o", "dg", "--backend", "gpu"], d, "not on the GPU");
+    // the droplet model on the GPU: the same bytes twice, exact books, and a run stopped at a
+    // checkpoint (a whole GPU batch: 64 droplets on 64²) and resumed ends where a straight one does
+    let droplets = |out: &'static str, n: &'static str, extra: &[&'static str]| {
+        let mut args = vec!["simulate", "droplet", "t.tif", "-o", out, "--droplets", n, "--backend", "gpu", "-q"];
+        args.extend_from_slice(extra);
+        ok(&args, d);
+    };
+    droplets("dg1", "4096", &[]);
+    droplets("dg2", "4096", &[]);
+    droplets("dgr", "2048", &["--checkpoint-every", "2048"]);
+    droplets("dgr", "4096", &["--resume"]);
+    let r = report(&d.join("dg1"));
+    assert_eq!(r["backend"], "gpu");
+    assert_eq!(r["mass_balance"]["books_relative_error"], 0.0);
+    assert!(r["mass_balance"]["eroded_m3"].as_f64().unwrap() > 0.0);
+    for map in ["height", "erosion", "deposition", "flow"] {
+        let one = bytes(d.join(format!("dg1/{map}.tif")));
+        assert!(one == bytes(d.join(format!("dg2/{map}.tif"))), "GPU droplets: {map} differs between runs");
+        assert!(one == bytes(d.join(format!("dgr/{map}.tif"))), "GPU droplets: resumed {map} differs");
+    }
 }
 
 #[test]

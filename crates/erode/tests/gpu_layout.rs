@@ -2,6 +2,7 @@
 //! stage's name, and each uniform struct's size and member offsets in WGSL match the
 //! `#[repr(C)]` Rust type that fills it.
 
+use erode::models::droplet::gpu::{APPLY_DELTAS_WGSL, ApplyUniforms, LIFE_WGSL, LifeUniforms};
 use erode::models::grid::gpu::{
     DepthUniforms, FluxUniforms, IncrementUniforms, MAX_DEPTH_WGSL, SCALE_BY_DONOR_WGSL, SEDIMENT_TRANSPORT_WGSL,
     THERMAL_APPLY_WGSL, THERMAL_FLUX_WGSL, ThermalUniforms, TransportUniforms, UPDATE_AND_ERODE_WGSL, UpdateUniforms,
@@ -97,6 +98,38 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
         FluxUniforms,
         [width, height, pipes, border, depth_scaled, signed, gain, pipe_width, friction, volume_per_dt, dt, area]
     );
+    let life = module("life", LIFE_WGSL);
+    same_layout!(
+        life,
+        LifeUniforms,
+        [
+            width,
+            height,
+            border,
+            first,
+            count,
+            seed_lo,
+            seed_hi,
+            max_lifetime,
+            has_hardness,
+            has_spawn,
+            events,
+            inertia,
+            capacity,
+            min_slope,
+            deposition,
+            erosion,
+            gravity,
+            evaporation,
+            radius,
+            initial_water,
+            initial_speed,
+            floor,
+            quantum
+        ]
+    );
+    let apply = module("apply_deltas", APPLY_DELTAS_WGSL);
+    same_layout!(apply, ApplyUniforms, [cells, quantum]);
     let depth = module("max_depth", MAX_DEPTH_WGSL);
     same_layout!(depth, DepthUniforms, [cells]);
 }

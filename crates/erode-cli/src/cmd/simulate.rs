@@ -382,9 +382,6 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
 
 fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
     use erode::models::droplet::{DropletMaps, DropletParams, DropletSim, DropletState, droplet_params_fingerprint};
-    if a.backend == Backend::Gpu {
-        bail!("--backend gpu: the droplet model is not on the GPU yet (use cpu or auto)");
-    }
     let formats = formats(&a.format)?;
     let mut params: DropletParams = erode_io::params::load(a.params.as_deref(), &a.sets)?;
     if let Some(seed) = a.seed {
@@ -421,6 +418,24 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
         )?
     };
     let mut sim = DropletSim::new(params.clone(), &st)?;
+    let start_gpu = || -> anyhow::Result<(erode::models::droplet::gpu::DropletGpuSim, String)> {
+        let ctx = erode::gpu::GpuContext::headless()?;
+        let adapter = ctx.adapter.name.clone();
+        Ok((erode::models::droplet::gpu::DropletGpuSim::new(std::sync::Arc::new(ctx), &params, &st)?, adapter))
+    };
+    let mut gpu = match a.backend {
+        Backend::Cpu => None,
+        Backend::Gpu => Some(start_gpu()?),
+        Backend::Auto => match start_gpu() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                if !quiet {
+                    eprintln!("erode: running on the CPU: {e}");
+                }
+                None
+            }
+        },
+    };
     let start = st.droplets;
     let todo = a.droplets.saturating_sub(st.droplets);
     let bar = progress::bar(a.droplets, "droplets", quiet);
@@ -430,7 +445,7 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
         |st: &DropletState| write_checkpoint(&ckpt_dir, "droplet-", st.droplets, &st.to_bytes(fingerprint));
     let t0 = Instant::now();
     // checkpoints fall on whole batches, so a resumed run equals a straight one
-    let batch = u64::from(params.batch_size);
+    let batch = gpu.as_ref().map_or(u64::from(params.batch_size), |(g, _)| g.batch_size());
     let every = a.checkpoint_every.div_ceil(batch) * batch;
     if every != a.checkpoint_every && !quiet {
         eprintln!("checkpoints every {every} droplets: a multiple of batch_size ({batch})");
@@ -442,10 +457,26 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
         while st.droplets < end {
             let next = ((st.droplets / chunk + 1) * chunk).min(end);
             let count = next - st.droplets;
-            sim.run(&mut st, count, &mut |n| bar.set_position(n));
-            if every > 0 && st.droplets.is_multiple_of(every) {
-                write_ckpt(&st)?;
+            match &mut gpu {
+                Some((g, _)) => {
+                    g.run(count)?;
+                    st.droplets = g.droplets();
+                    bar.set_position(st.droplets);
+                    if every > 0 && st.droplets.is_multiple_of(every) {
+                        g.read_into(&mut st)?;
+                        write_ckpt(&st)?;
+                    }
+                }
+                None => {
+                    sim.run(&mut st, count, &mut |n| bar.set_position(n));
+                    if every > 0 && st.droplets.is_multiple_of(every) {
+                        write_ckpt(&st)?;
+                    }
+                }
             }
+        }
+        if let Some((g, _)) = &gpu {
+            g.read_into(&mut st)?;
         }
         Ok(())
     })?;
@@ -469,7 +500,8 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
     let done = st.droplets - start;
     let report = json!({
         "model": "droplet",
-        "backend": "cpu",
+        "backend": if gpu.is_some() { "gpu" } else { "cpu" },
+        "adapter": gpu.as_ref().map(|(_, name)| name.clone()),
         "threads": threads,
         "width": st.width,
         "height": st.height,

@@ -36,6 +36,8 @@
 //! with the books).
 
 pub mod cpu;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod params;
 pub mod state;
 

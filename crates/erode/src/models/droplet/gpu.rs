@@ -1,0 +1,325 @@
+//! The droplet model on the GPU (feature `gpu`): one invocation per droplet (`shaders/life.wgsl`,
+//! the CPU's `life`), deterministic for a seed.
+//!
+//! Droplets run in batches. Every droplet of a batch reads the terrain as it was at the batch's
+//! start and adds what it erodes and deposits as integer quanta (2⁻²⁰ m) with atomic adds;
+//! integer adds commute, so the GPU's scheduling cannot change a bit. `apply_deltas` then adds
+//! the batch's changes to the terrain. The books are integer sums of the same quanta (eroded =
+//! deposited + outflow exactly). Batches hold about one droplet per area a droplet's path can
+//! touch ([`gpu_batch`]), so droplets of one batch rarely meet; unlike the CPU model they
+//! do not see each other's changes. A droplet sees its own recent ones (a ring of its last 32
+//! erosions and deposits, erosions within half a cell of a remembered one merged into it, added
+//! to the heights it samples). Random streams are 32-bit per droplet, not
+//! the CPU's: the same seed gives the same result on the GPU every time, but not the CPU's
+//! droplets (`tests/gpu_droplet.rs` compares the volumes moved).
+
+use std::sync::Arc;
+
+use super::params::{DropletBorder, DropletParams};
+use super::state::DropletState;
+use crate::error::SimError;
+use crate::gpu::GpuContext;
+
+/// `life`'s shader.
+pub const LIFE_WGSL: &str = include_str!("shaders/life.wgsl");
+/// `apply_deltas`' shader.
+pub const APPLY_DELTAS_WGSL: &str = include_str!("shaders/apply_deltas.wgsl");
+
+/// Metres per quantum on the GPU: 2⁻²⁰ m, so a cell's change in one batch may reach ±2048 m in
+/// an `i32`. One GPU quantum is 2¹² of the CPU's (2⁻³² m), so the books stay exact integers.
+pub const GPU_QUANTUM: f64 = 1.0 / 1_048_576.0;
+const CPU_QUANTA_PER_GPU_QUANTUM: i64 = 1 << 12;
+
+/// Droplets per GPU batch on a map of `cells`: about one per area a droplet's path can touch
+/// (`max_lifetime · (2⌈radius⌉ + 1)` cells), so droplets of one batch rarely meet, and at most
+/// the parameters' `batch_size`. Small maps with long-lived droplets get small batches: their
+/// droplets would all cross each other's paths.
+pub fn gpu_batch(p: &DropletParams, cells: usize) -> u64 {
+    let path = u64::from(p.max_lifetime.max(1)) * (2 * p.radius.ceil() as u64 + 1);
+    (cells as u64 / path).clamp(1, u64::from(p.batch_size.max(1)))
+}
+
+/// `life`'s parameters (WGSL `LifeUniforms`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct LifeUniforms {
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// 0 open, 1 closed, 2 wrap.
+    pub border: u32,
+    /// Index of the batch's first droplet (low 32 bits).
+    pub first: u32,
+    /// Droplets in the batch.
+    pub count: u32,
+    /// Seed, low 32 bits.
+    pub seed_lo: u32,
+    /// Seed, high 32 bits.
+    pub seed_hi: u32,
+    /// Most steps a droplet lives.
+    pub max_lifetime: u32,
+    /// 1: hardness map bound.
+    pub has_hardness: u32,
+    /// 1: droplets start in proportion to the rain map.
+    pub has_spawn: u32,
+    /// Own changes a droplet remembers (at most 32).
+    pub events: u32,
+    /// Padding.
+    pub pad: u32,
+    /// Share of its direction a droplet keeps.
+    pub inertia: f32,
+    /// Capacity factor.
+    pub capacity: f32,
+    /// Smallest drop used in the capacity, m per cell.
+    pub min_slope: f32,
+    /// Share of the excess deposited per step.
+    pub deposition: f32,
+    /// Share of the free capacity eroded per step.
+    pub erosion: f32,
+    /// Gravity.
+    pub gravity: f32,
+    /// Share of water lost per step.
+    pub evaporation: f32,
+    /// Brush radius, cells.
+    pub radius: f32,
+    /// Water a droplet starts with.
+    pub initial_water: f32,
+    /// Speed a droplet starts with.
+    pub initial_speed: f32,
+    /// Erosion never digs below this height, m.
+    pub floor: f32,
+    /// Metres per quantum.
+    pub quantum: f32,
+}
+
+/// `apply_deltas`' parameters (WGSL `ApplyUniforms`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ApplyUniforms {
+    /// Cells.
+    pub cells: u32,
+    /// Padding.
+    pub pad: [u32; 2],
+    /// Metres per quantum.
+    pub quantum: f32,
+}
+
+struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    bindings: wgpu::BindGroup,
+}
+
+fn kernel(ctx: &GpuContext, stage: &'static str, source: &str, buffers: &[&wgpu::Buffer]) -> Result<Kernel, SimError> {
+    let pipeline = ctx.pipeline(stage, source)?;
+    let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+        .iter()
+        .enumerate()
+        .map(|(k, b)| wgpu::BindGroupEntry { binding: k as u32, resource: b.as_entire_binding() })
+        .collect();
+    let bindings = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(stage),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    });
+    Ok(Kernel { pipeline, bindings })
+}
+
+/// The droplet model's GPU simulator: buffers and pipelines built once; `run` encodes batches;
+/// reading back is an explicit call.
+pub struct DropletGpuSim {
+    ctx: Arc<GpuContext>,
+    params: DropletParams,
+    width: usize,
+    height: usize,
+    batch: u64,
+    terrain: wgpu::Buffer,
+    eroded: wgpu::Buffer,
+    deposited: wgpu::Buffer,
+    books: wgpu::Buffer,
+    flow: wgpu::Buffer,
+    life_uniforms: wgpu::Buffer,
+    uniforms: LifeUniforms,
+    life: Kernel,
+    apply: Kernel,
+    /// The state as uploaded: its maps and books are the base the GPU's sums add to.
+    base: DropletState,
+    droplets: u64,
+}
+
+impl DropletGpuSim {
+    /// Uploads `state` and builds both pipelines for `params` on `ctx`'s device.
+    pub fn new(ctx: Arc<GpuContext>, params: &DropletParams, state: &DropletState) -> Result<Self, SimError> {
+        params.validate()?;
+        let (w, h) = (state.width, state.height);
+        let n = state.width * state.height;
+        ctx.check_binding("droplet books buffer", (n * 6 * 4) as u64)?;
+        let zeros = vec![0.0f32; n];
+        let terrain = ctx.storage("droplet terrain", &state.terrain);
+        let hardness = ctx.storage("droplet hardness", state.hardness.as_deref().unwrap_or(&[1.0]));
+        let spawn: Vec<f32> = match &state.rain {
+            Some(rain) => {
+                let mut total = 0.0f64;
+                rain.iter()
+                    .map(|&r| {
+                        total += f64::from(r.max(0.0));
+                        total as f32
+                    })
+                    .collect()
+            }
+            None => vec![0.0],
+        };
+        if state.rain.is_some() && spawn.last().is_none_or(|&t| t <= 0.0) {
+            return Err(SimError::NoRain);
+        }
+        let spawn_buf = ctx.storage("droplet spawn", &spawn);
+        let eroded_delta = ctx.storage("droplet eroded delta", &zeros);
+        let deposited_delta = ctx.storage("droplet deposited delta", &zeros);
+        let eroded = ctx.storage("droplet eroded", &state.eroded);
+        let deposited = ctx.storage("droplet deposited", &state.deposited);
+        let outflow_delta = ctx.storage("droplet outflow delta", &zeros);
+        let books = ctx.storage("droplet books", &vec![0.0f32; 6 * n]);
+        let flow = ctx.storage("droplet flow", &zeros);
+        let p = params;
+        let uniforms = LifeUniforms {
+            width: w as u32,
+            height: h as u32,
+            border: match p.border {
+                DropletBorder::Open => 0,
+                DropletBorder::Closed => 1,
+                DropletBorder::Wrap => 2,
+            },
+            first: 0,
+            count: 0,
+            seed_lo: p.seed as u32,
+            seed_hi: (p.seed >> 32) as u32,
+            max_lifetime: p.max_lifetime,
+            has_hardness: u32::from(state.hardness.is_some()),
+            has_spawn: u32::from(state.rain.is_some()),
+            events: 32,
+            pad: 0,
+            inertia: p.inertia as f32,
+            capacity: p.capacity as f32,
+            min_slope: p.min_slope as f32,
+            deposition: p.deposition as f32,
+            erosion: p.erosion as f32,
+            gravity: p.gravity as f32,
+            evaporation: p.evaporation as f32,
+            radius: p.radius as f32,
+            initial_water: p.initial_water as f32,
+            initial_speed: p.initial_speed as f32,
+            // finite: WGSL leaves infinities to the implementation
+            floor: p.min_height.max(-1e30) as f32,
+            quantum: GPU_QUANTUM as f32,
+        };
+        let life_uniforms = ctx.uniform("life", &uniforms);
+        let apply_uniforms =
+            ctx.uniform("apply_deltas", &ApplyUniforms { cells: n as u32, pad: [0; 2], quantum: GPU_QUANTUM as f32 });
+        let life = kernel(
+            &ctx,
+            "life",
+            LIFE_WGSL,
+            &[&life_uniforms, &terrain, &hardness, &spawn_buf, &eroded_delta, &outflow_delta, &flow, &deposited_delta],
+        )?;
+        let apply = kernel(
+            &ctx,
+            "apply_deltas",
+            APPLY_DELTAS_WGSL,
+            &[&apply_uniforms, &terrain, &eroded_delta, &deposited_delta, &eroded, &deposited, &outflow_delta, &books],
+        )?;
+        let batch = gpu_batch(p, n);
+        Ok(Self {
+            ctx,
+            params: p.clone(),
+            width: w,
+            height: h,
+            batch,
+            terrain,
+            eroded,
+            deposited,
+            books,
+            flow,
+            life_uniforms,
+            uniforms,
+            life,
+            apply,
+            base: state.clone(),
+            droplets: state.droplets,
+        })
+    }
+
+    /// Droplets per batch.
+    pub fn batch_size(&self) -> u64 {
+        self.batch
+    }
+
+    /// Droplets run so far (the state's at upload included).
+    pub fn droplets(&self) -> u64 {
+        self.droplets
+    }
+
+    /// Runs `count` more droplets. Batches are aligned to multiples of the batch size counted
+    /// from the first droplet, so stopping at a multiple and resuming gives a straight run.
+    pub fn run(&mut self, count: u64) -> Result<(), SimError> {
+        let end = self.droplets + count;
+        let cells = (self.width * self.height) as u32;
+        let groups = cells.div_ceil(256);
+        let (gx, gy) = (groups.min(65_535), groups.div_ceil(65_535));
+        while self.droplets < end {
+            let batch_end = ((self.droplets / self.batch + 1) * self.batch).min(end);
+            let mut u = self.uniforms;
+            u.first = self.droplets as u32;
+            u.count = (batch_end - self.droplets) as u32;
+            self.ctx.queue.write_buffer(&self.life_uniforms, 0, bytemuck::bytes_of(&u));
+            let mut encoder =
+                self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("droplets") });
+            {
+                let mut pass = encoder
+                    .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("life"), timestamp_writes: None });
+                pass.set_pipeline(&self.life.pipeline);
+                pass.set_bind_group(0, &self.life.bindings, &[]);
+                pass.dispatch_workgroups(u.count.div_ceil(64), 1, 1);
+            }
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("apply_deltas"),
+                    timestamp_writes: None,
+                });
+                pass.set_pipeline(&self.apply.pipeline);
+                pass.set_bind_group(0, &self.apply.bindings, &[]);
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+            self.ctx.queue.submit([encoder.finish()]);
+            self.droplets = batch_end;
+        }
+        Ok(())
+    }
+
+    /// Copies the terrain, maps and books into `state`.
+    pub fn read_into(&self, state: &mut DropletState) -> Result<(), SimError> {
+        let n = self.width * self.height;
+        let terrain = self.ctx.read(&self.terrain)?;
+        let words: Vec<u32> = self.ctx.read(&self.books)?.iter().map(|v| v.to_bits()).collect();
+        let flow: Vec<u32> = self.ctx.read(&self.flow)?.iter().map(|v| v.to_bits()).collect();
+        let base = &self.base;
+        // 64-bit books per cell as (low, high) words
+        let sum = |k: usize| -> i64 {
+            words[2 * k * n..2 * (k + 1) * n].chunks_exact(2).map(|w| (i64::from(w[1]) << 32) | i64::from(w[0])).sum()
+        };
+        state.terrain = terrain;
+        state.eroded = self.ctx.read(&self.eroded)?;
+        state.deposited = self.ctx.read(&self.deposited)?;
+        state.flow = base.flow.iter().zip(&flow).map(|(&b, &v)| b + v as f32).collect();
+        state.books.eroded = base.books.eroded + sum(0) * CPU_QUANTA_PER_GPU_QUANTUM;
+        state.books.deposited = base.books.deposited + sum(1) * CPU_QUANTA_PER_GPU_QUANTUM;
+        state.books.outflow = base.books.outflow + sum(2) * CPU_QUANTA_PER_GPU_QUANTUM;
+        state.books.steps = base.books.steps;
+        state.droplets = self.droplets;
+        Ok(())
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &DropletParams {
+        &self.params
+    }
+}
