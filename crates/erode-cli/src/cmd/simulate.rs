@@ -83,10 +83,33 @@ enum Model {
 enum Backend {
     /// Rayon on the CPU (every option).
     Cpu,
-    /// wgpu compute shaders (the grid model's default options; see `erode gpu-info`).
+    /// wgpu compute shaders (see `erode gpu-info`; the grid model without semi-Lagrangian
+    /// transport, buckets or smoothing).
     Gpu,
     /// The GPU when there is one and it runs these options, else the CPU.
     Auto,
+}
+
+/// The GPU simulator `start` builds when the backend asks for one: `None` on the CPU; with
+/// `auto`, `None` (and a note) when it cannot be built.
+fn on_backend<T>(
+    backend: Backend,
+    quiet: bool,
+    start: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<Option<T>> {
+    match backend {
+        Backend::Cpu => Ok(None),
+        Backend::Gpu => start().map(Some),
+        Backend::Auto => match start() {
+            Ok(g) => Ok(Some(g)),
+            Err(e) => {
+                if !quiet {
+                    eprintln!("erode: running on the CPU: {e}");
+                }
+                Ok(None)
+            }
+        },
+    }
 }
 
 /// The grid model on the GPU, or why not.
@@ -272,19 +295,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         State::new(terrain, &params, maps)?
     };
     let mut sim = CpuSim::new(params.clone(), &st)?;
-    let mut gpu = match a.backend {
-        Backend::Cpu => None,
-        Backend::Gpu => Some(start_gpu(&params, &st)?),
-        Backend::Auto => match start_gpu(&params, &st) {
-            Ok(g) => Some(g),
-            Err(e) => {
-                if !quiet {
-                    eprintln!("erode: running on the CPU: {e}");
-                }
-                None
-            }
-        },
-    };
+    let mut gpu = on_backend(a.backend, quiet, || start_gpu(&params, &st))?;
     let derived = sim.derived().clone();
     if derived.substeps > 1 && !quiet {
         eprintln!(
@@ -423,19 +434,7 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
         let adapter = ctx.adapter.name.clone();
         Ok((erode::models::droplet::gpu::DropletGpuSim::new(std::sync::Arc::new(ctx), &params, &st)?, adapter))
     };
-    let mut gpu = match a.backend {
-        Backend::Cpu => None,
-        Backend::Gpu => Some(start_gpu()?),
-        Backend::Auto => match start_gpu() {
-            Ok(g) => Some(g),
-            Err(e) => {
-                if !quiet {
-                    eprintln!("erode: running on the CPU: {e}");
-                }
-                None
-            }
-        },
-    };
+    let mut gpu = on_backend(a.backend, quiet, start_gpu)?;
     let start = st.droplets;
     let todo = a.droplets.saturating_sub(st.droplets);
     let bar = progress::bar(a.droplets, "droplets", quiet);
