@@ -209,3 +209,31 @@ impl GpuContext {
         Ok(out)
     }
 }
+
+/// One compute stage: its pipeline and the bind group of the simulator's buffers.
+pub(crate) struct Kernel {
+    pub(crate) pipeline: wgpu::ComputePipeline,
+    pub(crate) bindings: wgpu::BindGroup,
+}
+
+/// The pipeline for entry point `stage` of `source` with `buffers` bound in order (binding `k` is
+/// `buffers[k]`).
+pub(crate) fn kernel(
+    ctx: &GpuContext,
+    stage: &'static str,
+    source: &str,
+    buffers: &[&wgpu::Buffer],
+) -> Result<Kernel, GpuError> {
+    let pipeline = ctx.pipeline(stage, source)?;
+    let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+        .iter()
+        .enumerate()
+        .map(|(k, b)| wgpu::BindGroupEntry { binding: k as u32, resource: b.as_entire_binding() })
+        .collect();
+    let bindings = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(stage),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    });
+    Ok(Kernel { pipeline, bindings })
+}

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use super::params::{DropletBorder, DropletParams};
 use super::state::DropletState;
 use crate::error::SimError;
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, Kernel, kernel};
 
 /// `life`'s shader.
 pub const LIFE_WGSL: &str = include_str!("shaders/life.wgsl");
@@ -103,26 +103,6 @@ pub struct ApplyUniforms {
     pub pad: [u32; 2],
     /// Metres per quantum.
     pub quantum: f32,
-}
-
-struct Kernel {
-    pipeline: wgpu::ComputePipeline,
-    bindings: wgpu::BindGroup,
-}
-
-fn kernel(ctx: &GpuContext, stage: &'static str, source: &str, buffers: &[&wgpu::Buffer]) -> Result<Kernel, SimError> {
-    let pipeline = ctx.pipeline(stage, source)?;
-    let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
-        .iter()
-        .enumerate()
-        .map(|(k, b)| wgpu::BindGroupEntry { binding: k as u32, resource: b.as_entire_binding() })
-        .collect();
-    let bindings = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(stage),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries,
-    });
-    Ok(Kernel { pipeline, bindings })
 }
 
 /// The droplet model's GPU simulator: buffers and pipelines built once; `run` encodes batches;

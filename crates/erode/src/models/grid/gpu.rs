@@ -24,7 +24,7 @@ use super::derived::Derived;
 use super::params::{Border, CapacityModel, FluxForm, Params, RainMode, Transport};
 use super::state::{Books, State};
 use crate::error::SimError;
-use crate::gpu::{GpuContext, GpuError};
+use crate::gpu::{GpuContext, GpuError, Kernel, kernel};
 
 /// `max_depth`'s shader (the depth cross-section's time step).
 pub const MAX_DEPTH_WGSL: &str = include_str!("shaders/max_depth.wgsl");
@@ -326,12 +326,6 @@ impl IncrementUniforms {
     }
 }
 
-/// One stage on the GPU: its pipeline and the bind group of the simulator's buffers.
-struct Kernel {
-    pipeline: wgpu::ComputePipeline,
-    bindings: wgpu::BindGroup,
-}
-
 /// The grid model's GPU simulator: buffers, pipelines and bind groups built once; a step only
 /// encodes dispatches; reading back is an explicit call.
 pub struct GpuSim {
@@ -394,30 +388,6 @@ struct Kernels {
     sediment_transport: Kernel,
     thermal_apply: Kernel,
     max_depth: Kernel,
-}
-
-fn bind(
-    ctx: &GpuContext,
-    stage: &'static str,
-    pipeline: &wgpu::ComputePipeline,
-    buffers: &[&wgpu::Buffer],
-) -> wgpu::BindGroup {
-    let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
-        .iter()
-        .enumerate()
-        .map(|(k, b)| wgpu::BindGroupEntry { binding: k as u32, resource: b.as_entire_binding() })
-        .collect();
-    ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(stage),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries,
-    })
-}
-
-fn kernel(ctx: &GpuContext, stage: &'static str, source: &str, buffers: &[&wgpu::Buffer]) -> Result<Kernel, GpuError> {
-    let pipeline = ctx.pipeline(stage, source)?;
-    let bindings = bind(ctx, stage, &pipeline, buffers);
-    Ok(Kernel { pipeline, bindings })
 }
 
 /// The books kept per cell on the GPU, in this order in one buffer (each `cells` long; the

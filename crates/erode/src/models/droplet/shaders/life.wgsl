@@ -198,18 +198,32 @@ fn give(i: u32, q: i32) {
     atomicAdd(&deposited_delta[i], q);
 }
 
+// the 4 cells around (x, y) and their bilinear weights (cpu.rs `Map::corners`)
+struct Corners {
+    cells: array<u32, 4>,
+    weights: array<f32, 4>,
+}
+
+fn corners(x: f32, y: f32) -> Corners {
+    let ix = i32(floor(x));
+    let iy = i32(floor(y));
+    let fu = x - f32(ix);
+    let fv = y - f32(iy);
+    var c: Corners;
+    c.cells = array<u32, 4>(cell_index(ix, iy), cell_index(ix + 1, iy), cell_index(ix, iy + 1), cell_index(ix + 1, iy + 1));
+    c.weights = array<f32, 4>((1.0 - fu) * (1.0 - fv), fu * (1.0 - fv), (1.0 - fu) * fv, fu * fv);
+    return c;
+}
+
 // `q` quanta split bilinearly over the 4 corners, the remainder to the last (cpu.rs `deposit`)
 fn deposit(x: f32, y: f32, q: i32) {
     if (q <= 0) {
         return;
     }
     remember(vec2<f32>(x, y), f32(q) * u.quantum, 1u);
-    let ix = i32(floor(x));
-    let iy = i32(floor(y));
-    let fu = x - f32(ix);
-    let fv = y - f32(iy);
-    let cells = array<u32, 4>(cell_index(ix, iy), cell_index(ix + 1, iy), cell_index(ix, iy + 1), cell_index(ix + 1, iy + 1));
-    let weights = array<f32, 4>((1.0 - fu) * (1.0 - fv), fu * (1.0 - fv), (1.0 - fu) * fv, fu * fv);
+    let around = corners(x, y);
+    let cells = around.cells;
+    let weights = around.weights;
     var left = q;
     for (var k = 0u; k < 4u; k++) {
         var part = left;
@@ -245,12 +259,9 @@ fn erode(x: f32, y: f32, amount: f32) -> i32 {
     }
     var removed = 0;
     if (total <= 0.0) {
-        let ix = i32(floor(x));
-        let iy = i32(floor(y));
-        let fu = x - f32(ix);
-        let fv = y - f32(iy);
-        let cells = array<u32, 4>(cell_index(ix, iy), cell_index(ix + 1, iy), cell_index(ix, iy + 1), cell_index(ix + 1, iy + 1));
-        let weights = array<f32, 4>((1.0 - fu) * (1.0 - fv), fu * (1.0 - fv), (1.0 - fu) * fv, fu * fv);
+        let around = corners(x, y);
+        let cells = around.cells;
+        let weights = around.weights;
         for (var k = 0u; k < 4u; k++) {
             let q = share(amount * weights[k], cells[k]);
             if (q > 0) {
