@@ -132,4 +132,97 @@ pub enum SimError {
     /// A checkpoint could not be decoded.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// A mesh is invalid (on load) or became inconsistent (during a run; the state keeps the
+    /// last consistent mesh).
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
+    /// The erosion left the mesh inconsistent at this iteration; the state keeps the mesh as it
+    /// was after the iteration before.
+    #[error("iteration {iteration}: the eroded mesh became inconsistent: {source}; the last consistent mesh is kept")]
+    MeshInconsistent {
+        /// The iteration that failed (1-based).
+        iteration: u64,
+        /// What was found.
+        source: MeshError,
+    },
+}
+
+/// A triangle mesh is not one the SPH model can erode. Faces and vertices are 0-based indices.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum MeshError {
+    /// No faces.
+    #[error("the mesh has no faces")]
+    Empty,
+    /// A face names a vertex that does not exist.
+    #[error("face {face} names vertex {index}, but the mesh has {vertices} vertices")]
+    IndexOutOfRange {
+        /// The face.
+        face: usize,
+        /// The vertex index it names.
+        index: u64,
+        /// Vertices in the mesh.
+        vertices: usize,
+    },
+    /// A vertex with a NaN or infinite coordinate.
+    #[error("vertex {vertex} has a non-finite coordinate")]
+    NonFinite {
+        /// The vertex.
+        vertex: usize,
+    },
+    /// A face with (nearly) no area: repeated vertices or all three on a line.
+    #[error("face {face} is degenerate: area {area:.3e} m² is below the minimum {min_area:.3e} m²")]
+    Degenerate {
+        /// The face.
+        face: usize,
+        /// Its area, m².
+        area: f64,
+        /// The smallest area accepted, m².
+        min_area: f64,
+    },
+    /// An edge used by one face only: the mesh has a hole there.
+    #[error("the mesh is not closed: edge {a}-{b} belongs to one face only (face {face})")]
+    OpenEdge {
+        /// One end.
+        a: usize,
+        /// The other end.
+        b: usize,
+        /// The face.
+        face: usize,
+    },
+    /// An edge shared by more than two faces.
+    #[error("edge {a}-{b} is shared by {count} faces (non-manifold)")]
+    NonManifoldEdge {
+        /// One end.
+        a: usize,
+        /// The other end.
+        b: usize,
+        /// How many faces use it.
+        count: usize,
+    },
+    /// Two faces run along their shared edge the same way: one of them is flipped.
+    #[error("faces {face_a} and {face_b} disagree on orientation across edge {a}-{b} (one is flipped)")]
+    Orientation {
+        /// One face.
+        face_a: usize,
+        /// The other.
+        face_b: usize,
+        /// One end of the shared edge.
+        a: usize,
+        /// The other end.
+        b: usize,
+    },
+    /// Two faces that share no vertex cross each other.
+    #[error("faces {face_a} and {face_b} intersect (the surface passes through itself)")]
+    SelfIntersection {
+        /// One face.
+        face_a: usize,
+        /// The other.
+        face_b: usize,
+    },
+    /// A face turned over (its normal reversed) in one move of the mesh.
+    #[error("face {face} turned over in one move of the mesh")]
+    Flipped {
+        /// The face.
+        face: usize,
+    },
 }

@@ -35,5 +35,5 @@ pub mod preview;
 pub mod rng;
 pub mod terrain;
 
-pub use error::{GridError, ParamError, SimError, TerrainError};
+pub use error::{GridError, MeshError, ParamError, SimError, TerrainError};
 pub use grid::{CellSize, Grid, HeightStats, Heightmap};

@@ -3,3 +3,4 @@
 
 pub mod droplet;
 pub mod grid;
+pub mod sph;

@@ -1,0 +1,711 @@
+//! The SPH simulator: `step()` runs 003's iteration as named stages, in order.
+
+use std::time::{Duration, Instant};
+
+use glam::DVec3;
+use rayon::prelude::*;
+
+use super::intersect::{FaceGrid, find_crossing};
+use super::kernel::Kernel;
+use super::mesh::{VertexFaces, closest_point};
+use super::neighbors::ParticleGrid;
+use super::params::SphParams;
+use super::state::SphState;
+use crate::error::{MeshError, ParamError, SimError};
+
+/// The stages of one iteration, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SphStage {
+    /// Particles sorted into the neighbour grid; those outside the domain leave.
+    Sort,
+    /// The walls near each particle (faces within reach, merged by direction).
+    Contacts,
+    /// Pressure from density (Tait); every [`FILTER_EVERY`] iterations the densities are first
+    /// re-averaged (Shepard).
+    Pressure,
+    /// Pressure, viscosity, gravity, walls and the penalty force of eq. 1; velocities advance.
+    Forces,
+    /// The density's rate of change from the new velocities (continuity equation).
+    Continuity,
+    /// Densities and positions advance.
+    Advance,
+    /// Shear stress at each contact: erosion or deposition (eqs. 2–4).
+    ErodeDeposit,
+    /// Vertices moved along their normals by the volume they owe (eqs. 5–7), then checked.
+    MoveMesh,
+}
+
+/// Stages in an iteration.
+pub const STAGES: usize = 8;
+
+impl SphStage {
+    /// Every stage in order.
+    pub const ALL: [SphStage; STAGES] = [
+        SphStage::Sort,
+        SphStage::Contacts,
+        SphStage::Pressure,
+        SphStage::Forces,
+        SphStage::Continuity,
+        SphStage::Advance,
+        SphStage::ErodeDeposit,
+        SphStage::MoveMesh,
+    ];
+
+    /// The stage's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            SphStage::Sort => "sort",
+            SphStage::Contacts => "contacts",
+            SphStage::Pressure => "pressure",
+            SphStage::Forces => "forces",
+            SphStage::Continuity => "continuity",
+            SphStage::Advance => "advance",
+            SphStage::ErodeDeposit => "erode_deposit",
+            SphStage::MoveMesh => "move_mesh",
+        }
+    }
+}
+
+/// What the parameters and the scene imply.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SphDerived {
+    /// Smoothing length, metres.
+    pub h: f64,
+    /// Particle mass, kg (rest density on the starting lattice).
+    pub mass: f64,
+    /// Top speed the scene can reach, m/s: `√(v0² + 2·g·drop)`.
+    pub top_speed_bound: f64,
+    /// Speed of sound, m/s.
+    pub sound_speed: f64,
+    /// Time step, s.
+    pub dt: f64,
+    /// Largest step the CFL and viscous limits allow, s.
+    pub dt_limit: f64,
+    /// Penalty stiffness, 1/s².
+    pub stiffness: f64,
+    /// Penalty damping, 1/s.
+    pub damping: f64,
+    /// Particle radius (penalty and erosion reach), metres.
+    pub contact: f64,
+    /// Smallest face area accepted, m².
+    pub min_area: f64,
+    /// The fluid's domain: particles leaving it are taken out (booked as outflow), metres.
+    pub domain: [[f64; 3]; 2],
+}
+
+/// Runs the SPH model on a state: owns the neighbour grids, tables and scratch.
+pub struct SphSim {
+    params: SphParams,
+    derived: SphDerived,
+    kernel: Kernel,
+    grid: ParticleGrid,
+    faces: FaceGrid,
+    vertex_faces: VertexFaces,
+    rates: Vec<f64>,
+    contacts: Vec<Walls>,
+    times: [Duration; STAGES],
+}
+
+/// How strongly a wall pushes: its share of the density's gradient times this.
+/// Walls a particle keeps track of (a corner has three).
+const MAX_WALLS: usize = 4;
+
+/// One wall near a particle.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wall {
+    /// The nearest face of it.
+    pub face: u32,
+    /// Signed distance from the wall, metres (negative: the particle has gone through).
+    pub dist: f64,
+    /// Unit direction from the wall to the particle.
+    pub normal: DVec3,
+}
+
+/// The walls near a particle, at most [`MAX_WALLS`] (the nearest kept).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Walls {
+    walls: [Wall; MAX_WALLS],
+    count: u8,
+}
+
+impl Walls {
+    /// The walls.
+    pub fn iter(&self) -> impl Iterator<Item = &Wall> {
+        self.walls[..self.count as usize].iter()
+    }
+
+    /// Adds `w`, or keeps the nearer of it and a wall facing about the same way.
+    fn add(&mut self, w: Wall) {
+        let n = self.count as usize;
+        if let Some(same) = self.walls[..n].iter_mut().find(|o| o.normal.dot(w.normal) > 0.8) {
+            if w.dist < same.dist {
+                *same = w;
+            }
+            return;
+        }
+        if n < MAX_WALLS {
+            self.walls[n] = w;
+            self.count += 1;
+        } else if let Some(far) = self.walls.iter_mut().max_by(|a, b| a.dist.total_cmp(&b.dist))
+            && w.dist < far.dist
+        {
+            *far = w;
+        }
+    }
+}
+
+/// Smallest share of the kernel left to the fluid that renormalises the sums (in deep corners).
+const MIN_GAMMA: f64 = 0.25;
+
+/// Iterations between two Shepard filters of the density.
+pub const FILTER_EVERY: u64 = 30;
+
+/// Cells the neighbour grid may have.
+const MAX_GRID_CELLS: usize = 1 << 24;
+
+impl SphSim {
+    /// A simulator for `st` with `params` (validated, with the limits the scene implies: a sound
+    /// speed under 10x the top speed or a step over the CFL/viscous limit is refused).
+    pub fn new(params: SphParams, st: &SphState) -> Result<Self, SimError> {
+        params.validate()?;
+        let p = &params;
+        let h = p.smoothing_ratio * st.spacing;
+        let mut kernel = Kernel::new(h);
+        // rest density on the lattice the fluid starts on
+        let reach = (2.0 * p.smoothing_ratio).ceil() as i32 + 1;
+        let mut lattice = 0.0;
+        for k in -reach..=reach {
+            for j in -reach..=reach {
+                for i in -reach..=reach {
+                    lattice += kernel.w(DVec3::new(f64::from(i), f64::from(j), f64::from(k)).length() * st.spacing);
+                }
+            }
+        }
+        let mass = p.rest_density / lattice;
+        kernel.fit_wall(st.spacing, 1.0 / lattice);
+        let (mlo, mhi) = st.mesh.bounds();
+        let (mut lo, mut hi) = (mlo, mhi);
+        for &x in &st.positions {
+            lo = lo.min(x);
+            hi = hi.max(x);
+        }
+        let top_fluid = st.positions.iter().map(|x| x.z).fold(f64::NEG_INFINITY, f64::max);
+        let v0 = st.velocities.iter().map(|v| v.length()).fold(0.0, f64::max);
+        let drop = (top_fluid - mlo.z).max(0.0);
+        let top_speed_bound = (v0 * v0 + 2.0 * p.gravity * drop).sqrt().max(1e-3);
+        let sound_speed = if p.sound_speed > 0.0 { p.sound_speed } else { 10.0 * top_speed_bound };
+        if sound_speed < 10.0 * top_speed_bound * (1.0 - 1e-12) {
+            return Err(ParamError {
+                name: "sound_speed",
+                value: sound_speed,
+                expected: "at least 10x the top speed this scene can reach (see the report's top_speed_bound; 0 derives it)",
+            }
+            .into());
+        }
+        let cfl_dt = p.cfl * h / sound_speed;
+        // artificial viscosity acts like ν = α·c·h/10; the explicit limit is 0.125·h²/ν
+        let nu = p.viscosity * sound_speed * h / 10.0 + p.kinematic_viscosity;
+        let viscous_dt = if nu > 0.0 { 0.125 * h * h / nu } else { f64::INFINITY };
+        let dt_limit = cfl_dt.min(viscous_dt);
+        let dt = if p.dt > 0.0 { p.dt } else { dt_limit };
+        if dt > dt_limit * (1.0 + 1e-12) {
+            return Err(ParamError { name: "dt", value: dt, expected: "at most the CFL and viscous limit (0 derives it)" }.into());
+        }
+        let stiffness = if p.penalty_stiffness > 0.0 { p.penalty_stiffness } else { (0.2 / dt).powi(2) };
+        let damping = if p.penalty_damping > 0.0 { p.penalty_damping } else { 0.4 / dt };
+        if stiffness.sqrt() * dt > 0.5 {
+            return Err(ParamError { name: "penalty_stiffness", value: stiffness, expected: "at most (0.5/dt)²" }.into());
+        }
+        if damping * dt > 1.0 {
+            return Err(ParamError { name: "penalty_damping", value: damping, expected: "at most 1/dt" }.into());
+        }
+        let margin = DVec3::new(4.0 * h, 4.0 * h, 4.0 * h);
+        let headroom = DVec3::new(0.0, 0.0, 0.25 * (hi.z - lo.z));
+        let (lo, hi) = (lo - margin, hi + margin + headroom);
+        let grid = ParticleGrid::new(lo, hi, 2.0 * h, MAX_GRID_CELLS).ok_or(ParamError {
+            name: "smoothing_ratio",
+            value: p.smoothing_ratio,
+            expected: "a kernel not so small against the scene (the neighbour grid would exceed 16M cells)",
+        })?;
+        let contact = p.contact_ratio * st.spacing;
+        let faces = FaceGrid::build(&st.mesh, 2.0 * h, 2.0 * h);
+        let mean_area = st.mesh.surface_area() / st.mesh.faces.len().max(1) as f64;
+        let derived = SphDerived {
+            h,
+            mass,
+            top_speed_bound,
+            sound_speed,
+            dt,
+            dt_limit,
+            stiffness,
+            damping,
+            contact,
+            min_area: p.min_area_ratio * mean_area,
+            domain: [lo.to_array(), hi.to_array()],
+        };
+        Ok(Self {
+            params,
+            derived,
+            kernel,
+            grid,
+            faces,
+            vertex_faces: st.mesh.vertex_faces(),
+            rates: Vec::new(),
+            contacts: Vec::new(),
+            times: [Duration::ZERO; STAGES],
+        })
+    }
+
+    /// Sets each particle's density to what a fluid at rest needs at its depth below the
+    /// highest particle (plus half a spacing), so a still fluid starts still instead of first
+    /// settling under its own weight. For fluid that starts as one body of water.
+    pub fn start_hydrostatic(&self, st: &mut SphState) {
+        let top = st.positions.iter().map(|x| x.z).fold(f64::NEG_INFINITY, f64::max) + 0.5 * st.spacing;
+        let (rho0, gamma) = (self.params.rest_density, self.params.tait_exponent);
+        let b = rho0 * self.derived.sound_speed.powi(2) / gamma;
+        for (r, x) in st.density.iter_mut().zip(&st.positions) {
+            let p = rho0 * self.params.gravity * (top - x.z).max(0.0);
+            *r = rho0 * (1.0 + p / b).powf(1.0 / gamma);
+        }
+    }
+
+    /// Lets the fluid settle without eroding: `iterations` steps whose velocities are scaled by
+    /// `1 − damping` (0..1) after each. A lattice of particles is not how SPH packs them at rest;
+    /// this trades the energy of the repacking for a still start. Time and iterations do not
+    /// count; the mesh does not move.
+    pub fn settle(&mut self, st: &mut SphState, iterations: u32, damping: f64) {
+        let keep = 1.0 - damping.clamp(0.0, 1.0);
+        for _ in 0..iterations {
+            self.sort(st);
+            self.contacts(st);
+            self.pressure(st);
+            self.forces(st);
+            for v in &mut st.velocities {
+                *v *= keep;
+            }
+            self.continuity(st);
+            self.advance(st);
+        }
+    }
+
+    /// What the parameters and scene imply.
+    pub fn derived(&self) -> &SphDerived {
+        &self.derived
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &SphParams {
+        &self.params
+    }
+
+    /// Time spent in each stage so far, in [`SphStage::ALL`]'s order.
+    pub fn stage_times(&self) -> [Duration; STAGES] {
+        self.times
+    }
+
+    /// One iteration of 003: the stages of [`SphStage::ALL`] in order. If the mesh would become
+    /// inconsistent, the move is undone (the state keeps the last consistent mesh, the volume
+    /// stays pending) and the error names the iteration and the faces.
+    pub fn step(&mut self, st: &mut SphState) -> Result<(), SimError> {
+        let mut t = Instant::now();
+        let mut lap = |times: &mut [Duration; STAGES], stage: SphStage| {
+            let now = Instant::now();
+            times[stage as usize] += now - t;
+            t = now;
+        };
+        self.sort(st);
+        lap(&mut self.times, SphStage::Sort);
+        self.contacts(st);
+        lap(&mut self.times, SphStage::Contacts);
+        self.pressure(st);
+        lap(&mut self.times, SphStage::Pressure);
+        self.forces(st);
+        lap(&mut self.times, SphStage::Forces);
+        self.continuity(st);
+        lap(&mut self.times, SphStage::Continuity);
+        self.advance(st);
+        lap(&mut self.times, SphStage::Advance);
+        self.erode_deposit(st);
+        lap(&mut self.times, SphStage::ErodeDeposit);
+        let moved = self.move_mesh(st);
+        lap(&mut self.times, SphStage::MoveMesh);
+        st.iteration += 1;
+        st.time += self.derived.dt;
+        moved.map_err(|source| SimError::MeshInconsistent { iteration: st.iteration, source })
+    }
+
+    /// Sorts particles by neighbour cell; those outside the domain leave with their sediment.
+    fn sort(&mut self, st: &mut SphState) {
+        let order = self.grid.sort(&st.positions);
+        if order.len() < st.positions.len() {
+            let mut kept = vec![false; st.positions.len()];
+            for &i in &order {
+                kept[i as usize] = true;
+            }
+            for (i, k) in kept.iter().enumerate() {
+                if !k {
+                    st.books.outflow += st.sediment[i];
+                    st.books.particles_lost += 1;
+                }
+            }
+        }
+        let permute = |v: &mut Vec<DVec3>| *v = order.iter().map(|&i| v[i as usize]).collect();
+        permute(&mut st.positions);
+        permute(&mut st.velocities);
+        st.sediment = order.iter().map(|&i| st.sediment[i as usize]).collect();
+        st.ids = order.iter().map(|&i| st.ids[i as usize]).collect();
+        st.density = order.iter().map(|&i| st.density[i as usize]).collect();
+        st.pressure = order.iter().map(|&i| st.pressure[i as usize]).collect();
+    }
+
+    /// The walls near each particle ([`Walls`]), found once per iteration.
+    fn contacts(&mut self, st: &SphState) {
+        let this = &*self;
+        let contacts: Vec<Walls> =
+            st.positions.par_iter().with_min_len(256).map(|&x| this.walls_at(st, x)).collect();
+        self.contacts = contacts;
+    }
+
+    /// The walls near `x`: each face whose plane's foot point lies inside it, within
+    /// `(−contact, 2h)`, gives its distance and normal; faces whose normals differ by less than
+    /// ~37° are one wall (the nearest), so a curved or finely meshed surface counts once and a
+    /// corner twice. Then the edges and corners of faces near `x` that lie on none of those
+    /// walls' planes (a convex ridge) add walls pointing from them to `x`.
+    fn walls_at(&self, st: &SphState, x: DVec3) -> Walls {
+        let support = 2.0 * self.derived.h;
+        let contact = self.derived.contact;
+        let mut walls = Walls::default();
+        let mut edges = [(0u32, 0.0, DVec3::ZERO, DVec3::ZERO); 8];
+        let mut n_edges = 0;
+        for &face in self.faces.near(x) {
+            let [a, b, c] = st.mesh.corners(face as usize);
+            let n_face = (b - a).cross(c - a).normalize_or_zero();
+            let plane = (x - a).dot(n_face);
+            if plane <= -contact || plane >= support {
+                continue;
+            }
+            let (q, inside) = closest_point(x, a, b, c);
+            if inside {
+                walls.add(Wall { face, dist: plane, normal: n_face });
+                continue;
+            }
+            let v = x - q;
+            let len = v.length();
+            // beside an edge or corner, only from the fluid side
+            if len < 1e-12 || len >= support || v.dot(n_face) <= 0.0 || n_edges == edges.len() {
+                continue;
+            }
+            edges[n_edges] = (face, len, v / len, q);
+            n_edges += 1;
+        }
+        let planes = walls;
+        for &(face, dist, normal, q) in &edges[..n_edges] {
+            let covered = planes.iter().any(|w| (w.normal.dot(x - q) - w.dist).abs() < 1e-6 * support);
+            if !covered {
+                walls.add(Wall { face, dist, normal });
+            }
+        }
+        walls
+    }
+
+    /// `γ = Π (1 − beyond(d))` over the walls near `x` (the share of the kernel left to the
+    /// fluid, walls taken as independent) and its gradient `∇γ` (1/m, pointing away from them).
+    #[inline]
+    fn wall_share(&self, walls: &Walls) -> (f64, DVec3) {
+        let found: Vec<(f64, f64, DVec3)> = walls
+            .iter()
+            .map(|w| (self.kernel.beyond(w.dist), -self.kernel.beyond_slope(w.dist), w.normal))
+            .collect();
+        let gamma: f64 = found.iter().map(|w| 1.0 - w.0).product();
+        let mut grad = DVec3::ZERO;
+        for (k, &(_, slope, n)) in found.iter().enumerate() {
+            let others: f64 = found.iter().enumerate().filter(|&(l, _)| l != k).map(|(_, w)| 1.0 - w.0).product();
+            grad += n * (slope * others);
+        }
+        (gamma, grad)
+    }
+
+    /// Pressure from density (Tait, clamped at 0 so nothing pulls). New particles start at rest
+    /// density; every [`FILTER_EVERY`] iterations the densities are first replaced by their
+    /// Shepard average (`Σ m·W / Σ (m/ρ)·W`), which keeps the continuity equation from drifting.
+    fn pressure(&mut self, st: &mut SphState) {
+        let rho0 = self.params.rest_density;
+        for r in &mut st.density {
+            if *r <= 0.0 {
+                *r = rho0;
+            }
+        }
+        if st.iteration % FILTER_EVERY == FILTER_EVERY - 1 {
+            let m = self.derived.mass;
+            let support2 = (2.0 * self.derived.h).powi(2);
+            let (pos, rho) = (&st.positions, &st.density);
+            let this = &*self;
+            let filtered: Vec<f64> = (0..pos.len())
+                .into_par_iter()
+                .with_min_len(256)
+                .map(|i| {
+                    let (mut num, mut den) = (0.0, 0.0);
+                    this.grid.for_near(pos[i], |j| {
+                        let r2 = (pos[i] - pos[j]).length_squared();
+                        if r2 < support2 {
+                            let w = this.kernel.w(r2.sqrt());
+                            num += m * w;
+                            den += m / rho[j] * w;
+                        }
+                    });
+                    num / den
+                })
+                .collect();
+            st.density = filtered;
+        }
+        let gamma = self.params.tait_exponent;
+        let b = rho0 * self.derived.sound_speed.powi(2) / gamma;
+        for (p, r) in st.pressure.iter_mut().zip(&st.density) {
+            *p = (b * ((r / rho0).powf(gamma) - 1.0)).max(0.0);
+        }
+    }
+
+    /// `dρ/dt = Σ m·(v_i − v_j)·∇W` with the velocities just advanced (so density and velocity
+    /// update as a symplectic pair), plus each wall's mirror image approaching at twice the
+    /// normal speed.
+    fn continuity(&mut self, st: &mut SphState) {
+        let (m, rho0) = (self.derived.mass, self.params.rest_density);
+        let support2 = (2.0 * self.derived.h).powi(2);
+        let this = &*self;
+        let (pos, vel) = (&st.positions, &st.velocities);
+        let rates: Vec<f64> = (0..pos.len())
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|i| {
+                let (x, v) = (pos[i], vel[i]);
+                let mut rate = DVec3::ZERO;
+                this.grid.for_near(x, |j| {
+                    let xij = x - pos[j];
+                    let r2 = xij.length_squared();
+                    if r2 < support2 && j != i {
+                        let grad = this.kernel.grad(xij, r2.sqrt());
+                        rate += (v - vel[j]) * grad * m;
+                    }
+                });
+                // the wall's mirror image approaches at twice the normal speed
+                let (_, grad_gamma) = this.wall_share(&this.contacts[i]);
+                rate -= grad_gamma * v * (2.0 * rho0);
+                let drho = rate.element_sum();
+                drho
+            })
+            .collect();
+        self.rates = rates;
+    }
+
+    fn forces(&mut self, st: &mut SphState) {
+        let d = &self.derived;
+        let (m, rho0, g) = (d.mass, self.params.rest_density, self.params.gravity);
+        let (alpha, c, h) = (self.params.viscosity, d.sound_speed, d.h);
+        let nu4 = 4.0 * self.params.kinematic_viscosity;
+        let (ks, kd, contact) = (d.stiffness, d.damping, d.contact);
+        let support2 = (2.0 * h).powi(2);
+        let this = &*self;
+        let (pos, vel, rho, pr) = (&st.positions, &st.velocities, &st.density, &st.pressure);
+        let dt = d.dt;
+        let velocities: Vec<DVec3> = (0..pos.len())
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|i| {
+                let (x, v) = (pos[i], vel[i]);
+                let pi = pr[i] / (rho[i] * rho[i]);
+                // walls first: γ, the share of the kernel they leave to the fluid (a product,
+                // so two walls at a corner do not both take the quadrant beyond them), their
+                // pressure push, and the penalty of eq. 1
+                let (_, grad_gamma) = this.wall_share(&this.contacts[i]);
+                let mut wall = grad_gamma * (2.0 * pi * rho0);
+                let mut moment = DVec3::ZERO;
+                for w in this.contacts[i].iter().filter(|w| w.dist < contact) {
+                    // eq. 1: penalty against the penetration, damping the normal velocity
+                    wall += w.normal * (ks * (contact - w.dist) - kd * v.dot(w.normal));
+                }
+                let mut fluid = DVec3::ZERO;
+                this.grid.for_near(x, |j| {
+                    let xij = x - pos[j];
+                    let r2 = xij.length_squared();
+                    if r2 >= support2 || j == i {
+                        return;
+                    }
+                    let r = r2.sqrt();
+                    let grad = this.kernel.grad(xij, r);
+                    moment -= xij * grad * (m / rho[j]);
+                    let vij = v - vel[j];
+                    let mut coeff = pi + pr[j] / (rho[j] * rho[j]);
+                    let vx = vij.dot(xij);
+                    if vx < 0.0 {
+                        let mu = h * vx / (r2 + 0.01 * h * h);
+                        coeff += -alpha * c * mu / (0.5 * (rho[i] + rho[j]));
+                    }
+                    fluid -= grad * (m * coeff);
+                    // laminar viscosity (Lo & Shao): damps shear too
+                    fluid += vij * (m * nu4 * xij.dot(grad) / ((rho[i] + rho[j]) * (r2 + 0.01 * h * h)));
+                });
+                // each axis renormalised by the kernel's first moment along it (1 inside the
+                // fluid, less where a wall or the surface cuts the kernel): a linear pressure
+                // field gives its exact gradient, so particles along walls and in corners are
+                // held up as well as any
+                let a = DVec3::new(0.0, 0.0, -g) + (fluid + wall) / moment.max(DVec3::splat(MIN_GAMMA));
+                v + a * dt
+            })
+            .collect();
+        st.velocities = velocities;
+    }
+
+    fn advance(&mut self, st: &mut SphState) {
+        let dt = self.derived.dt;
+        for ((x, v), (r, drho)) in
+            st.positions.iter_mut().zip(&st.velocities).zip(st.density.iter_mut().zip(&self.rates))
+        {
+            *r += drho * dt;
+            *x += *v * dt;
+        }
+    }
+
+    /// Eqs. 2–4 at every contact: each particle's changes in its faces' order; the volumes are
+    /// then added to the vertices in particle order (the same bits for any thread count).
+    fn erode_deposit(&mut self, st: &mut SphState) {
+        let p = &self.params;
+        let (dt, contact) = (self.derived.dt, self.derived.contact);
+        let area = st.spacing * st.spacing;
+        let this = &*self;
+        let (pos, vel, sed) = (&st.positions, &st.velocities, &st.sediment);
+        let events: Vec<(f64, Vec<(u32, f64)>)> = (0..pos.len())
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|i| {
+                let v = vel[i];
+                let mut carried = sed[i];
+                let mut list = Vec::new();
+                for &Wall { face, dist: d, normal: n } in this.contacts[i].iter() {
+                    if d >= contact {
+                        continue;
+                    }
+                    let v_rel = (v - n * v.dot(n)).length();
+                    let theta = v_rel / d.max(0.1 * contact); // eq. 4
+                    let tau = p.shear_constant * theta.powf(p.shear_exponent); // eq. 3
+                    if tau > p.critical_shear {
+                        let volume = p.erosion_rate * (tau - p.critical_shear).powf(p.rate_exponent) * dt * area; // eq. 2
+                        carried += volume;
+                        list.push((face, -volume));
+                    } else if carried > 0.0 {
+                        let rate = p.erosion_rate * (p.critical_shear - tau).powf(p.rate_exponent);
+                        let volume = (rate * dt * area).min(carried);
+                        carried -= volume;
+                        list.push((face, volume));
+                    }
+                }
+                (carried, list)
+            })
+            .collect();
+        for (i, (carried, list)) in events.into_iter().enumerate() {
+            st.sediment[i] = carried;
+            for (face, volume) in list {
+                if volume < 0.0 {
+                    st.books.eroded -= volume;
+                } else {
+                    st.books.deposited += volume;
+                }
+                for &v in &st.mesh.faces[face as usize] {
+                    let v = v as usize;
+                    st.pending[v] += volume / 3.0;
+                    if volume < 0.0 {
+                        st.eroded[v] -= volume / 3.0;
+                    } else {
+                        st.deposited[v] += volume / 3.0;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Eqs. 5–7, one vertex after the other in index order: vertex `v` moves along its normal by
+    /// `s/V`, `V = |Σ (b−v)×(c−v)|/6` over its faces with the neighbours as already moved, so
+    /// the enclosed volume changes by exactly `s` (at most `max_move` per iteration; the rest
+    /// stays pending). Then the faces around moved vertices are checked; on a problem every move
+    /// of this iteration is undone.
+    fn move_mesh(&mut self, st: &mut SphState) -> Result<(), MeshError> {
+        let max_move = self.params.max_move * st.spacing;
+        let mut undo: Vec<(u32, DVec3, f64)> = Vec::new();
+        for v in 0..st.pending.len() {
+            let s = st.pending[v];
+            if s == 0.0 {
+                continue;
+            }
+            let x = st.mesh.positions[v];
+            let mut sum = DVec3::ZERO;
+            for &f in self.vertex_faces.of(v) {
+                let [a, b, c] = st.mesh.faces[f as usize];
+                let (p, q) = if a as usize == v {
+                    (b, c)
+                } else if b as usize == v {
+                    (c, a)
+                } else {
+                    (a, b)
+                };
+                sum += (st.mesh.positions[p as usize] - x).cross(st.mesh.positions[q as usize] - x);
+            }
+            let unit_volume = sum.length() / 6.0; // eqs. 5–6
+            if !(unit_volume > 0.0) {
+                continue;
+            }
+            let normal = sum / sum.length();
+            let shift = (s / unit_volume).clamp(-max_move, max_move); // eq. 7
+            undo.push((v as u32, x, s));
+            st.mesh.positions[v] = x + normal * shift;
+            st.pending[v] = if shift.abs() < max_move { 0.0 } else { s - shift * unit_volume };
+        }
+        if undo.is_empty() {
+            return Ok(());
+        }
+        let found = self.check_moved(st, &undo);
+        if found.is_err() {
+            for &(v, x, s) in undo.iter().rev() {
+                st.mesh.positions[v as usize] = x;
+                st.pending[v as usize] = s;
+            }
+        }
+        self.faces = FaceGrid::build(&st.mesh, 2.0 * self.derived.h, 2.0 * self.derived.h);
+        found
+    }
+
+    /// Faces around the moved vertices: not below the smallest area, not turned over, not
+    /// crossing another face.
+    fn check_moved(&self, st: &SphState, undo: &[(u32, DVec3, f64)]) -> Result<(), MeshError> {
+        let mut seen = vec![false; st.mesh.faces.len()];
+        let mut faces = Vec::new();
+        for &(v, _, _) in undo {
+            for &f in self.vertex_faces.of(v as usize) {
+                if !std::mem::replace(&mut seen[f as usize], true) {
+                    faces.push(f);
+                }
+            }
+        }
+        faces.sort_unstable();
+        // positions before this iteration's moves, for the turn-over test
+        let mut before = std::collections::HashMap::with_capacity(undo.len());
+        for &(v, x, _) in undo {
+            before.insert(v, x);
+        }
+        for &f in &faces {
+            let f = f as usize;
+            let now = st.mesh.area_vector2(f);
+            if 0.5 * now.length() < self.derived.min_area {
+                return Err(MeshError::Degenerate { face: f, area: 0.5 * now.length(), min_area: self.derived.min_area });
+            }
+            let [a, b, c] = st.mesh.faces[f].map(|v| before.get(&v).copied().unwrap_or(st.mesh.positions[v as usize]));
+            if now.dot((b - a).cross(c - a)) <= 0.0 {
+                return Err(MeshError::Flipped { face: f });
+            }
+        }
+        let edge = (st.mesh.surface_area() / st.mesh.faces.len() as f64).sqrt() * 2.0;
+        let grid = FaceGrid::build(&st.mesh, edge, 0.0);
+        match find_crossing(&st.mesh, &grid, Some(&faces)) {
+            Some((face_a, face_b)) => Err(MeshError::SelfIntersection { face_a, face_b }),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! The SPH model: fluid particles eroding a triangle mesh, after Skorkovská, Kolingerová and
+//! Beneš (003), read as `shared/MODEL.md` section 3 says. The surface may hold what a heightfield
+//! cannot: tunnels, caves, overhangs.
+//!
+//! One iteration ([`SphSim::step`]): particles are sorted into a uniform grid of the kernel's
+//! support; density is summed over neighbours plus, for each face whose normal line through the
+//! particle crosses it, the share of the kernel that lies beyond the face (the fluid the wall
+//! stands in for, at rest density); pressure follows the Tait equation (clamped at 0). Forces:
+//! symmetric pressure gradient, Monaghan's artificial viscosity, gravity along −z, each such
+//! face's mirror pressure, and within the particle radius the penalty force of eq. 1. Particles
+//! advance by symplectic Euler with a fixed step from the CFL and viscous limits (sound speed at
+//! least 10x the top speed the scene can reach). At each contact the shear rate `θ = v_rel/d`
+//! (eq. 4; `d` at least a tenth of the radius) gives `τ = K·θ^m` (eq. 3); above `τc` the
+//! particle takes `k·(τ − τc)^a·Δt·Δx²` from the face (eq. 2), a third from each vertex; below
+//! it, it gives back up to `k·(τc − τ)^a·Δt·Δx²` of what it carries. Then each vertex with a
+//! volume owed moves along its normal by `s/V` (eqs. 5–7), one after the other, so the enclosed
+//! volume changes by exactly `s`; the faces around moved vertices are checked (area, turn-over,
+//! crossing another face) and a bad move is undone with a typed error.
+//!
+//! Units: metres, seconds, kilograms; volumes in m³. The books (f64): mesh volume change
+//! (divergence theorem) + pending + carried + outflow = 0.
+//!
+//! Every per-particle stage gathers from neighbours in a fixed order and the vertex volumes are
+//! added in particle order, so the result is the same bits for any thread count.
+
+pub mod build;
+pub mod cpu;
+pub mod intersect;
+pub mod kernel;
+pub mod mesh;
+pub mod neighbors;
+pub mod params;
+pub mod scenes;
+pub mod state;
+
+pub use build::{HeightmapMesh, Refine};
+pub use cpu::{SphDerived, SphSim, SphStage};
+pub use mesh::TriMesh;
+pub use params::{SPH_PARAM_DOCS, SphParams};
+pub use scenes::{Scene, SceneKind};
+pub use state::{FluidBlock, SphBalance, SphBooks, SphState, check_mesh};

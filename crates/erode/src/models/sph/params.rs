@@ -1,0 +1,137 @@
+//! What the user tunes in the SPH model. SI units throughout: metres, seconds, kilograms.
+//! Zero means "derive it" for the sound speed, the time step and the penalty coefficients.
+
+use crate::error::ParamError;
+
+/// SPH model parameters (003; names as the CLI's `--set` uses them).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SphParams {
+    /// Density of the fluid at rest, kg/m³. Default 1000 (water).
+    pub rest_density: f64,
+    /// Smoothing length over particle spacing (the kernel reaches twice this). Default 1.2.
+    pub smoothing_ratio: f64,
+    /// Speed of sound of the weakly compressible fluid, m/s; at least 10x the top speed the scene
+    /// can reach (density varies by ~1 %). Default 0: exactly that, from the scene's drop.
+    pub sound_speed: f64,
+    /// Exponent of the Tait equation `p = ρ0·c²/γ·((ρ/ρ0)^γ − 1)`. Default 7 (water).
+    pub tait_exponent: f64,
+    /// Artificial viscosity (Monaghan's α; damps noise and shocks). Default 0.05.
+    pub viscosity: f64,
+    /// Kinematic viscosity, m²/s (laminar, Lo & Shao's form; damps shear, which the artificial
+    /// viscosity does not). Default 1e-6 (water).
+    pub kinematic_viscosity: f64,
+    /// Gravity, m/s², along −z. Default 9.81.
+    pub gravity: f64,
+    /// Time step, s. Default 0: the largest the CFL (`cfl·h/c`) and viscous limits allow; a
+    /// larger value is refused.
+    pub dt: f64,
+    /// CFL number: the step is at most `cfl·h/c`. Default 0.1 (0.25 grew unstable in the tank
+    /// test with this integrator).
+    pub cfl: f64,
+    /// A face pushes a particle closer than this many particle spacings (the particle's radius,
+    /// eq. 1's reach); erosion happens within it too. Default 0.5.
+    pub contact_ratio: f64,
+    /// Penalty stiffness `k_s` of eq. 1, 1/s² (force per unit mass per metre of penetration).
+    /// Default 0: `(0.2/dt)²`.
+    pub penalty_stiffness: f64,
+    /// Penalty damping `k_d` of eq. 1, 1/s (of the velocity into the face). Default 0:
+    /// `0.4/dt` (half of critical for the default stiffness).
+    pub penalty_damping: f64,
+    /// Erosion constant `k` of eq. 2, m/s per unit of shear stress above the threshold (the
+    /// surface recedes at `ε = k·(τ − τc)^a`). Default 2e-5.
+    pub erosion_rate: f64,
+    /// Critical shear stress `τc` of eq. 2 (units of `K·θ^m`, θ in 1/s). Default 40.
+    pub critical_shear: f64,
+    /// Exponent `a` of eq. 2. Default 1.
+    pub rate_exponent: f64,
+    /// Constant `K` of eq. 3. Default 1 (003).
+    pub shear_constant: f64,
+    /// Material exponent `m` of eq. 3. Default 1.
+    pub shear_exponent: f64,
+    /// Largest vertex move per iteration, particle spacings; the rest of a vertex's volume waits
+    /// for the next iteration (books keep it as pending). Default 0.05.
+    pub max_move: f64,
+    /// A face smaller than this share of the mesh's starting mean face area makes the mesh
+    /// inconsistent. Default 1e-4.
+    pub min_area_ratio: f64,
+}
+
+impl Default for SphParams {
+    fn default() -> Self {
+        Self {
+            rest_density: 1000.0,
+            smoothing_ratio: 1.2,
+            sound_speed: 0.0,
+            tait_exponent: 7.0,
+            viscosity: 0.05,
+            kinematic_viscosity: 1e-6,
+            gravity: 9.81,
+            dt: 0.0,
+            cfl: 0.1,
+            contact_ratio: 0.5,
+            penalty_stiffness: 0.0,
+            penalty_damping: 0.0,
+            erosion_rate: 2e-5,
+            critical_shear: 40.0,
+            rate_exponent: 1.0,
+            shear_constant: 1.0,
+            shear_exponent: 1.0,
+            max_move: 0.05,
+            min_area_ratio: 1e-4,
+        }
+    }
+}
+
+/// One line of documentation per parameter, for `erode params sph`.
+pub const SPH_PARAM_DOCS: &[(&str, &str)] = &[
+    ("rest_density", "fluid density at rest, kg/m³"),
+    ("smoothing_ratio", "smoothing length / particle spacing (kernel support is twice it)"),
+    ("sound_speed", "m/s, >= 10x the scene's top speed; 0 = exactly that"),
+    ("tait_exponent", "gamma of the Tait equation of state"),
+    ("viscosity", "artificial viscosity alpha (Monaghan)"),
+    ("kinematic_viscosity", "laminar viscosity, m²/s"),
+    ("gravity", "m/s², along -z"),
+    ("dt", "time step, s; 0 = the largest the CFL and viscous limits allow"),
+    ("cfl", "the step is at most cfl·h/c"),
+    ("contact_ratio", "particle radius (penalty and erosion reach), particle spacings"),
+    ("penalty_stiffness", "k_s of eq. 1, 1/s²; 0 = (0.2/dt)²"),
+    ("penalty_damping", "k_d of eq. 1, 1/s; 0 = 0.4/dt"),
+    ("erosion_rate", "k of eq. 2: surface recession m/s per unit shear above critical"),
+    ("critical_shear", "tau_c of eq. 2 (units of K·theta^m, theta in 1/s)"),
+    ("rate_exponent", "a of eq. 2"),
+    ("shear_constant", "K of eq. 3"),
+    ("shear_exponent", "m of eq. 3 (material)"),
+    ("max_move", "largest vertex move per iteration, particle spacings"),
+    ("min_area_ratio", "smallest face area, share of the starting mean face area"),
+];
+
+impl SphParams {
+    /// Checks every range; the limits that depend on the scene (sound speed, time step) are
+    /// checked when the simulator is built.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let check = |name: &'static str, value: f64, ok: bool, expected: &'static str| {
+            if ok && value.is_finite() { Ok(()) } else { Err(ParamError { name, value, expected }) }
+        };
+        check("rest_density", self.rest_density, self.rest_density > 0.0, "> 0 kg/m³")?;
+        check("smoothing_ratio", self.smoothing_ratio, (1.0..=2.0).contains(&self.smoothing_ratio), "1 to 2")?;
+        check("sound_speed", self.sound_speed, self.sound_speed >= 0.0, ">= 0 m/s (0 = derived)")?;
+        check("tait_exponent", self.tait_exponent, (1.0..=10.0).contains(&self.tait_exponent), "1 to 10")?;
+        check("viscosity", self.viscosity, (0.0..=1.0).contains(&self.viscosity), "0 to 1")?;
+        check("kinematic_viscosity", self.kinematic_viscosity, self.kinematic_viscosity >= 0.0, ">= 0 m²/s")?;
+        check("gravity", self.gravity, self.gravity >= 0.0, ">= 0 m/s²")?;
+        check("dt", self.dt, self.dt >= 0.0, ">= 0 s (0 = derived)")?;
+        check("cfl", self.cfl, self.cfl > 0.0 && self.cfl <= 0.4, "in (0, 0.4]")?;
+        check("contact_ratio", self.contact_ratio, (0.1..=1.0).contains(&self.contact_ratio), "0.1 to 1")?;
+        check("penalty_stiffness", self.penalty_stiffness, self.penalty_stiffness >= 0.0, ">= 0 1/s² (0 = derived)")?;
+        check("penalty_damping", self.penalty_damping, self.penalty_damping >= 0.0, ">= 0 1/s (0 = derived)")?;
+        check("erosion_rate", self.erosion_rate, self.erosion_rate >= 0.0, ">= 0 m/s")?;
+        check("critical_shear", self.critical_shear, self.critical_shear >= 0.0, ">= 0")?;
+        check("rate_exponent", self.rate_exponent, (0.1..=4.0).contains(&self.rate_exponent), "0.1 to 4")?;
+        check("shear_constant", self.shear_constant, self.shear_constant > 0.0, "> 0")?;
+        check("shear_exponent", self.shear_exponent, (0.1..=4.0).contains(&self.shear_exponent), "0.1 to 4")?;
+        check("max_move", self.max_move, self.max_move > 0.0 && self.max_move <= 0.5, "in (0, 0.5] spacings")?;
+        check("min_area_ratio", self.min_area_ratio, (0.0..0.5).contains(&self.min_area_ratio), "0 to 0.5")?;
+        Ok(())
+    }
+}

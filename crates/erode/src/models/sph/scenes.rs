@@ -1,0 +1,171 @@
+//! 003's scenes, built at any particle and face count: an overflowing lake on a slope (its
+//! Fig. 4/5), a block with a tube that a jet of water runs through (its Fig. 7), and a tank at
+//! rest (for checking the fluid).
+
+use glam::DVec3;
+
+use super::build::{HeightmapMesh, Refine, tank, tube_block};
+use super::mesh::TriMesh;
+use super::params::SphParams;
+use super::state::FluidBlock;
+use crate::error::TerrainError;
+use crate::grid::{CellSize, Grid};
+
+/// A mesh, the fluid to put on it, and parameters that suit it.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    /// The surface.
+    pub mesh: TriMesh,
+    /// Particle spacing, metres.
+    pub spacing: f64,
+    /// Where the fluid starts.
+    pub blocks: Vec<FluidBlock>,
+    /// Particles at most (the lowest lattice points of the blocks are kept).
+    pub max_particles: usize,
+    /// Parameters tuned for the scene.
+    pub params: SphParams,
+}
+
+/// The built-in scenes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SceneKind {
+    /// A lake in a basin on a slope, filled over its rim: the overflow erodes the slope below.
+    Lake,
+    /// A block of solid with a tube through it; a jet of water enters at one end.
+    Tunnel,
+    /// A closed box holding still water.
+    Tank,
+}
+
+impl SceneKind {
+    /// The scene with about `faces` faces (0: the scene's default) and exactly `particles`
+    /// particles (0: the default) where the fluid has room for them.
+    pub fn build(self, particles: usize, faces: usize) -> Result<Scene, TerrainError> {
+        match self {
+            SceneKind::Lake => lake(or(particles, 12_528), or(faces, 9_068)),
+            SceneKind::Tunnel => tunnel(or(particles, 12_528), or(faces, 4_706)),
+            SceneKind::Tank => tank_scene(or(particles, 4_096), faces),
+        }
+    }
+}
+
+fn or(v: usize, default: usize) -> usize {
+    if v == 0 { default } else { v }
+}
+
+fn check_counts(particles: usize, faces: usize) -> Result<(), TerrainError> {
+    if !(64..=5_000_000).contains(&particles) {
+        return Err(TerrainError::Parameter {
+            name: "particles",
+            value: particles as f64,
+            expected: "64 to 5,000,000",
+        });
+    }
+    if !(200..=5_000_000).contains(&faces) {
+        return Err(TerrainError::Parameter { name: "faces", value: faces as f64, expected: "200 to 5,000,000" });
+    }
+    Ok(())
+}
+
+/// The lake's terrain, metres: a 4 x 2 m slope falling towards +x with a round basin near the
+/// top and a shallow valley down its middle.
+pub fn lake_terrain() -> Result<Grid<f32>, TerrainError> {
+    let n = 256;
+    let cell = 4.0 / n as f64;
+    Grid::from_fn(n + 1, n / 2 + 1, CellSize::square(cell), |r, c| {
+        let (x, y) = (c as f64 * cell, 2.0 - r as f64 * cell);
+        let slope = 0.6 - 0.12 * x;
+        let rr = ((x - 1.0).powi(2) + (y - 1.0).powi(2)) / 0.36;
+        let basin = 0.3 * (1.0 - rr).max(0.0);
+        let valley = 0.05 * (-((y - 1.0) / 0.4).powi(2)).exp();
+        (slope - basin - valley) as f32
+    })
+    .map_err(TerrainError::from)
+}
+
+fn lake(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
+    check_counts(particles, faces)?;
+    let terrain = lake_terrain()?;
+    // finer triangles where the overflow runs
+    let refine = Refine::Region { x0: 1.4, y0: 0.5, x1: 4.0, y1: 1.5 };
+    let build = |rows: usize| {
+        HeightmapMesh { columns: 2 * rows, rows, levels: 1, refine: refine.clone(), base_depth: 0.05 }.build(&terrain)
+    };
+    let rows = nearest(faces, |rows| build(rows).map(|m| m.faces.len()), 2, 400)?;
+    let mesh = build(rows)?;
+    // water over the basin, up to 8 cm above the rim's low side
+    let block = FluidBlock { min: [0.35, 0.35, 0.2], max: [1.65, 1.65, 0.62], velocity: [0.0; 3] };
+    let spacing = spacing_for(&mesh, &[block], particles)?;
+    let params = SphParams { erosion_rate: 5e-4, critical_shear: 30.0, ..SphParams::default() };
+    Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params })
+}
+
+fn tunnel(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
+    check_counts(particles, faces)?;
+    // faces = 2·around·(along + 3): pick the pair nearest the count asked for
+    let mut best = (usize::MAX, 16, 1);
+    for around in (16..=256).step_by(8) {
+        let along = (faces as f64 / (2.0 * around as f64) - 3.0).round().max(1.0) as usize;
+        let got = 2 * around * (along + 3);
+        let score = got.abs_diff(faces) * 4 + around.abs_diff(32); // prefer ~32 round
+        if score < best.0 {
+            best = (score, around, along);
+        }
+    }
+    let mesh = tube_block(3.0, 0.6, 0.35, best.1 as u32, best.2 as u32)?;
+    // a jet in front of the entrance, aimed along the tube
+    let block = FluidBlock { min: [-0.9, -0.15, 0.0], max: [-0.05, 0.15, 0.25], velocity: [4.0, 0.0, 0.0] };
+    let spacing = spacing_for(&mesh, &[block], particles)?;
+    let params = SphParams { erosion_rate: 5e-4, critical_shear: 30.0, ..SphParams::default() };
+    Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params })
+}
+
+fn tank_scene(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
+    check_counts(particles, 200)?;
+    // a 0.4 x 0.4 m tank, water 0.4 m deep on a lattice, room above
+    let spacing = (0.4f64 * 0.4 * 0.4 / particles as f64).cbrt();
+    let divisions = if faces == 0 { ((0.4 / (2.0 * spacing)).round() as u32).max(2) } else {
+        ((faces as f64 / 12.0).sqrt().round() as u32).max(2)
+    };
+    let mesh = tank(DVec3::new(0.4, 0.4, 0.6), [divisions, divisions, divisions * 3 / 2])?;
+    let block = FluidBlock { min: [0.0, 0.0, 0.0], max: [0.4 + 1e-9, 0.4 + 1e-9, 0.4 + 1e-9], velocity: [0.0; 3] };
+    let params = SphParams { erosion_rate: 0.0, ..SphParams::default() };
+    Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params })
+}
+
+/// The `n` in `lo..=hi` whose `count(n)` is nearest `target` (count grows with `n`).
+fn nearest(
+    target: usize,
+    count: impl Fn(usize) -> Result<usize, TerrainError>,
+    lo: usize,
+    hi: usize,
+) -> Result<usize, TerrainError> {
+    let (mut a, mut b) = (lo, hi);
+    while a < b {
+        let mid = (a + b) / 2;
+        if count(mid)? < target { a = mid + 1 } else { b = mid }
+    }
+    let above = count(a)?.abs_diff(target);
+    let below = if a > lo { count(a - 1)?.abs_diff(target) } else { usize::MAX };
+    Ok(if below < above { a - 1 } else { a })
+}
+
+/// The largest lattice spacing at which the blocks hold at least `particles` fluid points.
+fn spacing_for(mesh: &TriMesh, blocks: &[FluidBlock], particles: usize) -> Result<f64, TerrainError> {
+    let volume: f64 = blocks.iter().map(|b| (0..3).map(|k| b.max[k] - b.min[k]).product::<f64>()).sum();
+    let count = |s: f64| super::state::fluid_points(mesh, s, blocks, usize::MAX);
+    let (mut lo, mut hi) = ((volume / particles as f64).cbrt() * 0.3, (volume / particles as f64).cbrt());
+    if count(lo) < particles {
+        return Err(TerrainError::Parameter {
+            name: "particles",
+            value: particles as f64,
+            expected: "a count the scene's fluid region can hold",
+        });
+    }
+    for _ in 0..40 {
+        let mid = 0.5 * (lo + hi);
+        if count(mid) >= particles { lo = mid } else { hi = mid }
+    }
+    Ok(lo)
+}
