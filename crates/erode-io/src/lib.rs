@@ -22,6 +22,8 @@
 //!   file when it wrote it, else `[0, 100]` m ([`DEFAULT_IMAGE_RANGE`]);
 //! - DEM formats (TIFF, NPY `i16`) hold metres as stored (scale 1), as GDAL reads them.
 //!
+//! Meshes (the SPH model's surfaces) are in [`mesh`]: OBJ, PLY, STL in; OBJ, PLY, glTF out.
+//!
 //! Writing an integer format quantises `[min, max]` of the map (or the range asked for) onto the
 //! full 16-bit scale and, where the format can carry text (PNG, PGM), stores that range so that
 //! reading the file back gives metres again within one quantum.
@@ -32,8 +34,10 @@ mod atomic;
 pub mod error;
 mod formats;
 mod geotiff;
+pub mod mesh;
 pub mod params;
 mod samples;
+pub mod scene;
 
 use std::path::Path;
 

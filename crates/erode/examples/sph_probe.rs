@@ -70,7 +70,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let rmax = st.density.iter().copied().fold(0.0, f64::max);
             let pmax = st.pressure.iter().copied().fold(0.0, f64::max);
             let at = st.density.iter().position(|&r| r == rmax).unwrap_or(0);
-            println!("{i} lo {lo:.4} hi {hi:.4} rho max {rmax:.2} p max {pmax:.0} at {:.4} v {:.4}", st.positions[at], st.velocities[at]);
+            println!(
+                "{i} lo {lo:.4} hi {hi:.4} rho max {rmax:.2} p max {pmax:.0} at {:.4} v {:.4}",
+                st.positions[at], st.velocities[at]
+            );
         }
         if (i + 1) % (iters / 10).max(1) == 0 {
             let top = st.velocities.iter().map(|v| v.length()).fold(0.0, f64::max);
@@ -116,13 +119,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let g = sim.params().gravity;
         let area = if std::env::var("ROUND").is_ok() { std::f64::consts::PI * 0.04 } else { 0.4 * 0.4 };
         let height = st.positions.len() as f64 * sim.derived().mass / rho0 / area;
-        let mean_err: f64 = st
-            .positions
-            .iter()
-            .zip(&st.pressure)
-            .map(|(x, p)| (p - rho0 * g * (height - x.z)).abs())
-            .sum::<f64>()
-            / st.positions.len() as f64;
+        let mean_err: f64 =
+            st.positions.iter().zip(&st.pressure).map(|(x, p)| (p - rho0 * g * (height - x.z)).abs()).sum::<f64>()
+                / st.positions.len() as f64;
         let mut layers = vec![(0.0, 0.0, 0usize); 40];
         for (x, p) in st.positions.iter().zip(&st.pressure) {
             let k = ((x.z / st.spacing) as usize).min(39);
@@ -132,7 +131,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         for (k, l) in layers.iter().enumerate().filter(|l| l.1.2 > 0) {
             let z = l.1 / l.2 as f64;
-            println!("layer {k:2} z {z:.4} n {:4} p {:8.1} hydrostatic {:8.1}", l.2, l.0 / l.2 as f64, rho0 * g * (height - z));
+            println!(
+                "layer {k:2} z {z:.4} n {:4} p {:8.1} hydrostatic {:8.1}",
+                l.2,
+                l.0 / l.2 as f64,
+                rho0 * g * (height - z)
+            );
         }
         println!("height {height:.4} m, mean |p - rho g depth| / (rho g H) = {:.4}", mean_err / (rho0 * g * height));
     }

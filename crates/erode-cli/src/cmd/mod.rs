@@ -8,4 +8,5 @@ pub mod info;
 pub mod params;
 pub mod render;
 pub mod simulate;
+pub mod sph;
 pub mod view;

@@ -6,6 +6,7 @@ use erode::models::grid;
 #[command(after_help = "Examples:
   erode params grid > grid.toml
   erode params droplet > droplet.toml
+  erode params sph > sph.toml
   erode simulate grid dem.tif --params grid.toml -o out")]
 pub struct Args {
     /// The model.
@@ -16,6 +17,7 @@ pub struct Args {
 enum Model {
     Grid,
     Droplet,
+    Sph,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -33,6 +35,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             // TOML has no -inf literal for "unset": say it instead
             table = table.replace("min_height = -inf", "# min_height = 0.0   (unset: the input's lowest height)");
             print!("{table}");
+        }
+        Model::Sph => {
+            let header = "erode SPH model parameters (003: fluid particles eroding a triangle mesh).\n\
+                          Metres, seconds, kilograms. Each value below is the default; 0 = derived.";
+            let docs = erode::models::sph::SPH_PARAM_DOCS;
+            print!("{}", erode_io::params::to_commented_toml(&erode::models::sph::SphParams::default(), docs, header));
         }
     }
     Ok(())

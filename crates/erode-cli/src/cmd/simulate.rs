@@ -23,12 +23,17 @@ Examples:
   erode simulate grid t.tif -o out --iterations 600 --resume
   erode simulate grid t.tif -o out --backend gpu            (see erode gpu-info)
   erode simulate droplet t.tif -o out --droplets 200000 --seed 3 --set radius=3
-  erode simulate droplet t.tif -o out --rain-map rain.png --hardness-map rock.png")]
+  erode simulate droplet t.tif -o out --rain-map rain.png --hardness-map rock.png
+  erode simulate sph --scene tunnel --iterations 2000 -o out
+  erode simulate sph --scene lake --particles 12528 --faces 9068 --iterations 500 -o out
+  erode simulate sph cave.obj --scene cave.toml --iterations 5000 -o out
+SPH outputs: mesh.obj, mesh.ply, mesh.glb (eroded, per-vertex erosion/deposition), start.ply,
+particles.ply, snapshots/particles-N.ply (--snapshot-every), report.json.")]
 pub struct Args {
     /// The model.
     model: Model,
-    /// Input heightmap.
-    input_file: PathBuf,
+    /// Input heightmap (sph: a mesh .obj/.ply/.stl or a heightmap; optional with --scene).
+    input_file: Option<PathBuf>,
     /// Output folder (created if missing).
     #[arg(short, long)]
     output: PathBuf,
@@ -69,6 +74,18 @@ pub struct Args {
     /// Rain map (>= 0): grid, for rain_mode = "map"; droplet, where droplets start (in proportion).
     #[arg(long)]
     rain_map: Option<PathBuf>,
+    /// SPH: lake, tunnel, tank, or a scene file (TOML: mesh, fluid blocks, parameters).
+    #[arg(long)]
+    scene: Option<String>,
+    /// SPH: particles (0: the scene's; lake and tunnel default to 003's 12,528).
+    #[arg(long, default_value_t = 0)]
+    particles: usize,
+    /// SPH: about this many faces for a built-in scene or a heightmap (0: the scene's).
+    #[arg(long, default_value_t = 0)]
+    faces: usize,
+    /// SPH: write particles and the mesh every N iterations (0: only at the end).
+    #[arg(long, default_value_t = 0)]
+    snapshot_every: u64,
     #[command(flatten)]
     input: InputArgs,
 }
@@ -77,6 +94,7 @@ pub struct Args {
 enum Model {
     Grid,
     Droplet,
+    Sph,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq)]
@@ -194,7 +212,7 @@ fn check_same_size(path: &Path, got: (usize, usize), terrain: &erode::Grid<f32>)
 }
 
 /// The worker threads of a run (`--threads`, default one per core).
-fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+pub(crate) fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     let mut b = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         if n == 0 {
@@ -260,8 +278,33 @@ fn read_map(
 }
 
 pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
+    if a.model == Model::Sph {
+        if a.backend != Backend::Cpu {
+            bail!("--backend: the SPH model runs on the CPU only");
+        }
+        let job = crate::cmd::sph::SphJob {
+            input: a.input_file.as_deref(),
+            scene: a.scene.as_deref(),
+            particles: a.particles,
+            faces: a.faces,
+            iterations: a.iterations,
+            snapshot_every: a.snapshot_every,
+            output: &a.output,
+            params_file: a.params.as_deref(),
+            sets: &a.sets,
+            threads: a.threads,
+            input_args: &a.input,
+        };
+        return crate::cmd::sph::run(job, quiet);
+    }
+    if a.scene.is_some() || a.particles > 0 || a.faces > 0 || a.snapshot_every > 0 {
+        bail!("--scene, --particles, --faces and --snapshot-every are for the sph model");
+    }
+    let Some(input_file) = a.input_file.clone() else {
+        bail!("simulate {}: needs an input heightmap", if a.model == Model::Grid { "grid" } else { "droplet" });
+    };
     if a.model == Model::Droplet {
-        return run_droplet(a, quiet);
+        return run_droplet(a, input_file, quiet);
     }
     // 1. validate everything before any long work
     let formats = formats(&a.format)?;
@@ -271,7 +314,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     }
     params.validate()?;
     let read_opts = a.input.options()?;
-    let loaded = erode_io::read(&a.input_file, &read_opts)?;
+    let loaded = erode_io::read(&input_file, &read_opts)?;
     let terrain = &loaded.map.heights;
     let hardness = read_map(&a.hardness_map, "hardness", terrain)?;
     let rain = read_map(&a.rain_map, "rain", terrain)?;
@@ -391,7 +434,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
+fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> {
     use erode::models::droplet::{DropletMaps, DropletParams, DropletSim, DropletState, droplet_params_fingerprint};
     let formats = formats(&a.format)?;
     let mut params: DropletParams = erode_io::params::load(a.params.as_deref(), &a.sets)?;
@@ -399,7 +442,7 @@ fn run_droplet(a: Args, quiet: bool) -> anyhow::Result<()> {
         params.seed = seed;
     }
     let read_opts = a.input.options()?;
-    let loaded = erode_io::read(&a.input_file, &read_opts)?;
+    let loaded = erode_io::read(&input_file, &read_opts)?;
     let terrain = &loaded.map.heights;
     if params.min_height == f64::NEG_INFINITY {
         params.min_height = f64::from(loaded.map.stats().min);

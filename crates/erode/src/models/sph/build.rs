@@ -300,8 +300,8 @@ fn laplacian(h: &Grid<f32>) -> Result<Grid<f32>, TerrainError> {
 /// from end to end. The block's outside has one ring per end, the tube's inside `along + 1`.
 pub fn tube_block(length: f64, half_width: f64, radius: f64, around: u32, along: u32) -> Result<TriMesh, TerrainError> {
     let bad = |name, value: f64, expected| TerrainError::Parameter { name, value, expected };
-    if !(length > 0.0 && half_width > 0.0 && radius > 0.0 && radius < half_width * 0.95) {
-        return Err(bad("radius", radius, "0 < radius < 0.95 x half_width, positive length"));
+    if !(length > 0.0 && half_width > 0.0 && radius > 0.0 && radius < half_width * 0.99) {
+        return Err(bad("radius", radius, "0 < radius < 0.99 x half_width, positive length"));
     }
     if around < 8 || around % 8 != 0 || around > 4096 {
         return Err(bad("around", f64::from(around), "a multiple of 8 from 8 to 4096"));
@@ -393,7 +393,8 @@ pub fn tank(size: DVec3, divisions: [u32; 3]) -> Result<TriMesh, TerrainError> {
                         l[q] = j;
                         l
                     };
-                    let (a, b, c, e) = (vertex(at(i, j)), vertex(at(i + 1, j)), vertex(at(i + 1, j + 1)), vertex(at(i, j + 1)));
+                    let (a, b, c, e) =
+                        (vertex(at(i, j)), vertex(at(i + 1, j)), vertex(at(i + 1, j + 1)), vertex(at(i, j + 1)));
                     faces.push([a, b, c]);
                     faces.push([a, c, e]);
                 }
@@ -412,7 +413,8 @@ mod tests {
 
     #[test]
     fn heightmap_mesh_is_closed_and_holds_the_volume_under_the_surface() {
-        let h = Grid::from_fn(33, 17, CellSize::square(2.0), |r, c| (r as f32 * 0.3 + c as f32 * 0.1).sin() + 5.0).unwrap();
+        let h =
+            Grid::from_fn(33, 17, CellSize::square(2.0), |r, c| (r as f32 * 0.3 + c as f32 * 0.1).sin() + 5.0).unwrap();
         for refine in [
             Refine::None,
             Refine::Region { x0: 10.0, y0: 5.0, x1: 20.0, y1: 12.0 },

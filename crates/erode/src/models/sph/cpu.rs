@@ -154,8 +154,8 @@ impl Walls {
     }
 }
 
-/// Smallest share of the kernel left to the fluid that renormalises the sums (in deep corners).
-const MIN_GAMMA: f64 = 0.25;
+/// Smallest first moment of the kernel that renormalises the pressure gradient (in deep corners).
+const MIN_MOMENT: f64 = 0.5;
 
 /// Iterations between two Shepard filters of the density.
 pub const FILTER_EVERY: u64 = 30;
@@ -209,12 +209,19 @@ impl SphSim {
         let dt_limit = cfl_dt.min(viscous_dt);
         let dt = if p.dt > 0.0 { p.dt } else { dt_limit };
         if dt > dt_limit * (1.0 + 1e-12) {
-            return Err(ParamError { name: "dt", value: dt, expected: "at most the CFL and viscous limit (0 derives it)" }.into());
+            return Err(ParamError {
+                name: "dt",
+                value: dt,
+                expected: "at most the CFL and viscous limit (0 derives it)",
+            }
+            .into());
         }
         let stiffness = if p.penalty_stiffness > 0.0 { p.penalty_stiffness } else { (0.2 / dt).powi(2) };
         let damping = if p.penalty_damping > 0.0 { p.penalty_damping } else { 0.4 / dt };
         if stiffness.sqrt() * dt > 0.5 {
-            return Err(ParamError { name: "penalty_stiffness", value: stiffness, expected: "at most (0.5/dt)²" }.into());
+            return Err(
+                ParamError { name: "penalty_stiffness", value: stiffness, expected: "at most (0.5/dt)²" }.into()
+            );
         }
         if damping * dt > 1.0 {
             return Err(ParamError { name: "penalty_damping", value: damping, expected: "at most 1/dt" }.into());
@@ -361,8 +368,7 @@ impl SphSim {
     /// The walls near each particle ([`Walls`]), found once per iteration.
     fn contacts(&mut self, st: &SphState) {
         let this = &*self;
-        let contacts: Vec<Walls> =
-            st.positions.par_iter().with_min_len(256).map(|&x| this.walls_at(st, x)).collect();
+        let contacts: Vec<Walls> = st.positions.par_iter().with_min_len(256).map(|&x| this.walls_at(st, x)).collect();
         self.contacts = contacts;
     }
 
@@ -412,10 +418,8 @@ impl SphSim {
     /// fluid, walls taken as independent) and its gradient `∇γ` (1/m, pointing away from them).
     #[inline]
     fn wall_share(&self, walls: &Walls) -> (f64, DVec3) {
-        let found: Vec<(f64, f64, DVec3)> = walls
-            .iter()
-            .map(|w| (self.kernel.beyond(w.dist), -self.kernel.beyond_slope(w.dist), w.normal))
-            .collect();
+        let found: Vec<(f64, f64, DVec3)> =
+            walls.iter().map(|w| (self.kernel.beyond(w.dist), -self.kernel.beyond_slope(w.dist), w.normal)).collect();
         let gamma: f64 = found.iter().map(|w| 1.0 - w.0).product();
         let mut grad = DVec3::ZERO;
         for (k, &(_, slope, n)) in found.iter().enumerate() {
@@ -523,7 +527,9 @@ impl SphSim {
                     // eq. 1: penalty against the penetration, damping the normal velocity
                     wall += w.normal * (ks * (contact - w.dist) - kd * v.dot(w.normal));
                 }
-                let mut fluid = DVec3::ZERO;
+                // the neighbours' pressures (the gradient estimate), the particle's own
+                // (which the walls' term closes) and viscosity, kept apart
+                let (mut gradient, mut own, mut viscous) = (DVec3::ZERO, DVec3::ZERO, DVec3::ZERO);
                 this.grid.for_near(x, |j| {
                     let xij = x - pos[j];
                     let r2 = xij.length_squared();
@@ -534,21 +540,23 @@ impl SphSim {
                     let grad = this.kernel.grad(xij, r);
                     moment -= xij * grad * (m / rho[j]);
                     let vij = v - vel[j];
-                    let mut coeff = pi + pr[j] / (rho[j] * rho[j]);
+                    gradient -= grad * (m * pr[j] / (rho[j] * rho[j]));
+                    own -= grad * (m * pi);
                     let vx = vij.dot(xij);
                     if vx < 0.0 {
                         let mu = h * vx / (r2 + 0.01 * h * h);
-                        coeff += -alpha * c * mu / (0.5 * (rho[i] + rho[j]));
+                        viscous += grad * (m * alpha * c * mu / (0.5 * (rho[i] + rho[j])));
                     }
-                    fluid -= grad * (m * coeff);
                     // laminar viscosity (Lo & Shao): damps shear too
-                    fluid += vij * (m * nu4 * xij.dot(grad) / ((rho[i] + rho[j]) * (r2 + 0.01 * h * h)));
+                    viscous += vij * (m * nu4 * xij.dot(grad) / ((rho[i] + rho[j]) * (r2 + 0.01 * h * h)));
                 });
-                // each axis renormalised by the kernel's first moment along it (1 inside the
-                // fluid, less where a wall or the surface cuts the kernel): a linear pressure
-                // field gives its exact gradient, so particles along walls and in corners are
-                // held up as well as any
-                let a = DVec3::new(0.0, 0.0, -g) + (fluid + wall) / moment.max(DVec3::splat(MIN_GAMMA));
+                // the gradient estimate renormalised per axis by the kernel's first moment along
+                // it (1 inside the fluid, less where a wall or the surface cuts the kernel): a
+                // linear pressure field gives its exact gradient, so particles along walls and
+                // in corners are held up as well as any; spray (few neighbours, low pressure)
+                // is left alone
+                let a =
+                    DVec3::new(0.0, 0.0, -g) + gradient / moment.max(DVec3::splat(MIN_MOMENT)) + own + wall + viscous;
                 v + a * dt
             })
             .collect();
@@ -694,7 +702,11 @@ impl SphSim {
             let f = f as usize;
             let now = st.mesh.area_vector2(f);
             if 0.5 * now.length() < self.derived.min_area {
-                return Err(MeshError::Degenerate { face: f, area: 0.5 * now.length(), min_area: self.derived.min_area });
+                return Err(MeshError::Degenerate {
+                    face: f,
+                    area: 0.5 * now.length(),
+                    min_area: self.derived.min_area,
+                });
             }
             let [a, b, c] = st.mesh.faces[f].map(|v| before.get(&v).copied().unwrap_or(st.mesh.positions[v as usize]));
             if now.dot((b - a).cross(c - a)) <= 0.0 {

@@ -120,7 +120,13 @@ fn simpson(a: f64, b: f64, n: usize, f: impl Fn(f64) -> (f64, f64)) -> (f64, f64
     let dx = (b - a) / n as f64;
     let mut s = (0.0, 0.0);
     for i in 0..=n {
-        let wgt = if i == 0 || i == n { 1.0 } else if i % 2 == 1 { 4.0 } else { 2.0 };
+        let wgt = if i == 0 || i == n {
+            1.0
+        } else if i % 2 == 1 {
+            4.0
+        } else {
+            2.0
+        };
         let v = f(a + dx * i as f64);
         s.0 += wgt * v.0;
         s.1 += wgt * v.1;

@@ -114,8 +114,8 @@ fn tunnel(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
         }
     }
     let mesh = tube_block(3.0, 0.6, 0.35, best.1 as u32, best.2 as u32)?;
-    // a jet in front of the entrance, aimed along the tube
-    let block = FluidBlock { min: [-0.9, -0.15, 0.0], max: [-0.05, 0.15, 0.25], velocity: [4.0, 0.0, 0.0] };
+    // a jet just inside the entrance, aimed down the tube at its floor
+    let block = FluidBlock { min: [0.05, -0.12, -0.12], max: [0.45, 0.12, 0.12], velocity: [2.0, 0.0, -3.0] };
     let spacing = spacing_for(&mesh, &[block], particles)?;
     let params = SphParams { erosion_rate: 5e-4, critical_shear: 30.0, ..SphParams::default() };
     Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params })
@@ -125,7 +125,9 @@ fn tank_scene(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
     check_counts(particles, 200)?;
     // a 0.4 x 0.4 m tank, water 0.4 m deep on a lattice, room above
     let spacing = (0.4f64 * 0.4 * 0.4 / particles as f64).cbrt();
-    let divisions = if faces == 0 { ((0.4 / (2.0 * spacing)).round() as u32).max(2) } else {
+    let divisions = if faces == 0 {
+        ((0.4 / (2.0 * spacing)).round() as u32).max(2)
+    } else {
         ((faces as f64 / 12.0).sqrt().round() as u32).max(2)
     };
     let mesh = tank(DVec3::new(0.4, 0.4, 0.6), [divisions, divisions, divisions * 3 / 2])?;
@@ -151,8 +153,9 @@ fn nearest(
     Ok(if below < above { a - 1 } else { a })
 }
 
-/// The largest lattice spacing at which the blocks hold at least `particles` fluid points.
-fn spacing_for(mesh: &TriMesh, blocks: &[FluidBlock], particles: usize) -> Result<f64, TerrainError> {
+/// The largest lattice spacing (metres) at which the blocks hold at least `particles` fluid
+/// points of `mesh`.
+pub fn spacing_for(mesh: &TriMesh, blocks: &[FluidBlock], particles: usize) -> Result<f64, TerrainError> {
     let volume: f64 = blocks.iter().map(|b| (0..3).map(|k| b.max[k] - b.min[k]).product::<f64>()).sum();
     let count = |s: f64| super::state::fluid_points(mesh, s, blocks, usize::MAX);
     let (mut lo, mut hi) = ((volume / particles as f64).cbrt() * 0.3, (volume / particles as f64).cbrt());

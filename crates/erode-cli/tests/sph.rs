@@ -1,0 +1,102 @@
+//! `erode simulate sph`: built-in scenes, a scene file with a mesh, a heightmap, and refusals.
+
+mod common;
+
+use std::path::Path;
+
+use common::{ok, refused};
+
+fn report(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_tunnel_scene_erodes_with_balanced_books_and_writes_every_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(
+        &[
+            "simulate",
+            "sph",
+            "--scene",
+            "tunnel",
+            "--particles",
+            "1500",
+            "--iterations",
+            "1500",
+            "--snapshot-every",
+            "500",
+            "-o",
+            "out",
+            "-q",
+        ],
+        d,
+    );
+    for f in ["mesh.obj", "mesh.ply", "mesh.glb", "start.ply", "particles.ply", "snapshots/particles-00001000.ply"] {
+        assert!(d.join("out").join(f).is_file(), "{f} missing");
+    }
+    let r = report(&d.join("out"));
+    assert_eq!(r["iterations"], 1500);
+    assert!(r["stopped"].is_null());
+    let books = &r["mass_balance"];
+    assert!(books["eroded_m3"].as_f64().unwrap() > 0.0, "{books}");
+    assert!(books["relative_error"].as_f64().unwrap() <= 1e-6, "{books}");
+    // the written mesh reads back closed
+    let mesh = erode_io::mesh::read_mesh(&d.join("out/mesh.ply")).unwrap();
+    mesh.validate(true, 0.0).unwrap();
+    assert_eq!(mesh.faces.len(), r["faces"].as_u64().unwrap() as usize);
+}
+
+#[test]
+fn the_lake_scene_runs_at_003s_sizes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["simulate", "sph", "--scene", "lake", "--iterations", "20", "-o", "out", "-q"], d);
+    let r = report(&d.join("out"));
+    assert_eq!(r["particles"]["start"], 12_528);
+    let faces = r["faces"].as_u64().unwrap();
+    assert!(faces.abs_diff(9_068) < 200, "{faces} faces");
+    assert!(r["mass_balance"]["relative_error"].as_f64().unwrap() <= 1e-6);
+}
+
+#[test]
+fn a_scene_file_with_a_mesh_and_a_heightmap_input_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // a 1 m cube (outward faces) with water dropped on it
+    let cube = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 0 0 1\nv 1 0 1\nv 0 1 1\nv 1 1 1\n\
+                f 1 3 2\nf 2 3 4\nf 5 6 7\nf 6 8 7\nf 1 2 5\nf 2 6 5\nf 3 7 4\nf 4 7 8\nf 1 5 3\nf 3 5 7\nf 2 4 6\nf 4 8 6\n";
+    std::fs::write(d.join("cube.obj"), cube).unwrap();
+    std::fs::write(
+        d.join("scene.toml"),
+        "mesh = \"cube.obj\"\nparticles = 800\n[[blocks]]\nmin = [0.2, 0.2, 1.05]\nmax = [0.8, 0.8, 1.3]\n[params]\nerosion_rate = 1e-3\n",
+    )
+    .unwrap();
+    ok(&["simulate", "sph", "--scene", "scene.toml", "--iterations", "200", "-o", "a", "-q"], d);
+    let r = report(&d.join("a"));
+    assert_eq!(r["particles"]["start"], 800);
+    assert_eq!(r["params"]["erosion_rate"], 1e-3);
+    ok(&["generate", "--size", "64", "--seed", "3", "-o", "t.tif"], d);
+    ok(
+        &["simulate", "sph", "t.tif", "--particles", "1500", "--faces", "2000", "--iterations", "30", "-o", "b", "-q"],
+        d,
+    );
+    let r = report(&d.join("b"));
+    assert!(r["faces"].as_u64().unwrap() > 1500);
+    assert!(r["mass_balance"]["relative_error"].as_f64().unwrap() <= 1e-6);
+}
+
+#[test]
+fn bad_sph_input_is_refused_with_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    refused(&["simulate", "sph", "-o", "out"], d, "needs a mesh or heightmap");
+    std::fs::write(d.join("open.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\n").unwrap();
+    refused(&["simulate", "sph", "open.obj", "-o", "out"], d, "not closed");
+    refused(&["simulate", "sph", "open.obj", "--scene", "lake", "-o", "out"], d, "brings its own mesh");
+    refused(&["simulate", "sph", "--scene", "tank", "--set", "cfl=3", "-o", "out"], d, "cfl");
+    refused(&["simulate", "sph", "--scene", "tank", "--set", "sound_speed=2", "-o", "out"], d, "sound_speed");
+    refused(&["simulate", "sph", "--scene", "moon", "-o", "out"], d, "--scene moon");
+    refused(&["simulate", "grid", "-o", "out"], d, "needs an input heightmap");
+    assert!(!d.join("out/report.json").exists(), "no partial output");
+}
