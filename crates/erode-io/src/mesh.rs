@@ -457,10 +457,10 @@ fn encode_glb(mesh: &TriMesh, values: VertexValues) -> Vec<u8> {
         ],
     });
     let mut text = json.to_string().into_bytes();
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let total = 12 + 8 + text.len() + 8 + bin.len();

@@ -303,7 +303,7 @@ pub fn tube_block(length: f64, half_width: f64, radius: f64, around: u32, along:
     if !(length > 0.0 && half_width > 0.0 && radius > 0.0 && radius < half_width * 0.99) {
         return Err(bad("radius", radius, "0 < radius < 0.99 x half_width, positive length"));
     }
-    if around < 8 || around % 8 != 0 || around > 4096 {
+    if around < 8 || !around.is_multiple_of(8) || around > 4096 {
         return Err(bad("around", f64::from(around), "a multiple of 8 from 8 to 4096"));
     }
     if along == 0 || along > 100_000 {

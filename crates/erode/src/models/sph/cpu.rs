@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::intersect::{FaceGrid, find_crossing};
 use super::kernel::Kernel;
 use super::mesh::{VertexFaces, closest_point};
-use super::neighbors::ParticleGrid;
+use super::neighbors::{ParticleGrid, REACH};
 use super::params::SphParams;
 use super::state::SphState;
 use crate::error::{MeshError, ParamError, SimError};
@@ -103,10 +103,20 @@ pub struct SphSim {
     vertex_faces: VertexFaces,
     rates: Vec<f64>,
     contacts: Vec<Walls>,
+    drift: f64,
+    planes: Vec<(DVec3, f64)>,
     times: [Duration; STAGES],
 }
 
 /// How strongly a wall pushes: its share of the density's gradient times this.
+/// Slack of the face grid beyond the kernel's support, smoothing lengths.
+const GRID_SLACK: f64 = 0.5;
+
+/// The faces binned for contacts: cells of `2h`, each face listed within `(2 + GRID_SLACK)·h`.
+fn face_grid(mesh: &super::mesh::TriMesh, h: f64) -> FaceGrid {
+    FaceGrid::build(mesh, 2.0 * h, (2.0 + GRID_SLACK) * h)
+}
+
 /// Walls a particle keeps track of (a corner has three).
 const MAX_WALLS: usize = 4;
 
@@ -229,13 +239,13 @@ impl SphSim {
         let margin = DVec3::new(4.0 * h, 4.0 * h, 4.0 * h);
         let headroom = DVec3::new(0.0, 0.0, 0.25 * (hi.z - lo.z));
         let (lo, hi) = (lo - margin, hi + margin + headroom);
-        let grid = ParticleGrid::new(lo, hi, 2.0 * h, MAX_GRID_CELLS).ok_or(ParamError {
+        let grid = ParticleGrid::new(lo, hi, 2.0 * h / REACH as f64, MAX_GRID_CELLS).ok_or(ParamError {
             name: "smoothing_ratio",
             value: p.smoothing_ratio,
             expected: "a kernel not so small against the scene (the neighbour grid would exceed 16M cells)",
         })?;
         let contact = p.contact_ratio * st.spacing;
-        let faces = FaceGrid::build(&st.mesh, 2.0 * h, 2.0 * h);
+        let faces = face_grid(&st.mesh, h);
         let mean_area = st.mesh.surface_area() / st.mesh.faces.len().max(1) as f64;
         let derived = SphDerived {
             h,
@@ -259,6 +269,8 @@ impl SphSim {
             vertex_faces: st.mesh.vertex_faces(),
             rates: Vec::new(),
             contacts: Vec::new(),
+            drift: 0.0,
+            planes: Vec::new(),
             times: [Duration::ZERO; STAGES],
         })
     }
@@ -367,6 +379,16 @@ impl SphSim {
 
     /// The walls near each particle ([`Walls`]), found once per iteration.
     fn contacts(&mut self, st: &SphState) {
+        let mesh = &st.mesh;
+        let planes: Vec<(DVec3, f64)> = (0..mesh.faces.len())
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|f| {
+                let n = mesh.normal(f);
+                (n, n.dot(mesh.positions[mesh.faces[f][0] as usize]))
+            })
+            .collect();
+        self.planes = planes;
         let this = &*self;
         let contacts: Vec<Walls> = st.positions.par_iter().with_min_len(256).map(|&x| this.walls_at(st, x)).collect();
         self.contacts = contacts;
@@ -384,12 +406,12 @@ impl SphSim {
         let mut edges = [(0u32, 0.0, DVec3::ZERO, DVec3::ZERO); 8];
         let mut n_edges = 0;
         for &face in self.faces.near(x) {
-            let [a, b, c] = st.mesh.corners(face as usize);
-            let n_face = (b - a).cross(c - a).normalize_or_zero();
-            let plane = (x - a).dot(n_face);
+            let (n_face, offset) = self.planes[face as usize];
+            let plane = n_face.dot(x) - offset;
             if plane <= -contact || plane >= support {
                 continue;
             }
+            let [a, b, c] = st.mesh.corners(face as usize);
             let (q, inside) = closest_point(x, a, b, c);
             if inside {
                 walls.add(Wall { face, dist: plane, normal: n_face });
@@ -494,8 +516,7 @@ impl SphSim {
                 // the wall's mirror image approaches at twice the normal speed
                 let (_, grad_gamma) = this.wall_share(&this.contacts[i]);
                 rate -= grad_gamma * v * (2.0 * rho0);
-                let drho = rate.element_sum();
-                drho
+                rate.element_sum()
             })
             .collect();
         self.rates = rates;
@@ -637,6 +658,7 @@ impl SphSim {
     /// of this iteration is undone.
     fn move_mesh(&mut self, st: &mut SphState) -> Result<(), MeshError> {
         let max_move = self.params.max_move * st.spacing;
+        let mut moved: f64 = 0.0;
         let mut undo: Vec<(u32, DVec3, f64)> = Vec::new();
         for v in 0..st.pending.len() {
             let s = st.pending[v];
@@ -657,7 +679,7 @@ impl SphSim {
                 sum += (st.mesh.positions[p as usize] - x).cross(st.mesh.positions[q as usize] - x);
             }
             let unit_volume = sum.length() / 6.0; // eqs. 5–6
-            if !(unit_volume > 0.0) {
+            if unit_volume.is_nan() || unit_volume <= 0.0 {
                 continue;
             }
             let normal = sum / sum.length();
@@ -665,6 +687,7 @@ impl SphSim {
             undo.push((v as u32, x, s));
             st.mesh.positions[v] = x + normal * shift;
             st.pending[v] = if shift.abs() < max_move { 0.0 } else { s - shift * unit_volume };
+            moved = moved.max(shift.abs());
         }
         if undo.is_empty() {
             return Ok(());
@@ -675,9 +698,16 @@ impl SphSim {
                 st.mesh.positions[v as usize] = x;
                 st.pending[v as usize] = s;
             }
+            return found;
         }
-        self.faces = FaceGrid::build(&st.mesh, 2.0 * self.derived.h, 2.0 * self.derived.h);
-        found
+        // the face grid lists faces within 2h + GRID_SLACK·h: rebuilt once the surface may have
+        // moved by the slack since it was built
+        self.drift += moved;
+        if self.drift > GRID_SLACK * self.derived.h {
+            self.faces = face_grid(&st.mesh, self.derived.h);
+            self.drift = 0.0;
+        }
+        Ok(())
     }
 
     /// Faces around the moved vertices: not below the smallest area, not turned over, not
@@ -713,9 +743,9 @@ impl SphSim {
                 return Err(MeshError::Flipped { face: f });
             }
         }
-        let edge = (st.mesh.surface_area() / st.mesh.faces.len() as f64).sqrt() * 2.0;
-        let grid = FaceGrid::build(&st.mesh, edge, 0.0);
-        match find_crossing(&st.mesh, &grid, Some(&faces)) {
+        // the contact grid lists every face near the moved ones (they moved far less than its
+        // slack since it was built)
+        match find_crossing(&st.mesh, &self.faces, Some(&faces)) {
             Some((face_a, face_b)) => Err(MeshError::SelfIntersection { face_a, face_b }),
             None => Ok(()),
         }

@@ -2,6 +2,7 @@
 //! triangle-triangle test (an edge of one piercing the other).
 
 use glam::DVec3;
+use rayon::prelude::*;
 
 use super::mesh::TriMesh;
 
@@ -159,25 +160,33 @@ pub fn find_crossing(mesh: &TriMesh, grid: &FaceGrid, faces: Option<&[u32]>) -> 
             &all
         }
     };
-    let mut found: Option<(usize, usize)> = None;
-    for &f in faces {
-        let tf = mesh.corners(f as usize);
-        let vf = mesh.faces[f as usize];
-        let (lo, hi) = (tf[0].min(tf[1]).min(tf[2]), tf[0].max(tf[1]).max(tf[2]));
-        grid.in_box(lo, hi, |g| {
-            if g == f || vf.iter().any(|v| mesh.faces[g as usize].contains(v)) {
-                return;
-            }
-            let pair = (f.min(g) as usize, f.max(g) as usize);
-            if found.is_some_and(|best| best <= pair) {
-                return;
-            }
-            if triangles_cross(tf, mesh.corners(g as usize)) {
-                found = Some(pair);
-            }
-        });
-    }
-    found
+    // each face's lowest crossing pair, in parallel; the lowest of those (the same for any
+    // thread count)
+    faces
+        .par_iter()
+        .with_min_len(64)
+        .filter_map(|&f| {
+            let tf = mesh.corners(f as usize);
+            let vf = mesh.faces[f as usize];
+            let (lo, hi) = (tf[0].min(tf[1]).min(tf[2]), tf[0].max(tf[1]).max(tf[2]));
+            let mut found: Option<(usize, usize)> = None;
+            grid.in_box(lo, hi, |g| {
+                let pair = (f.min(g) as usize, f.max(g) as usize);
+                if g == f || found.is_some_and(|best| best <= pair) {
+                    return;
+                }
+                let tg = mesh.corners(g as usize);
+                let (glo, ghi) = (tg[0].min(tg[1]).min(tg[2]), tg[0].max(tg[1]).max(tg[2]));
+                if glo.cmpgt(hi).any() || lo.cmpgt(ghi).any() || vf.iter().any(|v| mesh.faces[g as usize].contains(v)) {
+                    return;
+                }
+                if triangles_cross(tf, tg) {
+                    found = Some(pair);
+                }
+            });
+            found
+        })
+        .min()
 }
 
 #[cfg(test)]

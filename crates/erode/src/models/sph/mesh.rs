@@ -132,7 +132,7 @@ impl TriMesh {
     pub fn validate(&self, closed: bool, min_area: f64) -> Result<(), MeshError> {
         for face in 0..self.faces.len() {
             let area = self.area(face);
-            if !(area >= min_area) || area == 0.0 {
+            if area.is_nan() || area < min_area || area == 0.0 {
                 return Err(MeshError::Degenerate { face, area, min_area });
             }
         }

@@ -1,14 +1,19 @@
-//! Neighbour search on a uniform grid: particles sorted by cell (cells of the kernel's support),
-//! so a particle's neighbours lie in the 27 cells around its own, each a contiguous run.
+//! Neighbour search on a uniform grid: particles sorted by cell (cells of half the kernel's
+//! support), so a particle's neighbours lie in the 5 x 5 x 5 cells around its own, each row of
+//! five a contiguous run (fewer candidates than 3 x 3 x 3 cells of the whole support: 125 h³
+//! against 216 h³ of space searched for a support of 2h).
 
 use glam::DVec3;
+
+/// How many cells the kernel's support spans.
+pub const REACH: i64 = 2;
 
 /// The cells of the fluid's domain and, once particles are sorted, where each cell's run starts.
 #[derive(Clone, Debug)]
 pub struct ParticleGrid {
     /// Smallest corner of the domain, metres.
     pub origin: DVec3,
-    /// Cell edge, metres (the kernel's support, `2h`).
+    /// Cell edge, metres (the kernel's support over [`REACH`], `h`).
     pub cell: f64,
     /// Cells along x, y, z.
     pub dims: [usize; 3],
@@ -61,25 +66,26 @@ impl ParticleGrid {
         order
     }
 
-    /// Calls `f(j)` for every sorted particle `j` in the 27 cells around `p`'s, in cell order.
+    /// Calls `f(j)` for every sorted particle `j` in the cells within [`REACH`] cells of `p`'s
+    /// (the kernel's support is `REACH` cells), in cell order.
     #[inline]
     pub fn for_near(&self, p: DVec3, mut f: impl FnMut(usize)) {
         let c = [0, 1, 2].map(|k| ((p[k] - self.origin[k]) / self.cell).floor() as i64);
-        for z in c[2] - 1..=c[2] + 1 {
+        for z in c[2] - REACH..=c[2] + REACH {
             if z < 0 || z >= self.dims[2] as i64 {
                 continue;
             }
-            for y in c[1] - 1..=c[1] + 1 {
+            for y in c[1] - REACH..=c[1] + REACH {
                 if y < 0 || y >= self.dims[1] as i64 {
                     continue;
                 }
                 let row = (z as usize * self.dims[1] + y as usize) * self.dims[0];
-                let x0 = (c[0] - 1).max(0) as usize;
-                let x1 = ((c[0] + 1).min(self.dims[0] as i64 - 1)) as usize;
+                let x0 = (c[0] - REACH).max(0) as usize;
+                let x1 = ((c[0] + REACH).min(self.dims[0] as i64 - 1)) as usize;
                 if x0 > x1 {
                     continue;
                 }
-                // the three cells along x are one contiguous run
+                // the cells along x are one contiguous run
                 for j in self.start[row + x0]..self.start[row + x1 + 1] {
                     f(j as usize);
                 }

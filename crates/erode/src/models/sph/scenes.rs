@@ -89,11 +89,19 @@ fn lake(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
     let terrain = lake_terrain()?;
     // finer triangles where the overflow runs
     let refine = Refine::Region { x0: 1.4, y0: 0.5, x1: 4.0, y1: 1.5 };
-    let build = |rows: usize| {
-        HeightmapMesh { columns: 2 * rows, rows, levels: 1, refine: refine.clone(), base_depth: 0.05 }.build(&terrain)
+    let build = |columns: usize, rows: usize| {
+        HeightmapMesh { columns, rows, levels: 1, refine: refine.clone(), base_depth: 0.05 }.build(&terrain)
     };
-    let rows = nearest(faces, |rows| build(rows).map(|m| m.faces.len()), 2, 400)?;
-    let mesh = build(rows)?;
+    // rows first (columns = 2·rows), then the columns around it that come nearest the count
+    let rows = nearest(faces, |rows| build(2 * rows, rows).map(|m| m.faces.len()), 2, 400)?;
+    let mut best = (usize::MAX, 2 * rows);
+    for columns in (2 * rows).saturating_sub(6).max(2)..=2 * rows + 6 {
+        let got = build(columns, rows)?.faces.len();
+        if got.abs_diff(faces) < best.0 {
+            best = (got.abs_diff(faces), columns);
+        }
+    }
+    let mesh = build(best.1, rows)?;
     // water over the basin, up to 8 cm above the rim's low side
     let block = FluidBlock { min: [0.35, 0.35, 0.2], max: [1.65, 1.65, 0.62], velocity: [0.0; 3] };
     let spacing = spacing_for(&mesh, &[block], particles)?;

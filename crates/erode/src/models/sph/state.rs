@@ -151,7 +151,7 @@ fn fill(mesh: &TriMesh, spacing: f64, blocks: &[FluidBlock], max: usize) -> (Vec
     for b in blocks {
         let (bmin, bmax) = (DVec3::from(b.min), DVec3::from(b.max));
         let counts = ((bmax - bmin) / spacing).floor();
-        if !(counts.min_element() >= 1.0) || counts.x * counts.y * counts.z > 5e7 {
+        if counts.is_nan() || counts.min_element() < 1.0 || counts.x * counts.y * counts.z > 5e7 {
             continue;
         }
         let (nx, ny, nz) = (counts.x as usize, counts.y as usize, counts.z as usize);
