@@ -36,13 +36,14 @@ fn a_tank_at_rest_holds_hydrostatic_pressure() {
     let relative = mean_error / (rho0 * g * height);
     assert!(relative <= 0.02, "mean pressure error {relative:.4} of rho0 g H");
     let top = st.velocities.iter().map(|v| v.length()).fold(0.0, f64::max);
-    // the issue's bound is 0.01·√(gH); the corners of a box tank still drift (see the note in
-    // docs/sph-model.md): this bound keeps that drift from growing
+    // the issue's bound is 0.01·√(gH), not met yet (the ignored test below; docs/sph-model.md):
+    // this bound keeps the slow circulation along the walls from growing
     assert!(top <= 0.05 * (g * height).sqrt(), "top speed {top:.4} m/s");
 }
 
 /// The top speed of a still tank after settling: 0.01·√(gH) is the issue's bound. Fails today:
-/// particles in the box's vertical corners slide down at ~0.06 m/s (3x the bound).
+/// the water along the walls sinks and the middle rises, fastest in the box's vertical corners
+/// (~0.06 m/s, 3x the bound; docs/sph-model.md, known limits).
 #[test]
 #[ignore = "known: corner columns of a box tank drift at ~3x the bound (issue 7 stays open)"]
 fn a_tank_at_rest_settles_to_the_issues_top_speed() {
