@@ -29,6 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "sound_speed" => p.sound_speed = v,
             "cfl" => p.cfl = v,
             "contact_ratio" => p.contact_ratio = v,
+            "wall_friction" => p.wall_friction = v,
             _ => return Err(format!("unknown {k}").into()),
         }
     }

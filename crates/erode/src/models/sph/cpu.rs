@@ -113,6 +113,18 @@ pub struct SphSim {
 const GRID_SLACK: f64 = 0.5;
 
 /// The faces binned for contacts: cells of `2h`, each face listed within `(2 + GRID_SLACK)·h`.
+/// Each face's unit normal and offset (`n·x` on its plane).
+fn face_planes(mesh: &super::mesh::TriMesh) -> Vec<(DVec3, f64)> {
+    (0..mesh.faces.len())
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|f| {
+            let n = mesh.normal(f);
+            (n, n.dot(mesh.positions[mesh.faces[f][0] as usize]))
+        })
+        .collect()
+}
+
 fn face_grid(mesh: &super::mesh::TriMesh, h: f64) -> FaceGrid {
     FaceGrid::build(mesh, 2.0 * h, (2.0 + GRID_SLACK) * h)
 }
@@ -379,16 +391,7 @@ impl SphSim {
 
     /// The walls near each particle ([`Walls`]), found once per iteration.
     fn contacts(&mut self, st: &SphState) {
-        let mesh = &st.mesh;
-        let planes: Vec<(DVec3, f64)> = (0..mesh.faces.len())
-            .into_par_iter()
-            .with_min_len(1024)
-            .map(|f| {
-                let n = mesh.normal(f);
-                (n, n.dot(mesh.positions[mesh.faces[f][0] as usize]))
-            })
-            .collect();
-        self.planes = planes;
+        self.planes = face_planes(&st.mesh);
         let this = &*self;
         let contacts: Vec<Walls> = st.positions.par_iter().with_min_len(256).map(|&x| this.walls_at(st, x)).collect();
         self.contacts = contacts;
@@ -403,7 +406,7 @@ impl SphSim {
         let support = 2.0 * self.derived.h;
         let contact = self.derived.contact;
         let mut walls = Walls::default();
-        let mut edges = [(0u32, 0.0, DVec3::ZERO, DVec3::ZERO); 8];
+        let mut edges = [(0u32, 0.0f64, DVec3::ZERO, DVec3::ZERO); 8];
         let mut n_edges = 0;
         for &face in self.faces.near(x) {
             let (n_face, offset) = self.planes[face as usize];
@@ -413,18 +416,30 @@ impl SphSim {
             }
             let [a, b, c] = st.mesh.corners(face as usize);
             let (q, inside) = closest_point(x, a, b, c);
-            if inside {
+            // a foot point on the edge two faces share is inside both (closest_point says
+            // neither), so a particle over a flat wall's seam sees the wall, not its edges
+            let on_seam = (x - n_face * plane - q).length_squared() <= (1e-9 * support).powi(2);
+            if inside || on_seam {
                 walls.add(Wall { face, dist: plane, normal: n_face });
                 continue;
             }
             let v = x - q;
             let len = v.length();
             // beside an edge or corner, only from the fluid side
-            if len < 1e-12 || len >= support || v.dot(n_face) <= 0.0 || n_edges == edges.len() {
+            if len < 1e-12 || len >= support || v.dot(n_face) <= 0.0 {
                 continue;
             }
-            edges[n_edges] = (face, len, v / len, q);
-            n_edges += 1;
+            // the nearest edges kept when there are more than the buffer holds
+            let slot = if n_edges < edges.len() {
+                n_edges += 1;
+                n_edges - 1
+            } else {
+                match (0..edges.len()).max_by(|&i, &j| edges[i].1.total_cmp(&edges[j].1)) {
+                    Some(far) if edges[far].1 > len => far,
+                    _ => continue,
+                }
+            };
+            edges[slot] = (face, len, v / len, q);
         }
         let planes = walls;
         for &(face, dist, normal, q) in &edges[..n_edges] {
@@ -434,6 +449,14 @@ impl SphSim {
             }
         }
         walls
+    }
+
+    /// The walls [`SphSim::step`] finds near `x` on `st`'s mesh: (face, distance m, unit normal
+    /// from the wall to `x`). For tests and tools.
+    #[doc(hidden)]
+    pub fn walls_near(&mut self, st: &SphState, x: DVec3) -> Vec<(u32, f64, DVec3)> {
+        self.planes = face_planes(&st.mesh);
+        self.walls_at(st, x).iter().map(|w| (w.face, w.dist, w.normal)).collect()
     }
 
     /// `γ = Π (1 − beyond(d))` over the walls near `x` (the share of the kernel left to the
@@ -527,6 +550,7 @@ impl SphSim {
         let (m, rho0, g) = (d.mass, self.params.rest_density, self.params.gravity);
         let (alpha, c, h) = (self.params.viscosity, d.sound_speed, d.h);
         let nu4 = 4.0 * self.params.kinematic_viscosity;
+        let wall_nu4 = 4.0 * self.params.wall_friction * (alpha * c * h / 10.0 + self.params.kinematic_viscosity);
         let (ks, kd, contact) = (d.stiffness, d.damping, d.contact);
         let support2 = (2.0 * h).powi(2);
         let this = &*self;
@@ -544,6 +568,12 @@ impl SphSim {
                 let (_, grad_gamma) = this.wall_share(&this.contacts[i]);
                 let mut wall = grad_gamma * (2.0 * pi * rho0);
                 let mut moment = DVec3::ZERO;
+                // no-slip walls: the viscous pair term over the fluid a wall stands in for,
+                // moving against the particle along the wall (the normal part is the penalty's)
+                for w in this.contacts[i].iter() {
+                    let along = v - w.normal * v.dot(w.normal);
+                    wall += along * (wall_nu4 * this.kernel.beyond_friction(w.dist));
+                }
                 for w in this.contacts[i].iter().filter(|w| w.dist < contact) {
                     // eq. 1: penalty against the penetration, damping the normal velocity
                     wall += w.normal * (ks * (contact - w.dist) - kd * v.dot(w.normal));

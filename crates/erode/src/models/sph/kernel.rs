@@ -14,6 +14,9 @@ pub struct Kernel {
     beyond: Vec<f64>,
     /// `slope[k]`: its derivative with `d`, 1/m (negative).
     slope: Vec<f64>,
+    /// `friction[k]`: `∫ W'(r)/r dV` over the half-space beyond the plane, 1/m² (negative): the
+    /// viscous pair term summed over the fluid a no-slip wall stands in for.
+    friction: Vec<f64>,
     /// Added to a wall distance before the tables are read, metres: fitted so a particle on a
     /// lattice half a spacing from a wall has rest density (see [`Kernel::fit_wall`]).
     wall_shift: f64,
@@ -25,7 +28,14 @@ impl Kernel {
     /// The kernel for smoothing length `h`, with its wall tables.
     pub fn new(h: f64) -> Self {
         let sigma = 21.0 / (16.0 * std::f64::consts::PI * h * h * h);
-        let mut k = Self { h, sigma, beyond: vec![0.0; TABLE], slope: vec![0.0; TABLE], wall_shift: 0.0 };
+        let mut k = Self {
+            h,
+            sigma,
+            beyond: vec![0.0; TABLE],
+            slope: vec![0.0; TABLE],
+            friction: vec![0.0; TABLE],
+            wall_shift: 0.0,
+        };
         let support = 2.0 * h;
         for i in 0..TABLE {
             let d = support * i as f64 / (TABLE - 1) as f64;
@@ -36,6 +46,9 @@ impl Kernel {
             });
             k.beyond[i] = a;
             k.slope[i] = b;
+            let (f, _) =
+                simpson(d, support, 256, |r| (k.w_slope_over_r(r) * 2.0 * std::f64::consts::PI * r * (r - d), 0.0));
+            k.friction[i] = f;
         }
         k
     }
@@ -55,12 +68,18 @@ impl Kernel {
     /// `∇W` at offset `x` (from the neighbour to the particle), 1/m⁴.
     #[inline]
     pub fn grad(&self, x: DVec3, r: f64) -> DVec3 {
+        x * self.w_slope_over_r(r)
+    }
+
+    /// `W'(r)/r`, 1/m⁵ (≤ 0): [`Kernel::grad`] is the offset times this.
+    #[inline]
+    pub fn w_slope_over_r(&self, r: f64) -> f64 {
         let q = r / self.h;
         if q >= 2.0 {
-            return DVec3::ZERO;
+            return 0.0;
         }
         let t = 1.0 - 0.5 * q;
-        x * (-5.0 * self.sigma / (self.h * self.h) * t * t * t)
+        -5.0 * self.sigma / (self.h * self.h) * t * t * t
     }
 
     /// Fits the wall shift so that the lattice of `spacing` (kernel sums `lattice_mass·W`) over a
@@ -110,6 +129,14 @@ impl Kernel {
     pub fn beyond_slope(&self, d: f64) -> f64 {
         self.table(&self.slope, d)
     }
+
+    /// `∫ W'(r)/r dV` over the half-space beyond a plane at distance `d`, 1/m² (≤ 0): a no-slip
+    /// wall's viscous drag per unit of kinematic viscosity and of the particle's speed along it
+    /// is `−4·` this.
+    #[inline]
+    pub fn beyond_friction(&self, d: f64) -> f64 {
+        self.table(&self.friction, d)
+    }
 }
 
 /// Simpson's rule for two integrands at once over `a..b` with `n` (even) intervals.
@@ -154,5 +181,9 @@ mod tests {
         let g = k.grad(x, 0.05);
         let fd = (k.w(0.05 + 1e-7) - k.w(0.05 - 1e-7)) / 2e-7;
         assert!((g.length() - fd.abs()).abs() < 1e-5 * fd.abs());
+        // a wall through the centre holds half of ∫ W'(r)/r dV; none beyond the support
+        let (full, _) = simpson(0.0, 0.2, 512, |r| (k.w_slope_over_r(r) * 4.0 * std::f64::consts::PI * r * r, 0.0));
+        assert!(full < 0.0 && (k.beyond_friction(0.0) - 0.5 * full).abs() < 1e-6 * full.abs());
+        assert!(k.beyond_friction(0.05) > k.beyond_friction(0.02) && k.beyond_friction(0.25) == 0.0);
     }
 }
