@@ -36,6 +36,7 @@ where
 }
 
 /// Sum of a row's values in a fixed order that vectorises: 8 lanes, then the lanes in order.
+#[inline]
 pub(crate) fn lane_sum(x: &[f32]) -> f64 {
     let mut lanes = [0.0f32; 8];
     let chunks = x.chunks_exact(8);

@@ -40,44 +40,61 @@ impl<'a> Increment<'a> {
         let w = d.len();
         let span = r * w..(r + 1) * w;
         let mut totals = [0.0f64; 2];
-        let mut added = [0.0f32; CHUNK];
         if self.rain > 0.0 {
-            let map = self.map.map(|m| &m[span.clone()]);
-            for (k, chunk) in d.chunks_mut(CHUNK).enumerate() {
-                let len = chunk.len();
-                match map {
-                    Some(m) => {
-                        for ((v, a), &m) in chunk.iter_mut().zip(added.iter_mut()).zip(&m[k * CHUNK..k * CHUNK + len]) {
-                            let before = *v;
-                            *v += self.rain * m;
-                            *a = *v - before;
-                        }
-                    }
-                    None => {
-                        for (v, a) in chunk.iter_mut().zip(added.iter_mut()) {
-                            let before = *v;
-                            *v += self.rain;
-                            *a = *v - before;
-                        }
-                    }
-                }
-                totals[0] += par::lane_sum(&added[..len]);
-            }
+            totals[0] = match self.map {
+                Some(m) => add_scaled(d, &m[span.clone()], self.rain),
+                None => add_uniform(d, self.rain),
+            };
         }
         if !self.sources.is_empty() {
-            let src = &self.sources[span];
-            for (k, chunk) in d.chunks_mut(CHUNK).enumerate() {
-                let len = chunk.len();
-                for ((v, a), &s) in chunk.iter_mut().zip(added.iter_mut()).zip(&src[k * CHUNK..k * CHUNK + len]) {
-                    let before = *v;
-                    *v += s * self.dt;
-                    *a = *v - before;
-                }
-                totals[1] += par::lane_sum(&added[..len]);
-            }
+            totals[1] = add_scaled(d, &self.sources[span], self.dt);
         }
         totals
     }
+}
+
+/// `d += rain` over a row; returns what was added (the f32 differences, summed by chunks of
+/// [`CHUNK`] with [`par::lane_sum`]).
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.2"
+))]
+fn add_uniform(d: &mut [f32], rain: f32) -> f64 {
+    let mut added = [0.0f32; CHUNK];
+    let mut total = 0.0;
+    for chunk in d.chunks_mut(CHUNK) {
+        let len = chunk.len();
+        for (v, a) in chunk.iter_mut().zip(added.iter_mut()) {
+            let before = *v;
+            *v += rain;
+            *a = *v - before;
+        }
+        total += par::lane_sum(&added[..len]);
+    }
+    total
+}
+
+/// `d += scale·rate` over a row (a rain map, or source rates); returns what was added, summed as
+/// in [`add_uniform`].
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
+    "x86_64+avx2+fma",
+    "x86_64+sse4.2"
+))]
+fn add_scaled(d: &mut [f32], rate: &[f32], scale: f32) -> f64 {
+    let mut added = [0.0f32; CHUNK];
+    let mut total = 0.0;
+    for (chunk, rate) in d.chunks_mut(CHUNK).zip(rate.chunks(CHUNK)) {
+        let len = chunk.len();
+        for ((v, a), &m) in chunk.iter_mut().zip(added.iter_mut()).zip(rate) {
+            let before = *v;
+            *v += scale * m;
+            *a = *v - before;
+        }
+        total += par::lane_sum(&added[..len]);
+    }
+    total
 }
 
 /// Columns per chunk of a row whose per-cell amounts are summed on the stack.
