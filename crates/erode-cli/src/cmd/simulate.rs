@@ -27,8 +27,10 @@ Examples:
   erode simulate sph --scene tunnel --iterations 2000 -o out
   erode simulate sph --scene lake --particles 12528 --faces 9068 --iterations 500 -o out
   erode simulate sph cave.obj --scene cave.toml --iterations 5000 -o out
+  erode simulate sph --scene lake --iterations 4000 --checkpoint-every 1000 -o out   (then --resume)
 SPH outputs: mesh.obj, mesh.ply, mesh.glb (eroded, per-vertex erosion/deposition), start.ply,
-particles.ply, snapshots/particles-N.ply (--snapshot-every), report.json.")]
+particles.ply, snapshots/particles-N.ply (--snapshot-every), report.json; checkpoints in
+OUTDIR/checkpoints.")]
 pub struct Args {
     /// The model.
     model: Model,
@@ -43,7 +45,7 @@ pub struct Args {
     /// Override a parameter, `key=value` (repeatable), applied after --params.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Iterations in total (grid; with --resume, including those already done).
+    /// Iterations in total (grid, sph; with --resume, including those already done).
     #[arg(long, default_value_t = 1000)]
     iterations: u64,
     /// Droplets in total (droplet; with --resume, including those already done).
@@ -177,7 +179,7 @@ fn checkpoints_of(dir: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
 
 /// Writes `bytes` as checkpoint `<prefix><count>.ckpt` in `dir`, atomically, keeping the two
 /// newest (the new one and the one before, in case the new one is damaged later).
-fn write_checkpoint(dir: &Path, prefix: &str, count: u64, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_checkpoint(dir: &Path, prefix: &str, count: u64, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     erode_io::write_atomic(&dir.join(format!("{prefix}{count:012}.ckpt")), bytes)?;
     let all = checkpoints_of(dir, prefix);
@@ -188,7 +190,7 @@ fn write_checkpoint(dir: &Path, prefix: &str, count: u64, bytes: &[u8]) -> anyho
 }
 
 /// The bytes of the newest checkpoint `<prefix>*.ckpt` in `dir`, and its path.
-fn newest_checkpoint(dir: &Path, prefix: &str) -> anyhow::Result<(Vec<u8>, PathBuf)> {
+pub(crate) fn newest_checkpoint(dir: &Path, prefix: &str) -> anyhow::Result<(Vec<u8>, PathBuf)> {
     let Some((_, path)) = checkpoints_of(dir, prefix).pop() else {
         bail!("{}: no checkpoint to resume from", dir.display());
     };
@@ -289,6 +291,8 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
             faces: a.faces,
             iterations: a.iterations,
             snapshot_every: a.snapshot_every,
+            checkpoint_every: a.checkpoint_every,
+            resume: a.resume,
             output: &a.output,
             params_file: a.params.as_deref(),
             sets: &a.sets,

@@ -5,11 +5,12 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use erode::models::sph::{
-    FluidBlock, HeightmapMesh, Refine, SceneKind, SphParams, SphSim, SphStage, SphState, TriMesh, scenes,
+    FluidBlock, HeightmapMesh, Refine, SceneKind, SphParams, SphSim, SphStage, SphState, TriMesh, checkpoint, scenes,
 };
 use erode_io::mesh::{VertexValues, read_mesh, write_mesh, write_particles};
 use serde_json::json;
 
+use crate::cmd::simulate::{newest_checkpoint, write_checkpoint};
 use crate::progress;
 
 /// What `simulate sph` was asked for.
@@ -20,6 +21,8 @@ pub struct SphJob<'a> {
     pub faces: usize,
     pub iterations: u64,
     pub snapshot_every: u64,
+    pub checkpoint_every: u64,
+    pub resume: bool,
     pub output: &'a Path,
     pub params_file: Option<&'a Path>,
     pub sets: &'a [String],
@@ -157,31 +160,54 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
         None => erode_io::params::apply_sets(&s.params, job.sets)?,
     };
     params.validate()?;
-    let min_area = s.mesh.default_min_area();
-    let mut st = SphState::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
-        .with_context(|| format!("{}: the mesh", s.name))?;
-    if st.positions.is_empty() {
-        bail!("{}: the fluid blocks hold no particle (they lie inside the solid?)", s.name);
-    }
-    let mut sim = SphSim::new(params.clone(), &st)?;
+    let ckpt_dir = job.output.join("checkpoints");
+    let fingerprint = checkpoint::params_fingerprint(&params);
+    // the state: fresh, or the newest checkpoint's (which holds the mesh and particles)
+    let (mut st, mut sim) = if job.resume {
+        let (bytes, path) = newest_checkpoint(&ckpt_dir, "sph-")?;
+        let (st, frame) = checkpoint::from_bytes(&bytes, fingerprint).with_context(|| format!("{}", path.display()))?;
+        let sim = SphSim::with_frame(params.clone(), &st, frame)?;
+        (st, sim)
+    } else {
+        let min_area = s.mesh.default_min_area();
+        let st = SphState::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
+            .with_context(|| format!("{}: the mesh", s.name))?;
+        if st.positions.is_empty() {
+            bail!("{}: the fluid blocks hold no particle (they lie inside the solid?)", s.name);
+        }
+        let sim = SphSim::new(params.clone(), &st)?;
+        (st, sim)
+    };
     std::fs::create_dir_all(job.output)
         .with_context(|| format!("{}: cannot create the output folder", job.output.display()))?;
     erode_io::check_output(&job.output.join("report.json"))?;
     let snapshots = job.output.join("snapshots");
     let pool = crate::cmd::simulate::thread_pool(job.threads)?;
     let threads = pool.current_num_threads();
-    write_mesh(&job.output.join("start.ply"), &st.mesh, VertexValues::default())?;
+    if !job.resume {
+        write_mesh(&job.output.join("start.ply"), &st.mesh, VertexValues::default())?;
+    }
 
-    // 2. run: the mesh written after each snapshot is the last consistent one
+    // 2. run: the mesh written after each snapshot is the last consistent one; checkpoints
+    // every --checkpoint-every iterations and at the end
+    let start_iteration = st.iteration;
+    let todo = job.iterations.saturating_sub(st.iteration);
     let bar = progress::bar(job.iterations, "it", quiet);
+    bar.set_position(st.iteration);
     bar.set_message("sph");
     let t0 = Instant::now();
     let mut top_speed: f64 = 0.0;
+    let save = |st: &SphState, sim: &SphSim| {
+        write_checkpoint(&ckpt_dir, "sph-", st.iteration, &checkpoint::to_bytes(st, &sim.frame(), fingerprint))
+    };
     let outcome = pool.install(|| -> anyhow::Result<()> {
-        for _ in 0..job.iterations {
+        for _ in 0..todo {
             sim.step(&mut st)?;
             bar.inc(1);
             top_speed = st.velocities.iter().map(|v| v.length()).fold(top_speed, f64::max);
+            if job.checkpoint_every > 0 && st.iteration.is_multiple_of(job.checkpoint_every) {
+                save(&st, &sim)?;
+            }
             if job.snapshot_every > 0 && st.iteration.is_multiple_of(job.snapshot_every) {
                 std::fs::create_dir_all(&snapshots)?;
                 write_particles(
@@ -197,6 +223,10 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
     });
     let seconds = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
+    let ran = st.iteration - start_iteration;
+    if outcome.is_ok() && (job.checkpoint_every == 0 || !st.iteration.is_multiple_of(job.checkpoint_every)) {
+        save(&st, &sim)?;
+    }
 
     // 3. outputs, also when the run stopped (the state holds the last consistent mesh)
     let finite = st.positions.iter().chain(&st.velocities).chain(&st.mesh.positions).all(|v| v.is_finite());
@@ -215,9 +245,10 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
         "scene": s.name,
         "threads": threads,
         "iterations": st.iteration,
+        "resumed_from": if job.resume { Some(start_iteration) } else { None },
         "stopped": outcome.as_ref().err().map(|e| format!("{e:#}")),
         "seconds": seconds,
-        "ms_per_iteration": if st.iteration > 0 { 1e3 * seconds / st.iteration as f64 } else { 0.0 },
+        "ms_per_iteration": if ran > 0 { 1e3 * seconds / ran as f64 } else { 0.0 },
         "simulated_seconds": st.time,
         "particles": { "start": st.start_particles, "now": st.positions.len(), "left_domain": st.books.particles_lost },
         "faces": st.mesh.faces.len(),

@@ -93,6 +93,38 @@ pub struct SphDerived {
     pub domain: [[f64; 3]; 2],
 }
 
+/// What a run derives from its first state and keeps: the top speed the scene can reach (the
+/// sound speed and time step follow from it) and the fluid's domain. A resumed run takes it from
+/// its checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SphFrame {
+    /// `√(v0² + 2·g·drop)` of the first state, m/s.
+    pub top_speed_bound: f64,
+    /// The domain particles may not leave, metres: the mesh and fluid's box grown by `4h`,
+    /// with a quarter of its height of headroom.
+    pub domain: [[f64; 3]; 2],
+}
+
+impl SphFrame {
+    /// The frame of a run starting from `st` with `params`.
+    pub fn of(params: &SphParams, st: &SphState) -> Self {
+        let (mlo, mhi) = st.mesh.bounds();
+        let (mut lo, mut hi) = (mlo, mhi);
+        for &x in &st.positions {
+            lo = lo.min(x);
+            hi = hi.max(x);
+        }
+        let top_fluid = st.positions.iter().map(|x| x.z).fold(f64::NEG_INFINITY, f64::max);
+        let v0 = st.velocities.iter().map(|v| v.length()).fold(0.0, f64::max);
+        let drop = (top_fluid - mlo.z).max(0.0);
+        let top_speed_bound = (v0 * v0 + 2.0 * params.gravity * drop).sqrt().max(1e-3);
+        let h = params.smoothing_ratio * st.spacing;
+        let margin = DVec3::splat(4.0 * h);
+        let headroom = DVec3::new(0.0, 0.0, 0.25 * (hi.z - lo.z));
+        Self { top_speed_bound, domain: [(lo - margin).to_array(), (hi + margin + headroom).to_array()] }
+    }
+}
+
 /// Runs the SPH model on a state: owns the neighbour grids, tables and scratch.
 pub struct SphSim {
     params: SphParams,
@@ -189,6 +221,13 @@ impl SphSim {
     /// A simulator for `st` with `params` (validated, with the limits the scene implies: a sound
     /// speed under 10x the top speed or a step over the CFL/viscous limit is refused).
     pub fn new(params: SphParams, st: &SphState) -> Result<Self, SimError> {
+        let frame = SphFrame::of(&params, st);
+        Self::with_frame(params, st, frame)
+    }
+
+    /// A simulator for `st` with what a run derived from its first state (a resumed run's
+    /// checkpoint holds it, so it continues with the same step, sound speed and domain).
+    pub fn with_frame(params: SphParams, st: &SphState, frame: SphFrame) -> Result<Self, SimError> {
         params.validate()?;
         let p = &params;
         let h = p.smoothing_ratio * st.spacing;
@@ -205,16 +244,11 @@ impl SphSim {
         }
         let mass = p.rest_density / lattice;
         kernel.fit_wall(st.spacing, 1.0 / lattice);
-        let (mlo, mhi) = st.mesh.bounds();
-        let (mut lo, mut hi) = (mlo, mhi);
-        for &x in &st.positions {
-            lo = lo.min(x);
-            hi = hi.max(x);
+        let top_speed_bound = frame.top_speed_bound;
+        if !(top_speed_bound > 0.0 && top_speed_bound.is_finite()) {
+            return Err(ParamError { name: "top_speed_bound", value: top_speed_bound, expected: "> 0 m/s" }.into());
         }
-        let top_fluid = st.positions.iter().map(|x| x.z).fold(f64::NEG_INFINITY, f64::max);
-        let v0 = st.velocities.iter().map(|v| v.length()).fold(0.0, f64::max);
-        let drop = (top_fluid - mlo.z).max(0.0);
-        let top_speed_bound = (v0 * v0 + 2.0 * p.gravity * drop).sqrt().max(1e-3);
+        let (lo, hi) = (DVec3::from_array(frame.domain[0]), DVec3::from_array(frame.domain[1]));
         let sound_speed = if p.sound_speed > 0.0 { p.sound_speed } else { 10.0 * top_speed_bound };
         if sound_speed < 10.0 * top_speed_bound * (1.0 - 1e-12) {
             return Err(ParamError {
@@ -248,9 +282,6 @@ impl SphSim {
         if damping * dt > 1.0 {
             return Err(ParamError { name: "penalty_damping", value: damping, expected: "at most 1/dt" }.into());
         }
-        let margin = DVec3::new(4.0 * h, 4.0 * h, 4.0 * h);
-        let headroom = DVec3::new(0.0, 0.0, 0.25 * (hi.z - lo.z));
-        let (lo, hi) = (lo - margin, hi + margin + headroom);
         let grid = ParticleGrid::new(lo, hi, 2.0 * h / REACH as f64, MAX_GRID_CELLS).ok_or(ParamError {
             name: "smoothing_ratio",
             value: p.smoothing_ratio,
@@ -285,6 +316,11 @@ impl SphSim {
             planes: Vec::new(),
             times: [Duration::ZERO; STAGES],
         })
+    }
+
+    /// What this simulator derived from the run's first state (for checkpoints).
+    pub fn frame(&self) -> SphFrame {
+        SphFrame { top_speed_bound: self.derived.top_speed_bound, domain: self.derived.domain }
     }
 
     /// Sets each particle's density to what a fluid at rest needs at its depth below the

@@ -3,13 +3,14 @@
 //! cannot: tunnels, caves, overhangs.
 //!
 //! One iteration ([`SphSim::step`]): particles are sorted into a uniform grid of the kernel's
-//! support; density is summed over neighbours plus, for each face whose normal line through the
-//! particle crosses it, the share of the kernel that lies beyond the face (the fluid the wall
-//! stands in for, at rest density); pressure follows the Tait equation (clamped at 0). Forces:
-//! symmetric pressure gradient, Monaghan's artificial viscosity, gravity along −z, each such
-//! face's mirror pressure, and within the particle radius the penalty force of eq. 1. Particles
-//! advance by symplectic Euler with a fixed step from the CFL and viscous limits (sound speed at
-//! least 10x the top speed the scene can reach). At each contact the shear rate `θ = v_rel/d`
+//! support and the walls near each are found through a grid over the faces; pressure follows
+//! the Tait equation (clamped at 0). Forces: the pressure gradient (renormalised along walls),
+//! Monaghan's artificial and a laminar viscosity, gravity along −z, each wall's mirror pressure
+//! and no-slip drag, and within the particle radius the penalty force of eq. 1. Density follows
+//! the continuity equation (the walls' mirror images included), Shepard-filtered now and then.
+//! Particles advance by symplectic Euler with a fixed step from the CFL and viscous limits
+//! (sound speed at least 10x the top speed the scene can reach); `docs/sph-model.md` has the
+//! equations. At each contact the shear rate `θ = v_rel/d`
 //! (eq. 4; `d` at least a tenth of the radius) gives `τ = K·θ^m` (eq. 3); above `τc` the
 //! particle takes `k·(τ − τc)^a·Δt·Δx²` from the face (eq. 2), a third from each vertex; below
 //! it, it gives back up to `k·(τc − τ)^a·Δt·Δx²` of what it carries. Then each vertex with a
@@ -24,6 +25,7 @@
 //! added in particle order, so the result is the same bits for any thread count.
 
 pub mod build;
+pub mod checkpoint;
 pub mod cpu;
 pub mod intersect;
 pub mod kernel;
@@ -34,7 +36,7 @@ pub mod scenes;
 pub mod state;
 
 pub use build::{HeightmapMesh, Refine};
-pub use cpu::{SphDerived, SphSim, SphStage};
+pub use cpu::{SphDerived, SphFrame, SphSim, SphStage};
 pub use mesh::TriMesh;
 pub use params::{SPH_PARAM_DOCS, SphParams};
 pub use scenes::{Scene, SceneKind};
