@@ -442,8 +442,11 @@ impl SphSim {
         let support = 2.0 * self.derived.h;
         let contact = self.derived.contact;
         let mut walls = Walls::default();
-        let mut edges = [(0u32, 0.0f64, DVec3::ZERO, DVec3::ZERO); 8];
+        // (face, distance, closest point) of edge and corner candidates, the nearest kept
+        let mut edges = [(0u32, 0.0f64, DVec3::ZERO); 8];
         let mut n_edges = 0;
+        // a foot point this close to a face (squared, m²) lies on it
+        let on_face = 1e-9 * support * support;
         for &face in self.faces.near(x) {
             let (n_face, offset) = self.planes[face as usize];
             let plane = n_face.dot(x) - offset;
@@ -452,20 +455,19 @@ impl SphSim {
             }
             let [a, b, c] = st.mesh.corners(face as usize);
             let (q, inside) = closest_point(x, a, b, c);
-            // a foot point on the edge two faces share is inside both (closest_point says
-            // neither), so a particle over a flat wall's seam sees the wall, not its edges
-            let on_seam = (x - n_face * plane - q).length_squared() <= (1e-9 * support).powi(2);
-            if inside || on_seam {
+            let v = x - q;
+            let len2 = v.length_squared();
+            // a foot point on the edge two faces share is on both (closest_point calls it
+            // inside neither), so a particle over a flat wall's seam sees the wall, not its edges
+            if inside || len2 - plane * plane <= on_face {
                 walls.add(Wall { face, dist: plane, normal: n_face });
                 continue;
             }
-            let v = x - q;
-            let len = v.length();
+            let len = len2.sqrt();
             // beside an edge or corner, only from the fluid side
             if len < 1e-12 || len >= support || v.dot(n_face) <= 0.0 {
                 continue;
             }
-            // the nearest edges kept when there are more than the buffer holds
             let slot = if n_edges < edges.len() {
                 n_edges += 1;
                 n_edges - 1
@@ -475,13 +477,13 @@ impl SphSim {
                     _ => continue,
                 }
             };
-            edges[slot] = (face, len, v / len, q);
+            edges[slot] = (face, len, q);
         }
         let planes = walls;
-        for &(face, dist, normal, q) in &edges[..n_edges] {
+        for &(face, dist, q) in &edges[..n_edges] {
             let covered = planes.iter().any(|w| (w.normal.dot(x - q) - w.dist).abs() < 1e-6 * support);
             if !covered {
-                walls.add(Wall { face, dist, normal });
+                walls.add(Wall { face, dist, normal: (x - q) / dist });
             }
         }
         walls
