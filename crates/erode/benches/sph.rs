@@ -3,7 +3,7 @@
 //! evolving state (the water falls and the mesh erodes as the bench goes on).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use erode::models::sph::{SceneKind, SphSim, SphState};
+use erode::models::sph::SceneKind;
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("sph");
@@ -11,11 +11,7 @@ fn bench(c: &mut Criterion) {
     for (name, kind) in [("lake_12528p_9068f", SceneKind::Lake), ("tunnel_12528p_4706f", SceneKind::Tunnel)] {
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let scene = kind.build(0, 0).unwrap();
-            let min_area = scene.mesh.default_min_area();
-            let mut st =
-                SphState::new(scene.mesh, scene.spacing, &scene.blocks, scene.max_particles, min_area).unwrap();
-            let mut sim = SphSim::new(scene.params, &st).unwrap();
+            let (mut st, mut sim) = kind.build(0, 0).unwrap().start().unwrap();
             group.bench_function(format!("{name}/{threads}t"), |b| {
                 b.iter(|| pool.install(|| sim.step(&mut st).unwrap()));
             });

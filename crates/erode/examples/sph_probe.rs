@@ -4,7 +4,7 @@
 //! water first (`SETTLE` iterations, default 1500) and prints the hydrostatic pressure error and
 //! the top speed. `RAYON_NUM_THREADS` sets the threads.
 
-use erode::models::sph::{SceneKind, SphSim, SphStage, SphState};
+use erode::models::sph::{SceneKind, SphStage};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -33,9 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => return Err(format!("unknown {k}").into()),
         }
     }
-    let min_area = scene.mesh.default_min_area();
-    let mut st = SphState::new(scene.mesh, scene.spacing, &scene.blocks, scene.max_particles, min_area)?;
-    let mut sim = SphSim::new(scene.params, &st)?;
+    let (mut st, mut sim) = scene.start()?;
     println!(
         "{kind:?}: {} particles, {} faces, spacing {:.4} m, dt {:.3e} s",
         st.positions.len(),

@@ -7,11 +7,7 @@ use erode::{MeshError, SimError};
 use glam::DVec3;
 
 fn start(kind: SceneKind, particles: usize) -> (SphState, SphSim) {
-    let scene = kind.build(particles, 0).unwrap();
-    let min_area = scene.mesh.default_min_area();
-    let st = SphState::new(scene.mesh, scene.spacing, &scene.blocks, scene.max_particles, min_area).unwrap();
-    let sim = SphSim::new(scene.params, &st).unwrap();
-    (st, sim)
+    kind.build(particles, 0).unwrap().start().unwrap()
 }
 
 fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {

@@ -193,11 +193,8 @@ mod tests {
     use crate::models::sph::{SceneKind, SphSim};
 
     fn tank() -> (SphState, SphSim, u64) {
-        let scene = SceneKind::Tank.build(300, 0).unwrap();
-        let min_area = scene.mesh.default_min_area();
-        let st = SphState::new(scene.mesh, scene.spacing, &scene.blocks, scene.max_particles, min_area).unwrap();
-        let fingerprint = params_fingerprint(&scene.params);
-        let sim = SphSim::new(scene.params, &st).unwrap();
+        let (st, sim) = SceneKind::Tank.build(300, 0).unwrap().start().unwrap();
+        let fingerprint = params_fingerprint(sim.params());
         (st, sim, fingerprint)
     }
 

@@ -5,10 +5,11 @@
 use glam::DVec3;
 
 use super::build::{HeightmapMesh, Refine, tank, tube_block};
+use super::cpu::SphSim;
 use super::mesh::TriMesh;
 use super::params::SphParams;
-use super::state::FluidBlock;
-use crate::error::TerrainError;
+use super::state::{FluidBlock, SphState};
+use crate::error::{SimError, TerrainError};
 use crate::grid::{CellSize, Grid};
 
 /// A mesh, the fluid to put on it, and parameters that suit it.
@@ -24,6 +25,17 @@ pub struct Scene {
     pub max_particles: usize,
     /// Parameters tuned for the scene.
     pub params: SphParams,
+}
+
+impl Scene {
+    /// The scene's state (its mesh validated, the fluid on its lattice) and a simulator for it
+    /// with the scene's parameters.
+    pub fn start(self) -> Result<(SphState, SphSim), SimError> {
+        let min_area = self.mesh.default_min_area();
+        let st = SphState::new(self.mesh, self.spacing, &self.blocks, self.max_particles, min_area)?;
+        let sim = SphSim::new(self.params, &st)?;
+        Ok((st, sim))
+    }
 }
 
 /// The built-in scenes.
