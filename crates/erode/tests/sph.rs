@@ -46,9 +46,9 @@ fn a_tank_at_rest_holds_hydrostatic_pressure() {
 
 /// The top speed of a still tank after settling: 0.01·√(gH) is the issue's bound. Fails today:
 /// the water along the walls sinks and the middle rises, fastest in the box's vertical corners
-/// (0.071 m/s, 3.6x the bound; 2.1x with no-slip walls; docs/sph-model.md, known limits).
+/// (0.032 m/s, 1.6x the bound, and growing; docs/sph-model.md, known limits).
 #[test]
-#[ignore = "known: corner columns of a box tank drift at ~3.6x the bound (issue 7 stays open)"]
+#[ignore = "known: corner columns of a box tank drift at ~1.6x the bound (issue 7 stays open)"]
 fn a_tank_at_rest_settles_to_the_issues_top_speed() {
     let (st, sim) = settled_tank();
     let height = st.positions.len() as f64 * sim.derived().mass / 1000.0 / (0.4 * 0.4);

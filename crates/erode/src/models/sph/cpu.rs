@@ -208,7 +208,8 @@ impl Walls {
     }
 }
 
-/// Smallest first moment of the kernel that renormalises the pressure gradient (in deep corners).
+/// Smallest first moment of the kernel that renormalises the pressure gradient, as a share of
+/// what the walls leave of it: the free surface and spray are renormalised at most this much.
 const MIN_MOMENT: f64 = 0.5;
 
 /// Iterations between two Shepard filters of the density.
@@ -605,6 +606,15 @@ impl SphSim {
                 // pressure push, and the penalty of eq. 1
                 let (_, grad_gamma) = this.wall_share(&this.contacts[i]);
                 let mut wall = grad_gamma * (2.0 * pi * rho0);
+                // the floor of the renormalisation: MIN_MOMENT of what the walls leave (it is
+                // for the free surface and spray; a wall's cut is always renormalised)
+                let mut left = DVec3::ONE;
+                for w in this.contacts[i].iter() {
+                    let (normal, along) = this.kernel.beyond_moment(w.dist);
+                    let n2 = w.normal * w.normal;
+                    left *= DVec3::ONE - (n2 * normal + (DVec3::ONE - n2) * along);
+                }
+                let floor = left * MIN_MOMENT;
                 let mut moment = DVec3::ZERO;
                 // no-slip walls: the viscous pair term over the fluid a wall stands in for,
                 // moving against the particle along the wall (the normal part is the penalty's)
@@ -644,8 +654,7 @@ impl SphSim {
                 // linear pressure field gives its exact gradient, so particles along walls and
                 // in corners are held up as well as any; spray (few neighbours, low pressure)
                 // is left alone
-                let a =
-                    DVec3::new(0.0, 0.0, -g) + gradient / moment.max(DVec3::splat(MIN_MOMENT)) + own + wall + viscous;
+                let a = DVec3::new(0.0, 0.0, -g) + gradient / moment.max(floor) + own + wall + viscous;
                 v + a * dt
             })
             .collect();

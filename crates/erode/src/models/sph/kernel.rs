@@ -14,6 +14,11 @@ pub struct Kernel {
     beyond: Vec<f64>,
     /// `slope[k]`: its derivative with `d`, 1/m (negative).
     slope: Vec<f64>,
+    /// `normal_moment[k]`, `along_moment[k]`: the share of the kernel's second moment
+    /// `−∫ s_a² W'(r)/r dV` (1 over all space, along any axis a) that lies beyond the plane,
+    /// along its normal and along one direction in it.
+    normal_moment: Vec<f64>,
+    along_moment: Vec<f64>,
     /// `friction[k]`: `∫ W'(r)/r dV` over the half-space beyond the plane, 1/m² (negative): the
     /// viscous pair term summed over the fluid a no-slip wall stands in for.
     friction: Vec<f64>,
@@ -34,6 +39,8 @@ impl Kernel {
             beyond: vec![0.0; TABLE],
             slope: vec![0.0; TABLE],
             friction: vec![0.0; TABLE],
+            normal_moment: vec![0.0; TABLE],
+            along_moment: vec![0.0; TABLE],
             wall_shift: 0.0,
         };
         let support = 2.0 * h;
@@ -49,6 +56,18 @@ impl Kernel {
             let (f, _) =
                 simpson(d, support, 256, |r| (k.w_slope_over_r(r) * 2.0 * std::f64::consts::PI * r * (r - d), 0.0));
             k.friction[i] = f;
+            // over the cap of the sphere of radius r beyond the plane (cos θ from u0 = d/r to
+            // 1): ∫ cos²θ dΩ = 2π(1 − u0³)/3 and ∫ sin²θ cos²φ dΩ = π((1 − u0) − (1 − u0³)/3)
+            let pi = std::f64::consts::PI;
+            let (normal, along) = simpson(d, support, 256, |r| {
+                if r <= 0.0 {
+                    return (0.0, 0.0);
+                }
+                let (u0, m) = (d / r, -k.w_slope_over_r(r) * r.powi(4));
+                (m * 2.0 * pi * (1.0 - u0.powi(3)) / 3.0, m * pi * ((1.0 - u0) - (1.0 - u0.powi(3)) / 3.0))
+            });
+            k.normal_moment[i] = normal;
+            k.along_moment[i] = along;
         }
         k
     }
@@ -130,6 +149,14 @@ impl Kernel {
         self.table(&self.slope, d)
     }
 
+    /// The share of the kernel's second moment beyond a plane at distance `d`, along its normal
+    /// and along a direction in it (each 0.5 at `d <= 0`, 0 beyond the support): what a wall
+    /// takes from the first moment that renormalises the pressure gradient.
+    #[inline]
+    pub fn beyond_moment(&self, d: f64) -> (f64, f64) {
+        (self.table(&self.normal_moment, d), self.table(&self.along_moment, d))
+    }
+
     /// `∫ W'(r)/r dV` over the half-space beyond a plane at distance `d`, 1/m² (≤ 0): a no-slip
     /// wall's viscous drag per unit of kinematic viscosity and of the particle's speed along it
     /// is `−4·` this.
@@ -185,5 +212,9 @@ mod tests {
         let (full, _) = simpson(0.0, 0.2, 512, |r| (k.w_slope_over_r(r) * 4.0 * std::f64::consts::PI * r * r, 0.0));
         assert!(full < 0.0 && (k.beyond_friction(0.0) - 0.5 * full).abs() < 1e-6 * full.abs());
         assert!(k.beyond_friction(0.05) > k.beyond_friction(0.02) && k.beyond_friction(0.25) == 0.0);
+        // half of each axis's second moment lies beyond a plane through the centre
+        let (normal, along) = k.beyond_moment(0.0);
+        assert!((normal - 0.5).abs() < 1e-6 && (along - 0.5).abs() < 1e-6, "{normal} {along}");
+        assert_eq!(k.beyond_moment(0.25), (0.0, 0.0));
     }
 }
