@@ -172,6 +172,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         let per_band = par::bands(&mut fields, w, &bounds, |n, a, band| {
             let z = bounds[n + 1];
             let mut out = vec![[0.0f64; 9]; z - a];
+            let mut rings = Rings::new(w);
             for t in a..z {
                 if let Some(inc) = &inc {
                     // rain and sources reach rows t and t + 1 before the fluxes of row t read them
@@ -183,12 +184,12 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
                         out[r - a][8] = sources;
                     }
                 }
-                band_fluxes::<P, DEPTH_SCALED>(band, a, z, t, &edges[n], topo, b, &k, &mut out[t - a]);
+                band_fluxes::<P, DEPTH_SCALED>(band, &mut rings, a, z, t, &edges[n], topo, b, &k, &mut out[t - a]);
                 if t >= a + 2 {
                     band_update::<P>(band, a, t - 1, topo, b, &k, &mut out[t - 1 - a]);
                 }
                 if t >= a + 4 {
-                    band_moves::<P>(band, a, t - 2, topo, b, &k, &mut out[t - 2 - a]);
+                    band_moves::<P>(band, &rings, a, t - 2, topo, b, &k, &mut out[t - 2 - a]);
                 }
             }
             out
@@ -260,6 +261,33 @@ struct Consts {
     dist: [f32; 8],
 }
 
+/// Rows of the scratch fields a band's sweep is still to read (share, thermal share, talus):
+/// the last `RING` rows computed, row `r` at slot `r % RING`. Row `t`'s are written at step `t`
+/// and last read at step `t + 3` (the moves of row `t + 1`), so four slots suffice and the
+/// scratch stays in the core's cache; only the rows the deferred passes read go to the full
+/// arrays.
+struct Rings {
+    fields: [Vec<f32>; 3],
+    width: usize,
+}
+
+const RING: usize = 4;
+
+impl Rings {
+    fn new(width: usize) -> Self {
+        Self { fields: std::array::from_fn(|_| vec![0.0; RING * width]), width }
+    }
+
+    fn row(&self, field: usize, r: usize) -> &[f32] {
+        let at = (r % RING) * self.width;
+        &self.fields[field][at..at + self.width]
+    }
+
+    fn around(&self, field: usize, r: usize, h: usize) -> Around<'_> {
+        Around::new(self.row(field, r - 1), self.row(field, r), self.row(field, r + 1), r, h)
+    }
+}
+
 /// Row `r` of a band's field.
 fn row_of(field: &[f32], a: usize, r: usize, w: usize) -> &[f32] {
     &field[(r - a) * w..(r - a + 1) * w]
@@ -278,6 +306,7 @@ fn band_around(field: &[f32], a: usize, r: usize, w: usize, h: usize) -> Around<
 #[allow(clippy::too_many_arguments)]
 fn band_fluxes<const P: usize, const DEPTH_SCALED: bool>(
     band: &mut [&mut [f32]],
+    rings: &mut Rings,
     a: usize,
     z: usize,
     t: usize,
@@ -294,17 +323,25 @@ fn band_fluxes<const P: usize, const DEPTH_SCALED: bool>(
     let up = if t > a { row_of(d, a, t - 1, w) } else { &edges[0][..] };
     let down = if t + 1 < z { row_of(d, a, t + 1, w) } else { &edges[1][..] };
     let depth = Around::new(up, row_of(d, a, t, w), down, t, h);
-    let [share, thermal_share, talus] = scratch else { return };
+    let at = (t % RING) * w;
+    let [share, thermal_share, talus] = &mut rings.fields;
+    let (share, thermal_share, talus) =
+        (&mut share[at..at + w], &mut thermal_share[at..at + w], &mut talus[at..at + w]);
     let mut outs: [&mut [f32]; 9] = std::array::from_fn(|_| &mut [][..]);
     for (slot, f) in outs.iter_mut().zip(fl.iter_mut()) {
         *slot = row_of_mut(f, a, t, w);
     }
-    outs[P] = row_of_mut(share, a, t, w);
+    outs[P] = &mut *share;
     flux_row::<P, false, DEPTH_SCALED>(t, topo, b, depth, &mut outs[..P + 1], &k.flux);
     if k.thermal_on {
         let hard = row_of(state[HARDNESS - UPDATE], a, t, w);
-        let (ts, ta) = (row_of_mut(thermal_share, a, t, w), row_of_mut(talus, a, t, w));
-        sums[0] = thermal::flux_row(t, topo, b, hard, ts, ta, &k.thermal);
+        sums[0] = thermal::flux_row(t, topo, b, hard, thermal_share, talus, &k.thermal);
+    }
+    // the deferred moves of a band's first and last two rows read these rows after the sweep
+    if t < a + 3 || t + 3 >= z {
+        for (full, ring) in scratch.iter_mut().zip([&*share, &*thermal_share, &*talus]) {
+            row_of_mut(full, a, t, w).copy_from_slice(ring);
+        }
     }
 }
 
@@ -330,8 +367,10 @@ fn band_update<const P: usize>(
 }
 
 /// `sediment_transport` and `thermal_apply` of row `r` of the band starting at `a`.
+#[allow(clippy::too_many_arguments)]
 fn band_moves<const P: usize>(
     band: &mut [&mut [f32]],
+    rings: &Rings,
     a: usize,
     r: usize,
     topo: &Topology,
@@ -341,17 +380,17 @@ fn band_moves<const P: usize>(
 ) {
     let (w, h) = (topo.width, topo.height);
     let (fl, rest) = band.split_at_mut(P);
-    let (scratch, state) = rest.split_at_mut(UPDATE);
+    let (_, state) = rest.split_at_mut(UPDATE);
     let (next, state) = state.split_at_mut(1);
     let (middle, sediment_next) = state.split_at_mut(SEDIMENT_NEXT - UPDATE - 1);
     let f: [Around<'_>; P] = std::array::from_fn(|e| band_around(fl[e], a, r, w, h));
     let s = band_around(middle[SEDIMENT - UPDATE - 1], a, r, w, h);
-    let share = band_around(scratch[SHARE], a, r, w, h);
+    let share = rings.around(SHARE, r, h);
     let out = row_of_mut(sediment_next[0], a, r, w);
     sums[6] = conservative_row(r, topo, &f, s, share, out, k.open);
     if k.thermal_on {
-        let ts = band_around(scratch[THERMAL_SHARE], a, r, w, h);
-        let ta = band_around(scratch[TALUS], a, r, w, h);
+        let ts = rings.around(THERMAL_SHARE, r, h);
+        let ta = rings.around(TALUS, r, h);
         thermal::apply_row_at(r, topo, b, ts, ta, row_of_mut(next[0], a, r, w), k.dist);
     }
 }
