@@ -359,12 +359,29 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     bar.set_message("grid");
     let t0 = Instant::now();
     pool.install(|| -> anyhow::Result<()> {
-        for _ in 0..todo {
-            match &mut gpu {
-                Some((g, _)) => g.step()?,
-                None => sim.step(&mut st),
+        // iterations run in batches (the CPU simulator writes the velocity output on a batch's
+        // last iteration only), sized for a few progress updates a second, never past a
+        // checkpoint
+        let (mut done, mut batch) = (0u64, 1u64);
+        while done < todo {
+            let iteration = gpu.as_ref().map_or(st.iteration, |(g, _)| g.iteration);
+            let mut n = batch.min(todo - done);
+            if a.checkpoint_every > 0 {
+                n = n.min(a.checkpoint_every - iteration % a.checkpoint_every);
             }
-            bar.inc(1);
+            let started = Instant::now();
+            match &mut gpu {
+                Some((g, _)) => {
+                    for _ in 0..n {
+                        g.step()?;
+                    }
+                }
+                None => sim.run(&mut st, n),
+            }
+            done += n;
+            bar.inc(n);
+            let per_iteration = started.elapsed().as_secs_f64() / n as f64;
+            batch = ((0.25 / per_iteration.max(1e-9)) as u64).clamp(1, 256);
             let iteration = gpu.as_ref().map_or(st.iteration, |(g, _)| g.iteration);
             if a.checkpoint_every > 0 && iteration.is_multiple_of(a.checkpoint_every) {
                 if let Some((g, _)) = &gpu {

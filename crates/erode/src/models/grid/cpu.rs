@@ -152,10 +152,22 @@ impl CpuSim {
 
     /// One iteration: `derived().substeps` sub-steps of every stage.
     pub fn step(&mut self, st: &mut State) {
-        self.iterate(st, sweep::covers(&self.params));
+        self.iterate(st, sweep::covers(&self.params), true);
     }
 
-    fn iterate(&mut self, st: &mut State, use_sweep: bool) {
+    /// `n` iterations. The same state as `n` calls of [`CpuSim::step`], bit for bit, but faster:
+    /// the velocity maps are an output no stage reads back in the default configuration
+    /// (conservative transport), so they are written on the last iteration only.
+    pub fn run(&mut self, st: &mut State, n: u64) {
+        let covered = sweep::covers(&self.params);
+        for k in 0..n {
+            self.iterate(st, covered, k + 1 == n);
+        }
+    }
+
+    /// `velocity`: whether this iteration must leave the velocity maps in `st` (the sweep skips
+    /// writing them otherwise; the stage-by-stage passes always write them).
+    fn iterate(&mut self, st: &mut State, use_sweep: bool, velocity: bool) {
         if self.derived.depth_scaled {
             // the stable step depends on the deepest water: re-derive from the state
             let depth = max_depth(st);
@@ -164,19 +176,13 @@ impl CpuSim {
                 None => self.params.derived(st.cell_size, depth),
             };
         }
-        for k in 0..self.derived.substeps {
+        let substeps = self.derived.substeps;
+        for k in 0..substeps {
             let key = st.iteration.wrapping_mul(1 << 20).wrapping_add(u64::from(k));
-            self.substep(st, key, use_sweep);
+            self.substep(st, key, use_sweep, velocity && k + 1 == substeps);
         }
         st.iteration += 1;
         st.time += self.params.dt;
-    }
-
-    /// `n` iterations.
-    pub fn run(&mut self, st: &mut State, n: u64) {
-        for _ in 0..n {
-            self.step(st);
-        }
     }
 
     fn timed<T>(&mut self, stage: Stage, f: impl FnOnce(&mut Self) -> T) -> T {
@@ -237,11 +243,11 @@ impl CpuSim {
     /// test that the two schedules agree bit for bit).
     #[doc(hidden)]
     pub fn step_stage_by_stage(&mut self, st: &mut State) {
-        self.iterate(st, false);
+        self.iterate(st, false, true);
     }
 
     /// The stage list of 000 section 2 (MODEL.md), in order.
-    fn substep(&mut self, st: &mut State, key: u64, use_sweep: bool) {
+    fn substep(&mut self, st: &mut State, key: u64, use_sweep: bool, velocity: bool) {
         self.timed(Stage::WaterIncrement, |s| {
             let with_rows = !(use_sweep && s.params.rain_mode != RainMode::Buckets);
             let (rain, sources) = water::water_increment(st, &s.params, &s.derived, &s.source_rate, key, with_rows);
@@ -259,7 +265,7 @@ impl CpuSim {
                     sediment_next: &mut sc.sediment_next,
                 };
                 let rows = (s.params.rain_mode != RainMode::Buckets).then_some(&s.source_rate[..]);
-                let t = sweep::sweep(st, &s.params, &s.derived, &s.topo, rows, scratch);
+                let t = sweep::sweep(st, &s.params, &s.derived, &s.topo, rows, velocity, scratch);
                 st.books.rain += t.rain;
                 st.books.sources += t.sources;
                 std::mem::swap(&mut st.terrain, &mut sc.next);

@@ -71,6 +71,7 @@ pub(super) struct UpdateErodeConsts {
     dt: f32,
     keep: f32,
     area: f64,
+    velocity: bool,
 }
 
 impl UpdateErodeConsts {
@@ -85,7 +86,14 @@ impl UpdateErodeConsts {
             dt: dv.dt as f32,
             keep: (1.0 - p.evaporation * dv.dt) as f32,
             area: dv.area,
+            velocity: true,
         }
+    }
+
+    /// Whether the pass writes the velocity maps (an output only, unless transport is
+    /// semi-Lagrangian).
+    pub(super) fn with_velocity(self, velocity: bool) -> Self {
+        Self { velocity, ..self }
     }
 
     /// The totals of a pass from its row sums (see [`update_erode_row`]).
@@ -111,11 +119,13 @@ pub(super) fn update_erode_row(
     out: &mut [&mut [f32]],
     k: &UpdateErodeConsts,
 ) -> par::Sums<5> {
-    match (flux.len(), k.signed) {
-        (4, false) => row_of::<4, false>(r, topo, flux, b, out, k),
-        (4, true) => row_of::<4, true>(r, topo, flux, b, out, k),
-        (_, false) => row_of::<8, false>(r, topo, flux, b, out, k),
-        (_, true) => row_of::<8, true>(r, topo, flux, b, out, k),
+    match (flux.len(), k.signed, k.velocity) {
+        (4, false, true) => row_of::<4, false, true>(r, topo, flux, b, out, k),
+        (4, false, false) => row_of::<4, false, false>(r, topo, flux, b, out, k),
+        (4, true, _) => row_of::<4, true, true>(r, topo, flux, b, out, k),
+        (_, false, true) => row_of::<8, false, true>(r, topo, flux, b, out, k),
+        (_, false, false) => row_of::<8, false, false>(r, topo, flux, b, out, k),
+        (_, true, _) => row_of::<8, true, true>(r, topo, flux, b, out, k),
     }
 }
 
@@ -130,7 +140,7 @@ fn net_out(flux: &[Around<'_>], signed: bool, topo: &Topology, r: usize, c: usiz
     flux[e].mid()[c] - back
 }
 
-fn row_of<const P: usize, const SIGNED: bool>(
+fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     r: usize,
     topo: &Topology,
     flux: &[Around<'_>],
@@ -164,8 +174,10 @@ fn row_of<const P: usize, const SIGNED: bool>(
         let kept = dd * k.keep;
         out[0][c] = hh;
         out[1][c] = kept;
-        out[2][c] = u;
-        out[3][c] = v;
+        if k.velocity {
+            out[2][c] = u;
+            out[3][c] = v;
+        }
         out[4][c] += dq;
         out[5][c] = ss;
         out[6][c] = rr;
@@ -188,7 +200,7 @@ fn row_of<const P: usize, const SIGNED: bool>(
         let back: [&[f32]; P] = std::array::from_fn(|e| &flux[opposite(e)].tri().shifted(e)[..n]);
         let [next, d, u, v, q, s, hard, eroded, deposited] = out else { return [0.0; 5] };
         let i = 1..1 + n;
-        row::<P, SIGNED>(
+        row::<P, SIGNED, VELOCITY>(
             &own,
             &back,
             Tri::of(b, w, r),
@@ -236,7 +248,7 @@ const CHUNK: usize = 256;
     "x86_64+sse4.2"
 ))]
 #[allow(clippy::too_many_arguments)]
-fn row<'a, const P: usize, const SIGNED: bool>(
+fn row<'a, const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     own: &[&[f32]; P],
     back: &[&[f32]; P],
     b: Tri<'a>,
@@ -273,7 +285,7 @@ fn row<'a, const P: usize, const SIGNED: bool>(
         let nets: [&[f32]; P] = std::array::from_fn(|e| &net[e][..len]);
         let [dissolved, settled, water_out, evaporated] = &mut amounts;
         let span = start..end;
-        cells::<P>(
+        cells::<P, VELOCITY>(
             nets,
             &gx[..len],
             &gy[..len],
@@ -308,7 +320,7 @@ fn row<'a, const P: usize, const SIGNED: bool>(
     "x86_64+sse4.2"
 ))]
 #[allow(clippy::too_many_arguments)]
-fn cells<const P: usize>(
+fn cells<const P: usize, const VELOCITY: bool>(
     nets: [&[f32]; P],
     gx: &[f32],
     gy: &[f32],
@@ -343,8 +355,10 @@ fn cells<const P: usize>(
         let kept = dd * keep;
         next[c] = hh;
         d[c] = kept;
-        u[c] = uu;
-        v[c] = vv;
+        if VELOCITY {
+            u[c] = uu;
+            v[c] = vv;
+        }
         q[c] += dq;
         s[c] = ss;
         hard[c] = rr;

@@ -57,9 +57,13 @@ pub struct State {
     /// Outgoing water flux per pipe direction (see `topology::DIRS`), m³/s: one-way pipes hold
     /// values >= 0; the signed form holds the net flux, antisymmetric between neighbours.
     pub flux: Vec<Vec<f32>>,
-    /// Water velocity east, m/s.
+    /// Water velocity east, m/s, of the last iteration that wrote it: every [`CpuSim::step`],
+    /// the last iteration of a [`CpuSim::run`].
+    ///
+    /// [`CpuSim::step`]: super::CpuSim::step
+    /// [`CpuSim::run`]: super::CpuSim::run
     pub velocity_x: Vec<f32>,
-    /// Water velocity south, m/s.
+    /// Water velocity south, m/s (written as `velocity_x` is).
     pub velocity_y: Vec<f32>,
     /// Total soil dissolved per cell, m.
     pub eroded: Vec<f32>,

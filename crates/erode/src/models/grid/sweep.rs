@@ -66,20 +66,22 @@ pub fn covers(p: &Params) -> bool {
 
 /// Runs the sweep (see the module's text); the caller swaps `next` and `sediment_next` in.
 /// `source_rate` is `Some` when the sweep also adds rain and sources (`water_increment`
-/// without buckets) to each row just before its fluxes.
+/// without buckets) to each row just before its fluxes. Without `velocity` the velocity maps
+/// are left as they were (nothing in the sweep reads them).
 pub fn sweep(
     st: &mut State,
     p: &Params,
     dv: &Derived,
     topo: &Topology,
     source_rate: Option<&[f32]>,
+    velocity: bool,
     sc: SweepScratch<'_>,
 ) -> SweepTotals {
     match (st.flux.len(), dv.depth_scaled) {
-        (4, false) => sweep_with::<4, false>(st, p, dv, topo, source_rate, sc),
-        (4, true) => sweep_with::<4, true>(st, p, dv, topo, source_rate, sc),
-        (_, false) => sweep_with::<8, false>(st, p, dv, topo, source_rate, sc),
-        (_, true) => sweep_with::<8, true>(st, p, dv, topo, source_rate, sc),
+        (4, false) => sweep_with::<4, false>(st, p, dv, topo, source_rate, velocity, sc),
+        (4, true) => sweep_with::<4, true>(st, p, dv, topo, source_rate, velocity, sc),
+        (_, false) => sweep_with::<8, false>(st, p, dv, topo, source_rate, velocity, sc),
+        (_, true) => sweep_with::<8, true>(st, p, dv, topo, source_rate, velocity, sc),
     }
 }
 
@@ -116,6 +118,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     dv: &Derived,
     topo: &Topology,
     source_rate: Option<&[f32]>,
+    velocity: bool,
     sc: SweepScratch<'_>,
 ) -> SweepTotals {
     let (w, h) = (st.width, st.height);
@@ -124,7 +127,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     let k = Consts {
         flux: FluxConsts::new(p, dv),
         thermal: ThermalConsts::new(p, dv),
-        update: UpdateErodeConsts::new(st, p, dv),
+        update: UpdateErodeConsts::new(st, p, dv).with_velocity(velocity),
         thermal_on: p.thermal_rate > 0.0,
         open: p.border == Border::Open,
         dist: dv.distance,
