@@ -39,12 +39,10 @@ where
 #[inline]
 pub(crate) fn lane_sum(x: &[f32]) -> f64 {
     let mut lanes = [0.0f32; 8];
-    let chunks = x.chunks_exact(8);
-    let rest = chunks.remainder();
+    let (chunks, rest) = x.as_chunks::<8>();
     for chunk in chunks {
-        for l in 0..8 {
-            lanes[l] += chunk[l];
-        }
+        // whole arrays, so this is one vector add per chunk
+        lanes = std::array::from_fn(|l| lanes[l] + chunk[l]);
     }
     let mut total: f64 = lanes.iter().map(|&v| f64::from(v)).sum();
     for &v in rest {

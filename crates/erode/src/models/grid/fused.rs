@@ -272,14 +272,17 @@ fn row<'a, const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     while start < n {
         let end = (start + CHUNK).min(n);
         let len = end - start;
-        for c in 0..len {
-            gx[c] = (be[start + c] - bw[start + c]) * inv2x;
-            gy[c] = (bs[start + c] - bn[start + c]) * inv2y;
+        // zipped slices: no bounds checks, so these loops vectorise whole
+        for ((g, e), w) in gx[..len].iter_mut().zip(&be[start..end]).zip(&bw[start..end]) {
+            *g = (e - w) * inv2x;
+        }
+        for ((g, s), n) in gy[..len].iter_mut().zip(&bs[start..end]).zip(&bn[start..end]) {
+            *g = (s - n) * inv2y;
         }
         for e in 0..P {
             let (own, back) = (&own[e][start..end], &back[e][start..end]);
-            for c in 0..len {
-                net[e][c] = if SIGNED { own[c] } else { own[c] - back[c] };
+            for ((net, own), back) in net[e][..len].iter_mut().zip(own).zip(back) {
+                *net = if SIGNED { *own } else { own - back };
             }
         }
         let nets: [&[f32]; P] = std::array::from_fn(|e| &net[e][..len]);
