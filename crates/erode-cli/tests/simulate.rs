@@ -125,7 +125,7 @@ fn real_dems_erode_finitely_with_balanced_books_deterministically() {
         let rel = r["mass_balance"]["relative_error"].as_f64().unwrap();
         assert!(rel < 1e-5, "{name}: books off by {rel}");
         assert!(r["mass_balance"]["books"]["eroded"].as_f64().unwrap() > 0.0, "{name}: nothing eroded");
-        for map in ["height", "water", "sediment", "flow"] {
+        for map in ["height", "water", "sediment", "flow", "velocity"] {
             let one = bytes(d.join(format!("one/{map}.tif")));
             assert!(one == bytes(d.join(format!("two/{map}.tif"))), "{name}: {map} differs between 1 and 2 threads");
             assert!(one == bytes(d.join(format!("res/{map}.tif"))), "{name}: resumed {map} differs");
