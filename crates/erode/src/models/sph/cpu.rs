@@ -560,25 +560,37 @@ impl SphSim {
         let (m, rho0) = (self.derived.mass, self.params.rest_density);
         let support2 = (2.0 * self.derived.h).powi(2);
         let this = &*self;
-        let (pos, vel) = (&st.positions, &st.velocities);
+        let (pos, vel, rho) = (&st.positions, &st.velocities, &st.density);
+        // δ-SPH: `2·δ·h·c·Σ (ρ_ij − ρ_ij^H)·(x_ij·∇W)/r²·m/ρ_j`, with the hydrostatic difference
+        // `ρ_ij^H = ρ0·g·(z_j − z_i)/c²` taken out (Fourtakas et al. 2019's, to first order: the
+        // second is ~1e-4 of it over a kernel's reach)
+        let c = self.derived.sound_speed;
+        let diffusion = 2.0 * self.params.density_diffusion * self.derived.h * c;
+        let head = rho0 * self.params.gravity / (c * c);
         let rates: Vec<f64> = (0..pos.len())
             .into_par_iter()
             .with_min_len(256)
             .map(|i| {
                 let (x, v) = (pos[i], vel[i]);
                 let mut rate = DVec3::ZERO;
+                let mut diffused = 0.0;
                 this.grid.for_near(x, |j| {
                     let xij = x - pos[j];
                     let r2 = xij.length_squared();
                     if r2 < support2 && j != i {
                         let grad = this.kernel.grad(xij, r2.sqrt());
                         rate += (v - vel[j]) * grad * m;
+                        if diffusion > 0.0 {
+                            let hydrostatic = head * (pos[j].z - x.z);
+                            diffused += (rho[i] - rho[j] - hydrostatic) * xij.dot(grad) / r2 * (m / rho[j]);
+                        }
                     }
                 });
+
                 // the wall's mirror image approaches at twice the normal speed
                 let (_, grad_gamma) = this.wall_share(&this.contacts[i]);
                 rate -= grad_gamma * v * (2.0 * rho0);
-                rate.element_sum()
+                rate.element_sum() + diffusion * diffused
             })
             .collect();
         self.rates = rates;
