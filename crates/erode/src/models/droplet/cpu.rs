@@ -125,7 +125,8 @@ fn erode_in_place(
     (lanes[0] + lanes[1] + lanes[2] + lanes[3]) as i64
 }
 
-/// Brush weights `max(0, radius − distance)` of every run's cells. Returns their sum (in order).
+/// Brush weights `max(0, radius − distance)` of every run's cells. Returns their sum (in eight
+/// lanes, then the lanes in order: a fixed order that does not wait on one long chain of adds).
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
     "x86_64+avx2+fma",
@@ -140,8 +141,13 @@ fn fill_weights(runs: &[Run], weights: &mut [f64], radius: f64) -> f64 {
             *wt = if v > 0.0 { v } else { 0.0 };
         }
     }
-    let mut total = 0.0;
-    for &v in weights.iter() {
+    let mut lanes = [0.0f64; 8];
+    let (chunks, rest) = weights.as_chunks::<8>();
+    for chunk in chunks {
+        lanes = std::array::from_fn(|l| lanes[l] + chunk[l]);
+    }
+    let mut total: f64 = lanes.iter().sum();
+    for &v in rest {
         total += v;
     }
     total
