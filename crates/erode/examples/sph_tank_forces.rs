@@ -1,6 +1,7 @@
 //! Where a settled still tank is out of balance (issue 7's drift): settles the test's tank
 //! (3375 particles, `SETTLE` damped iterations, default 1500), runs one free step and prints the
-//! mean vertical acceleration by distance to the side walls (`near`/`far`: spacings to the
+//! mean vertical acceleration and pressure error (against `ρ0·g·depth`, depth below the top
+//! particle plus half a spacing) by distance to the side walls (`near`/`far`: spacings to the
 //! nearest and the farthest of the x and y walls, 3 = three or more) at mid-depth (3 to 12
 //! spacings below the surface).
 //! `cargo run --release -p erode --example sph_tank_forces`
@@ -30,13 +31,13 @@ fn main() {
         }
         let e = acc.entry((near, far)).or_insert((0.0, 0.0, 0));
         e.0 += a.z;
-        e.1 += (a.x * a.x + a.y * a.y).sqrt();
+        e.1 += st.pressure[i] / (1000.0 * 9.81 * (top + 0.5 * s - x.z)) - 1.0;
         e.2 += 1;
     }
-    println!("near far: mean a_z, mean |a_h| (m/s²), particles");
-    for ((n, f), (az, ah, c)) in acc {
+    println!("near far: mean a_z (m/s²), mean p/(ρ0·g·depth) − 1, particles");
+    for ((n, f), (az, perr, c)) in acc {
         if f == 3 || n == f {
-            println!("{n} {f}: {:8.4} {:8.4} {c}", az / c as f64, ah / c as f64);
+            println!("{n} {f}: {:8.4} {:8.4} {c}", az / c as f64, perr / c as f64);
         }
     }
 }
