@@ -16,21 +16,11 @@
 
 use rayon::prelude::*;
 
+use super::brush::{Brush, MAX_AMOUNT, Plane, floor_i, quanta_f, share_f};
 use super::params::{DropletBorder, DropletParams};
 use super::state::{DropletBooks, DropletState, QUANTA_PER_METRE};
 use crate::error::SimError;
 use crate::rng::SplitMix64;
-
-/// Quanta a cell yields, as an exact integer in an f64: `want·hardness`, no more than it holds
-/// above `floor`.
-#[inline(always)]
-fn share_f(want: f64, hardness: f64, height: f32, floor: f64) -> f64 {
-    let want = want * hardness;
-    let above = f64::from(height) - floor;
-    let can = if want < above { want } else { above };
-    let can = if can > 0.0 { can } else { 0.0 };
-    quanta_f(if can < MAX_AMOUNT { can } else { MAX_AMOUNT })
-}
 
 /// [`share_f`] as an integer.
 #[inline(always)]
@@ -70,87 +60,6 @@ impl Ground<'_> {
     fn visit(&mut self, i: usize) {
         self.flow[i - self.base] += 1.0;
     }
-    /// Erodes the brush's runs (see [`erode_in_place`]). Returns the quanta removed.
-    fn erode_runs(&mut self, runs: &[Run], weights: &[f64], scale: f64, hardness: Option<&[f32]>, floor: f64) -> i64 {
-        erode_in_place(self.terrain, self.eroded, self.base, runs, weights, scale, hardness, floor)
-    }
-}
-
-/// The serial brush on one run of cells: branch-free, so it vectorises. Quanta are exact
-/// integers in f64 and their sum is exact in any order (below 2⁵³), so the lanes give the same
-/// total as a sequential sum.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
-    "x86_64+avx2+fma",
-    "x86_64+sse4.2"
-))]
-#[allow(clippy::too_many_arguments)]
-fn erode_in_place(
-    terrain: &mut [f32],
-    eroded: &mut [f32],
-    base: usize,
-    runs: &[Run],
-    weights: &[f64],
-    scale: f64,
-    hardness: Option<&[f32]>,
-    floor: f64,
-) -> i64 {
-    let mut lanes = [0.0f64; 4];
-    for run in runs {
-        let (span, n) = (run.first..run.first + run.len, run.len);
-        let held = span.start - base..span.end - base;
-        let (terrain, eroded) = (&mut terrain[held.clone()], &mut eroded[held]);
-        let weights = &weights[run.offset..run.offset + n];
-        let mut cell = |k: usize, r: f64| {
-            let q = share_f(scale * weights[k], r, terrain[k], floor);
-            let m = q * (1.0 / QUANTA_PER_METRE);
-            terrain[k] = (f64::from(terrain[k]) - m) as f32;
-            eroded[k] += m as f32;
-            lanes[k % 4] += q;
-        };
-        match hardness {
-            Some(r) => {
-                let r = &r[span];
-                for k in 0..n {
-                    cell(k, f64::from(r[k]));
-                }
-            }
-            None => {
-                for k in 0..n {
-                    cell(k, 1.0);
-                }
-            }
-        }
-    }
-    (lanes[0] + lanes[1] + lanes[2] + lanes[3]) as i64
-}
-
-/// Brush weights `max(0, radius − distance)` of every run's cells. Returns their sum (in eight
-/// lanes, then the lanes in order: a fixed order that does not wait on one long chain of adds).
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
-    "x86_64+avx2+fma",
-    "x86_64+sse4.2"
-))]
-fn fill_weights(runs: &[Run], weights: &mut [f64], radius: f64) -> f64 {
-    for run in runs {
-        let dy2 = run.dy * run.dy;
-        for (k, wt) in weights[run.offset..run.offset + run.len].iter_mut().enumerate() {
-            let dx = run.dx0 + k as f64;
-            let v = radius - (dx * dx + dy2).sqrt();
-            *wt = if v > 0.0 { v } else { 0.0 };
-        }
-    }
-    let mut lanes = [0.0f64; 8];
-    let (chunks, rest) = weights.as_chunks::<8>();
-    for chunk in chunks {
-        lanes = std::array::from_fn(|l| lanes[l] + chunk[l]);
-    }
-    let mut total: f64 = lanes.iter().sum();
-    for &v in rest {
-        total += v;
-    }
-    total
 }
 
 /// What one step of a droplet did, for tests and tools that watch droplets (see
@@ -215,31 +124,11 @@ pub struct DropletSim {
     brush: Brush,
 }
 
-/// Largest amount one quantisation takes, m (keeps quanta below 2⁵², where [`quanta_f`] is
-/// exact).
-const MAX_AMOUNT: f64 = 1.0e6;
-
-/// Metres (0..=`MAX_AMOUNT`) to quanta, rounded to nearest (ties to even), as an exact integer
-/// in an f64: adding and removing 2⁵² rounds without a conversion, so the loops that use it
-/// vectorise.
-#[inline(always)]
-fn quanta_f(metres: f64) -> f64 {
-    const TWO_52: f64 = 4_503_599_627_370_496.0;
-    (metres * QUANTA_PER_METRE + TWO_52) - TWO_52
-}
-
 /// Metres (>= 0) to quanta.
 #[inline]
 fn quanta(metres: f64) -> i64 {
     let m = if metres > 0.0 { metres } else { 0.0 };
     quanta_f(if m < MAX_AMOUNT { m } else { MAX_AMOUNT }) as i64
-}
-
-/// `x.floor()` as an integer, without a libm call.
-#[inline]
-fn floor_i(x: f64) -> isize {
-    let t = x as isize;
-    if (t as f64) > x { t - 1 } else { t }
 }
 
 /// The map's geometry and the per-cell data the droplets read besides the heights.
@@ -495,68 +384,12 @@ fn deposit(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, q: i64) -> i64 {
     q
 }
 
-/// The brush of one erosion step: runs of cells along rows and their weights.
-#[derive(Default)]
-struct Brush {
-    runs: Vec<Run>,
-    weights: Vec<f64>,
-}
-
-/// Cells `first..first + len` of one row, their weights at `offset` in [`Brush::weights`]; the
-/// first lies `dx0` cells east of the droplet and the row `dy` cells south of it.
-#[derive(Clone, Copy)]
-struct Run {
-    first: usize,
-    offset: usize,
-    len: usize,
-    dx0: f64,
-    dy: f64,
-}
-
 /// Removes up to `amount` metres through the circular brush of `radius` cells around `(x, y)`
 /// (weights `max(0, radius − distance)`, normalised; each cell's share scaled by its hardness),
 /// no cell below the floor. Returns the quanta removed.
 fn erode(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, amount: f64, radius: f64, brush: &mut Brush) -> i64 {
-    brush.runs.clear();
-    brush.weights.clear();
-    let mut total = 0.0;
-    if radius > 0.0 {
-        let (w, rows) = (map.w as isize, map.rows as isize);
-        let (mut y0, mut y1) = (floor_i(y - radius), floor_i(y + radius) + 1);
-        if !map.wrap {
-            (y0, y1) = (y0.max(0), y1.min(rows - 1));
-        }
-        let r2 = radius * radius;
-        let mut cells = 0;
-        for iy in y0..=y1 {
-            let dy = iy as f64 - y;
-            let room = r2 - dy * dy;
-            if room <= 0.0 {
-                continue;
-            }
-            // the columns strictly within the circle on this row
-            let half = room.sqrt();
-            let (mut x0, mut x1) = (floor_i(x - half) + 1, floor_i(x + half));
-            if !map.wrap {
-                (x0, x1) = (x0.max(0), x1.min(w - 1));
-            }
-            if x1 < x0 {
-                continue;
-            }
-            let row = if map.wrap { iy.rem_euclid(rows) } else { iy } as usize * map.w;
-            let mut ix = x0;
-            while ix <= x1 {
-                // a run ends at the row's end (wrap borders continue at its start)
-                let col = if map.wrap { ix.rem_euclid(w) } else { ix };
-                let len = (x1 - ix + 1).min(w - col) as usize;
-                brush.runs.push(Run { first: row + col as usize, offset: cells, len, dx0: ix as f64 - x, dy });
-                cells += len;
-                ix += len as isize;
-            }
-        }
-        brush.weights.resize(cells, 0.0);
-        total = fill_weights(&brush.runs, &mut brush.weights, radius);
-    }
+    let plane = Plane { w: map.w, rows: map.rows, wrap: map.wrap };
+    let total = if radius > 0.0 { brush.lay(plane, x, y, radius) } else { 0.0 };
     if total <= 0.0 {
         // radius 0 (or a brush with no cell inside): the 4 corners, bilinearly
         let (cells, u, v) = map.corners(x, y);
@@ -572,7 +405,7 @@ fn erode(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, amount: f64, radius:
         }
         return removed;
     }
-    g.erode_runs(&brush.runs, &brush.weights, amount / total, map.hardness, map.floor)
+    brush.erode(plane, g.terrain, g.eroded, g.base, amount / total, map.hardness, map.floor)
 }
 
 /// Where droplet `index` starts: uniform over the map, or in proportion to the rain.

@@ -7,7 +7,8 @@
 //! Uphill it drops `min(Δh, sediment)` at the old position; downhill its capacity is
 //! `max(−Δh, min_slope)·speed·water·capacity`: above capacity it drops `(sediment − capacity)·
 //! deposition`, below it erodes `min((capacity − sediment)·erosion, −Δh)` through a circular
-//! brush of `radius` cells centred on the true position (weights `max(0, r − dist)`, normalised).
+//! brush of `radius` cells centred on the true position (weights `max(0, r − dist)`, normalised;
+//! distances in f32, weights rounded to 2⁻²⁰ cell).
 //! Deposits split bilinearly over the 4 corners. Then `speed = sqrt(max(0, speed² − Δh·g))`,
 //! `water *= 1 − evaporation`. A droplet that dies deposits its load; one leaving an open edge
 //! takes it away (booked as outflow).
@@ -35,6 +36,7 @@
 //! has died. The f32 terrain carries the changes with its own rounding (the report compares it
 //! with the books).
 
+mod brush;
 pub mod cpu;
 #[cfg(feature = "gpu")]
 pub mod gpu;

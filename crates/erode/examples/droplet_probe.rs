@@ -1,0 +1,47 @@
+//! Times droplet runs, for A/B comparisons of the CPU droplet simulator.
+//! `cargo run --release -p erode --example droplet_probe -- [size] [droplets] [lifetime] [radius] [runs]`
+//!
+//! The scene is the droplet bench's: fBm terrain with 4 % of its size in relief, floor at its
+//! lowest height, the other parameters 002's. Prints seconds per run, droplet steps, ns per step
+//! and a checksum of the terrain (to see whether a change moved any bit).
+use erode::models::droplet::{DropletParams, DropletSim, DropletState};
+use erode::terrain::{TerrainKind, TerrainSpec, generate};
+
+fn main() {
+    let args: Vec<f64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let size = args.first().copied().unwrap_or(100.0) as usize;
+    let droplets = args.get(1).copied().unwrap_or(100_000.0) as u64;
+    let lifetime = args.get(2).copied().unwrap_or(300.0) as u32;
+    let radius = args.get(3).copied().unwrap_or(5.0);
+    let runs = args.get(4).copied().unwrap_or(3.0) as usize;
+    let spec = TerrainSpec {
+        kind: TerrainKind::Fbm,
+        width: size,
+        height: size,
+        seed: 2,
+        relief: size as f64 * 0.04,
+        feature_size: size as f64 / 2.0,
+        ..Default::default()
+    };
+    let t = generate(&spec).expect("terrain").heights;
+    let floor = t.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
+    let params = DropletParams { max_lifetime: lifetime, radius, min_height: f64::from(floor), ..Default::default() };
+    println!(
+        "{size}x{size}, {droplets} droplets, lifetime {lifetime}, radius {radius}, {} threads",
+        rayon::current_num_threads()
+    );
+    for _ in 0..runs {
+        let mut st = DropletState::new(&t).expect("state");
+        let mut sim = DropletSim::new(params.clone(), &st).expect("sim");
+        let t0 = std::time::Instant::now();
+        sim.run(&mut st, droplets, &mut |_| {});
+        let secs = t0.elapsed().as_secs_f64();
+        let sum = st.terrain.iter().fold(0u64, |h, v| h.rotate_left(5) ^ u64::from(v.to_bits()));
+        println!(
+            "{secs:.3} s | {} steps | {:.1} ns/step | eroded {} | checksum {sum:016x}",
+            st.books.steps,
+            secs * 1e9 / st.books.steps as f64,
+            st.books.eroded
+        );
+    }
+}
