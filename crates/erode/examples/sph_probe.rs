@@ -30,6 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "cfl" => p.cfl = v,
             "contact_ratio" => p.contact_ratio = v,
             "wall_friction" => p.wall_friction = v,
+            "mirror_walls" => p.mirror_walls = v,
+            "density_diffusion" => p.density_diffusion = v,
             _ => return Err(format!("unknown {k}").into()),
         }
     }

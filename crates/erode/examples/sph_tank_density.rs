@@ -7,7 +7,9 @@
 use erode::models::sph::SceneKind;
 use erode::models::sph::kernel::Kernel;
 fn main() {
-    let scene = SceneKind::Tank.build(3375, 0).unwrap();
+    let mut scene = SceneKind::Tank.build(3375, 0).unwrap();
+    // the table walls, whose imbalance this example locates (mirror walls have none)
+    scene.params.mirror_walls = 0.0;
     let (mut st, mut sim) = scene.start().unwrap();
     sim.start_hydrostatic(&mut st);
     sim.settle(&mut st, 1500, 0.02);

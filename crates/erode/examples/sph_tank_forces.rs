@@ -7,7 +7,9 @@
 //! `cargo run --release -p erode --example sph_tank_forces`
 use erode::models::sph::SceneKind;
 fn main() {
-    let scene = SceneKind::Tank.build(3375, 0).unwrap();
+    let mut scene = SceneKind::Tank.build(3375, 0).unwrap();
+    // the table walls, whose imbalance this example locates (mirror walls have none)
+    scene.params.mirror_walls = 0.0;
     let (mut st, mut sim) = scene.start().unwrap();
     sim.start_hydrostatic(&mut st);
     let settle: u32 = std::env::var("SETTLE").ok().and_then(|s| s.parse().ok()).unwrap_or(1500);

@@ -8,7 +8,8 @@ use rayon::prelude::*;
 use super::intersect::{FaceGrid, find_crossing};
 use super::kernel::Kernel;
 use super::mesh::{VertexFaces, closest_point};
-use super::neighbors::{ParticleGrid, REACH};
+use super::mirror::{Images, Mirror};
+use super::neighbors::{NeighbourLists, ParticleGrid, REACH};
 use super::params::SphParams;
 use super::state::SphState;
 use crate::error::{MeshError, ParamError, SimError};
@@ -131,6 +132,8 @@ pub struct SphSim {
     derived: SphDerived,
     kernel: Kernel,
     grid: ParticleGrid,
+    /// Each particle's neighbours this iteration (built by `sort`).
+    neighbours: NeighbourLists,
     faces: FaceGrid,
     vertex_faces: VertexFaces,
     rates: Vec<f64>,
@@ -309,6 +312,7 @@ impl SphSim {
             derived,
             kernel,
             grid,
+            neighbours: NeighbourLists::default(),
             faces,
             vertex_faces: st.mesh.vertex_faces(),
             rates: Vec::new(),
@@ -424,6 +428,7 @@ impl SphSim {
         st.ids = order.iter().map(|&i| st.ids[i as usize]).collect();
         st.density = order.iter().map(|&i| st.density[i as usize]).collect();
         st.pressure = order.iter().map(|&i| st.pressure[i as usize]).collect();
+        self.neighbours = NeighbourLists::build(&self.grid, &st.positions, 2.0 * self.derived.h);
     }
 
     /// The walls near each particle ([`Walls`]), found once per iteration.
@@ -513,6 +518,54 @@ impl SphSim {
         (gamma, grad)
     }
 
+    /// The images of the fluid around particle `i` at `x` (none unless `mirror_walls`).
+    fn images(&self, i: usize, x: DVec3) -> Images {
+        if self.params.mirror_walls == 0.0 {
+            return Images::default();
+        }
+        let mut mirrors = [Mirror::default(); MAX_WALLS];
+        let mut n = 0;
+        for w in self.contacts[i].iter() {
+            mirrors[n] = Mirror::new(w.normal, x, w.dist);
+            n += 1;
+        }
+        Images::of(&mirrors[..n])
+    }
+
+    /// Calls `f(x − x_j, |x − x_j|², v_j, p_j, ρ_j)` for every neighbour `j` of particle `i`
+    /// (at `x`) within the kernel's reach, and then for every image of a particle within reach
+    /// of `x`. An image's pressure is its particle's plus the hydrostatic difference of their
+    /// depths (`ρ0·g·Δz`), its density likewise (`Δp/c²`), so a still column's images continue
+    /// it. A particle whose image is within reach of `x` is itself within reach (it is on the
+    /// fluid side of every mirror, as `x` is), so the neighbours' scan finds every image.
+    fn for_pairs(
+        &self,
+        i: usize,
+        x: DVec3,
+        images: &Images,
+        st: &SphState,
+        mut f: impl FnMut(DVec3, f64, DVec3, f64, f64),
+    ) {
+        let support2 = (2.0 * self.derived.h).powi(2);
+        let (rho0, g, c) = (self.params.rest_density, self.params.gravity, self.derived.sound_speed);
+        let (pos, vel, pr, rho) = (&st.positions, &st.velocities, &st.pressure, &st.density);
+        for &j in self.neighbours.of(i) {
+            let j = j as usize;
+            let xij = x - pos[j];
+            let r2 = xij.length_squared();
+            if j != i {
+                f(xij, r2, vel[j], pr[j], rho[j]);
+            }
+            for image in images.iter() {
+                if let Some(xij) = image.near(x, pos[j], r2, support2) {
+                    // the image is x − xij
+                    let dp = rho0 * g * (pos[j].z - (x.z - xij.z));
+                    f(xij, xij.length_squared(), image.vector(vel[j]), (pr[j] + dp).max(0.0), rho[j] + dp / (c * c));
+                }
+            }
+        }
+    }
+
     /// Pressure from density (Tait, clamped at 0 so nothing pulls). New particles start at rest
     /// density; every [`FILTER_EVERY`] iterations the densities are first replaced by their
     /// Shepard average (`Σ m·W / Σ (m/ρ)·W`), which keeps the continuity equation from drifting.
@@ -525,21 +578,20 @@ impl SphSim {
         }
         if st.iteration % FILTER_EVERY == FILTER_EVERY - 1 {
             let m = self.derived.mass;
-            let support2 = (2.0 * self.derived.h).powi(2);
             let (pos, rho) = (&st.positions, &st.density);
+            let state = &*st;
             let this = &*self;
             let filtered: Vec<f64> = (0..pos.len())
                 .into_par_iter()
                 .with_min_len(256)
                 .map(|i| {
-                    let (mut num, mut den) = (0.0, 0.0);
-                    this.grid.for_near(pos[i], |j| {
-                        let r2 = (pos[i] - pos[j]).length_squared();
-                        if r2 < support2 {
-                            let w = this.kernel.w(r2.sqrt());
-                            num += m * w;
-                            den += m / rho[j] * w;
-                        }
+                    // the particle itself, then its neighbours and images
+                    let w0 = this.kernel.w(0.0);
+                    let (mut num, mut den) = (m * w0, m / rho[i] * w0);
+                    this.for_pairs(i, pos[i], &this.images(i, pos[i]), state, |_, r2, _, _, rho_j| {
+                        let w = this.kernel.w(r2.sqrt());
+                        num += m * w;
+                        den += m / rho_j * w;
                     });
                     num / den
                 })
@@ -558,7 +610,6 @@ impl SphSim {
     /// normal speed.
     fn continuity(&mut self, st: &mut SphState) {
         let (m, rho0) = (self.derived.mass, self.params.rest_density);
-        let support2 = (2.0 * self.derived.h).powi(2);
         let this = &*self;
         let (pos, vel, rho) = (&st.positions, &st.velocities, &st.density);
         // δ-SPH: `2·δ·h·c·Σ (ρ_ij − ρ_ij^H)·(x_ij·∇W)/r²·m/ρ_j`, with the hydrostatic difference
@@ -567,6 +618,8 @@ impl SphSim {
         let c = self.derived.sound_speed;
         let diffusion = 2.0 * self.params.density_diffusion * self.derived.h * c;
         let head = rho0 * self.params.gravity / (c * c);
+        let mirrored = self.params.mirror_walls != 0.0;
+        let state = &*st;
         let rates: Vec<f64> = (0..pos.len())
             .into_par_iter()
             .with_min_len(256)
@@ -574,22 +627,21 @@ impl SphSim {
                 let (x, v) = (pos[i], vel[i]);
                 let mut rate = DVec3::ZERO;
                 let mut diffused = 0.0;
-                this.grid.for_near(x, |j| {
-                    let xij = x - pos[j];
-                    let r2 = xij.length_squared();
-                    if r2 < support2 && j != i {
-                        let grad = this.kernel.grad(xij, r2.sqrt());
-                        rate += (v - vel[j]) * grad * m;
-                        if diffusion > 0.0 {
-                            let hydrostatic = head * (pos[j].z - x.z);
-                            diffused += (rho[i] - rho[j] - hydrostatic) * xij.dot(grad) / r2 * (m / rho[j]);
-                        }
+                let pair = |xij: DVec3, r2: f64, vj: DVec3, _: f64, rho_j: f64| {
+                    let grad = this.kernel.grad(xij, r2.sqrt());
+                    rate += (v - vj) * grad * m;
+                    if diffusion > 0.0 {
+                        // z_j − z_i = −xij.z
+                        let hydrostatic = -head * xij.z;
+                        diffused += (rho[i] - rho_j - hydrostatic) * xij.dot(grad) / r2 * (m / rho_j);
                     }
-                });
-
-                // the wall's mirror image approaches at twice the normal speed
-                let (_, grad_gamma) = this.wall_share(&this.contacts[i]);
-                rate -= grad_gamma * v * (2.0 * rho0);
+                };
+                this.for_pairs(i, x, &this.images(i, x), state, pair);
+                if !mirrored {
+                    // the wall's mirror image approaches at twice the normal speed
+                    let (_, grad_gamma) = this.wall_share(&this.contacts[i]);
+                    rate -= grad_gamma * v * (2.0 * rho0);
+                }
                 rate.element_sum() + diffusion * diffused
             })
             .collect();
@@ -603,10 +655,11 @@ impl SphSim {
         let nu4 = 4.0 * self.params.kinematic_viscosity;
         let wall_nu4 = 4.0 * self.params.wall_friction * (alpha * c * h / 10.0 + self.params.kinematic_viscosity);
         let (ks, kd, contact) = (d.stiffness, d.damping, d.contact);
-        let support2 = (2.0 * h).powi(2);
         let this = &*self;
         let (pos, vel, rho, pr) = (&st.positions, &st.velocities, &st.density, &st.pressure);
         let dt = d.dt;
+        let mirrored = self.params.mirror_walls != 0.0;
+        let state = &*st;
         let velocities: Vec<DVec3> = (0..pos.len())
             .into_par_iter()
             .with_min_len(256)
@@ -616,15 +669,18 @@ impl SphSim {
                 // walls first: γ, the share of the kernel they leave to the fluid (a product,
                 // so two walls at a corner do not both take the quadrant beyond them), their
                 // pressure push, and the penalty of eq. 1
-                let (_, grad_gamma) = this.wall_share(&this.contacts[i]);
-                let mut wall = grad_gamma * (2.0 * pi * rho0);
+                let mut wall = DVec3::ZERO;
                 // the floor of the renormalisation: MIN_MOMENT of what the walls leave (it is
                 // for the free surface and spray; a wall's cut is always renormalised)
                 let mut left = DVec3::ONE;
-                for w in this.contacts[i].iter() {
-                    let (normal, along) = this.kernel.beyond_moment(w.dist);
-                    let n2 = w.normal * w.normal;
-                    left *= DVec3::ONE - (n2 * normal + (DVec3::ONE - n2) * along);
+                if !mirrored {
+                    let (_, grad_gamma) = this.wall_share(&this.contacts[i]);
+                    wall += grad_gamma * (2.0 * pi * rho0);
+                    for w in this.contacts[i].iter() {
+                        let (normal, along) = this.kernel.beyond_moment(w.dist);
+                        let n2 = w.normal * w.normal;
+                        left *= DVec3::ONE - (n2 * normal + (DVec3::ONE - n2) * along);
+                    }
                 }
                 let floor = left * MIN_MOMENT;
                 let mut moment = DVec3::ZERO;
@@ -640,27 +696,28 @@ impl SphSim {
                 }
                 // the neighbours' pressures (the gradient estimate), the particle's own
                 // (which the walls' term closes) and viscosity, kept apart
-                let (mut gradient, mut own, mut viscous) = (DVec3::ZERO, DVec3::ZERO, DVec3::ZERO);
-                this.grid.for_near(x, |j| {
-                    let xij = x - pos[j];
-                    let r2 = xij.length_squared();
-                    if r2 >= support2 || j == i {
-                        return;
-                    }
-                    let r = r2.sqrt();
-                    let grad = this.kernel.grad(xij, r);
-                    moment -= xij * grad * (m / rho[j]);
-                    let vij = v - vel[j];
-                    gradient -= grad * (m * pr[j] / (rho[j] * rho[j]));
-                    own -= grad * (m * pi);
+                let (mut gradient, mut grad_sum, mut viscous) = (DVec3::ZERO, DVec3::ZERO, DVec3::ZERO);
+                // (two divisions a pair: 1/ρ_j, and 1/((ρ_i + ρ_j)·(r² + 0.01h²)) that both
+                // viscosities share)
+                let pair = |xij: DVec3, r2: f64, vj: DVec3, p_j: f64, rho_j: f64| {
+                    let grad = this.kernel.grad(xij, r2.sqrt());
+                    let inv_rho = 1.0 / rho_j;
+                    let volume = m * inv_rho;
+                    moment -= xij * grad * volume;
+                    gradient -= grad * (volume * p_j * inv_rho);
+                    grad_sum += grad;
+                    let vij = v - vj;
+                    let inv = 1.0 / ((rho[i] + rho_j) * (r2 + 0.01 * h * h));
                     let vx = vij.dot(xij);
                     if vx < 0.0 {
-                        let mu = h * vx / (r2 + 0.01 * h * h);
-                        viscous += grad * (m * alpha * c * mu / (0.5 * (rho[i] + rho[j])));
+                        // Monaghan: μ = h·v·x/(r² + 0.01h²) over the mean density
+                        viscous += grad * (2.0 * m * alpha * c * h * vx * inv);
                     }
                     // laminar viscosity (Lo & Shao): damps shear too
-                    viscous += vij * (m * nu4 * xij.dot(grad) / ((rho[i] + rho[j]) * (r2 + 0.01 * h * h)));
-                });
+                    viscous += vij * (m * nu4 * xij.dot(grad) * inv);
+                };
+                this.for_pairs(i, x, &this.images(i, x), state, pair);
+                let own = grad_sum * (-m * pi);
                 // the gradient estimate renormalised per axis by the kernel's first moment along
                 // it (1 inside the fluid, less where a wall or the surface cuts the kernel): a
                 // linear pressure field gives its exact gradient, so particles along walls and

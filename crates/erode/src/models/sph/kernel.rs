@@ -10,6 +10,9 @@ pub struct Kernel {
     /// Smoothing length, metres.
     pub h: f64,
     sigma: f64,
+    /// `1/(2h)` and `−5σ/h²`, so a pair's gradient takes no division.
+    half_inv_h: f64,
+    slope_scale: f64,
     /// `beyond[k]`: share of the kernel's integral beyond a plane at `d = k·2h/(N−1)`.
     beyond: Vec<f64>,
     /// `slope[k]`: its derivative with `d`, 1/m (negative).
@@ -36,6 +39,8 @@ impl Kernel {
         let mut k = Self {
             h,
             sigma,
+            half_inv_h: 0.5 / h,
+            slope_scale: -5.0 * sigma / (h * h),
             beyond: vec![0.0; TABLE],
             slope: vec![0.0; TABLE],
             friction: vec![0.0; TABLE],
@@ -93,12 +98,11 @@ impl Kernel {
     /// `W'(r)/r`, 1/m⁵ (≤ 0): [`Kernel::grad`] is the offset times this.
     #[inline]
     pub fn w_slope_over_r(&self, r: f64) -> f64 {
-        let q = r / self.h;
-        if q >= 2.0 {
+        let t = 1.0 - r * self.half_inv_h;
+        if t <= 0.0 {
             return 0.0;
         }
-        let t = 1.0 - 0.5 * q;
-        -5.0 * self.sigma / (self.h * self.h) * t * t * t
+        self.slope_scale * t * t * t
     }
 
     /// Fits the wall shift so that the lattice of `spacing` (kernel sums `lattice_mass·W`) over a

@@ -30,6 +30,7 @@ pub mod cpu;
 pub mod intersect;
 pub mod kernel;
 pub mod mesh;
+mod mirror;
 pub mod neighbors;
 pub mod params;
 pub mod scenes;

@@ -25,6 +25,13 @@ pub struct SphParams {
     /// in the still tank 0.1 slows the corner drift by ~20 % and 0.5 by ~40 %, neither stops it:
     /// docs/sph-model.md).
     pub density_diffusion: f64,
+    /// How walls stand in for the fluid beyond them: 1 mirror particles (the fluid near a wall
+    /// reflected across its plane, and across pairs and triples of perpendicular walls at
+    /// corners; free slip, pressure continued hydrostatically), 0 the kernel's missing share
+    /// from tables (a wall pressure term and a renormalised gradient). Default 1: a still tank
+    /// stays still (0.02–0.05 of issue 7's speed bound; the tables let the water along the
+    /// walls sink at 1.6x it and growing) at ~10 % more time per iteration (docs/sph-model.md).
+    pub mirror_walls: f64,
     /// Kinematic viscosity, m²/s (laminar, Lo & Shao's form; damps shear, which the artificial
     /// viscosity does not). Default 1e-6 (water).
     pub kinematic_viscosity: f64,
@@ -78,6 +85,7 @@ impl Default for SphParams {
             tait_exponent: 7.0,
             viscosity: 0.05,
             density_diffusion: 0.0,
+            mirror_walls: 1.0,
             kinematic_viscosity: 1e-6,
             gravity: 9.81,
             dt: 0.0,
@@ -105,6 +113,7 @@ pub const SPH_PARAM_DOCS: &[(&str, &str)] = &[
     ("tait_exponent", "gamma of the Tait equation of state"),
     ("viscosity", "artificial viscosity alpha (Monaghan)"),
     ("density_diffusion", "delta of delta-SPH (density noise smoothing); 0 = off"),
+    ("mirror_walls", "1 = walls as mirror particles, 0 = as the kernel's missing share (tables)"),
     ("kinematic_viscosity", "laminar viscosity, m²/s"),
     ("gravity", "m/s², along -z"),
     ("dt", "time step, s; 0 = the largest the CFL and viscous limits allow"),
@@ -135,6 +144,7 @@ impl SphParams {
         check("tait_exponent", self.tait_exponent, (1.0..=10.0).contains(&self.tait_exponent), "1 to 10")?;
         check("viscosity", self.viscosity, (0.0..=1.0).contains(&self.viscosity), "0 to 1")?;
         check("density_diffusion", self.density_diffusion, (0.0..=1.0).contains(&self.density_diffusion), "0 to 1")?;
+        check("mirror_walls", self.mirror_walls, self.mirror_walls == 0.0 || self.mirror_walls == 1.0, "0 or 1")?;
         check("kinematic_viscosity", self.kinematic_viscosity, self.kinematic_viscosity >= 0.0, ">= 0 m²/s")?;
         check("gravity", self.gravity, self.gravity >= 0.0, ">= 0 m/s²")?;
         check("dt", self.dt, self.dt >= 0.0, ">= 0 s (0 = derived)")?;
