@@ -428,7 +428,7 @@ impl SphSim {
         st.ids = order.iter().map(|&i| st.ids[i as usize]).collect();
         st.density = order.iter().map(|&i| st.density[i as usize]).collect();
         st.pressure = order.iter().map(|&i| st.pressure[i as usize]).collect();
-        self.neighbours = NeighbourLists::build(&self.grid, &st.positions, 2.0 * self.derived.h);
+        self.neighbours.rebuild(&self.grid, &st.positions, 2.0 * self.derived.h);
     }
 
     /// The walls near each particle ([`Walls`]), found once per iteration.

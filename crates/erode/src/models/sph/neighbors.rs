@@ -70,8 +70,19 @@ impl ParticleGrid {
     /// (the kernel's support is `REACH` cells), in cell order.
     #[inline]
     pub fn for_near(&self, p: DVec3, mut f: impl FnMut(usize)) {
+        self.for_runs(p, |run| {
+            for j in run {
+                f(j as usize);
+            }
+        });
+    }
+
+    /// Calls `f` with each run of sorted particles (one row of cells along x) that
+    /// [`ParticleGrid::for_near`] visits, in order.
+    #[inline]
+    pub fn for_runs(&self, p: DVec3, mut f: impl FnMut(std::ops::Range<u32>)) {
         let rel = (p - self.origin) / self.cell;
-        let c = [0, 1, 2].map(|k| rel[k].floor() as i64);
+        let c = [0, 1, 2].map(|k| floor(rel[k]));
         // in cells: the support's radius, and how far `p` is from a cell `k` away along an axis
         let reach2 = (REACH * REACH) as f64;
         let gap = |k: usize, cell: i64| {
@@ -102,18 +113,24 @@ impl ParticleGrid {
                 }
                 let half = room.sqrt();
                 let row = (z as usize * self.dims[1] + y as usize) * self.dims[0];
-                let x0 = (rel[0] - half).floor().max(0.0) as i64;
-                let x1 = ((rel[0] + half).floor() as i64).min(self.dims[0] as i64 - 1);
+                let x0 = floor(rel[0] - half).max(0);
+                let x1 = floor(rel[0] + half).min(self.dims[0] as i64 - 1);
                 if x0 > x1 {
                     continue;
                 }
                 // the cells along x are one contiguous run
-                for j in self.start[row + x0 as usize]..self.start[row + x1 as usize + 1] {
-                    f(j as usize);
-                }
+                f(self.start[row + x0 as usize]..self.start[row + x1 as usize + 1]);
             }
         }
     }
+}
+
+/// `x.floor()` as an integer, without a libm call (the baseline x86-64 target has no rounding
+/// instruction, and this runs ~50 times per particle).
+#[inline]
+fn floor(x: f64) -> i64 {
+    let t = x as i64;
+    if (t as f64) > x { t - 1 } else { t }
 }
 
 /// Each particle's neighbours within the kernel's support (itself included), in the grid's
@@ -127,8 +144,10 @@ pub struct NeighbourLists {
 }
 
 impl NeighbourLists {
-    /// The lists of the particles at `positions`, sorted into `grid`, within `support` metres.
-    pub fn build(grid: &ParticleGrid, positions: &[DVec3], support: f64) -> Self {
+    /// Rebuilds the lists for the particles at `positions`, sorted into `grid`, within
+    /// `support` metres (the buffers are kept from one iteration to the next: a fresh 3 MB list
+    /// each iteration cost its page faults).
+    pub fn rebuild(&mut self, grid: &ParticleGrid, positions: &[DVec3], support: f64) {
         use rayon::prelude::*;
         let support2 = support * support;
         let chunks: Vec<(Vec<u32>, Vec<u32>)> = positions
@@ -137,26 +156,34 @@ impl NeighbourLists {
                 let (mut counts, mut list) = (Vec::with_capacity(chunk.len()), Vec::with_capacity(chunk.len() * 64));
                 for &x in chunk {
                     let before = list.len();
-                    grid.for_near(x, |j| {
-                        if (x - positions[j]).length_squared() < support2 {
-                            list.push(j as u32);
+                    let mut len = before;
+                    grid.for_runs(x, |run| {
+                        // every candidate written, kept by advancing past it: no branch to
+                        // mispredict on the ~1 in 4 that are in reach
+                        list.resize(len + run.len(), 0);
+                        for j in run {
+                            list[len] = j;
+                            len += usize::from((x - positions[j as usize]).length_squared() < support2);
                         }
                     });
-                    counts.push((list.len() - before) as u32);
+                    list.truncate(len);
+                    counts.push((len - before) as u32);
                 }
                 (counts, list)
             })
             .collect();
-        let mut start = Vec::with_capacity(positions.len() + 1);
+        let (start, list) = (&mut self.start, &mut self.list);
+        start.clear();
+        list.clear();
         start.push(0u32);
-        let mut list = Vec::with_capacity(chunks.iter().map(|c| c.1.len()).sum());
+        let mut total = 0;
         for (counts, part) in chunks {
             for n in counts {
-                start.push(start.last().copied().unwrap_or(0) + n);
+                total += n;
+                start.push(total);
             }
             list.extend_from_slice(&part);
         }
-        Self { start, list }
     }
 
     /// The neighbours of particle `i` (itself included).
