@@ -111,10 +111,12 @@ impl ParticleGrid {
                 if room <= 0.0 {
                     continue;
                 }
-                let half = room.sqrt();
                 let row = (z as usize * self.dims[1] + y as usize) * self.dims[0];
-                let x0 = floor(rel[0] - half).max(0);
-                let x1 = floor(rel[0] + half).min(self.dims[0] as i64 - 1);
+                // the row's end cells only when the support reaches into them (no square root
+                // or rounding per row: those cost more than the candidates they saved)
+                let (gl, gr) = (gap(0, c[0] - REACH), gap(0, c[0] + REACH));
+                let x0 = (c[0] - REACH + i64::from(gl * gl >= room)).max(0);
+                let x1 = (c[0] + REACH - i64::from(gr * gr >= room)).min(self.dims[0] as i64 - 1);
                 if x0 > x1 {
                     continue;
                 }
@@ -126,7 +128,7 @@ impl ParticleGrid {
 }
 
 /// `x.floor()` as an integer, without a libm call (the baseline x86-64 target has no rounding
-/// instruction, and this runs ~50 times per particle).
+/// instruction).
 #[inline]
 fn floor(x: f64) -> i64 {
     let t = x as i64;
