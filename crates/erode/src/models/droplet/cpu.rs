@@ -153,7 +153,7 @@ impl Map<'_> {
     }
 
     /// The 4 corner cells around `(x, y)` and the position within them.
-    #[inline]
+    #[inline(always)]
     fn corners(&self, x: f64, y: f64) -> ([usize; 4], f64, f64) {
         let (ix, iy) = (floor_i(x), floor_i(y));
         let (u, v) = (x - ix as f64, y - iy as f64);
@@ -168,7 +168,7 @@ impl Map<'_> {
     }
 
     /// Bilinear height and gradient at `(x, y)` cells.
-    #[inline]
+    #[inline(always)]
     fn sample(&self, g: &Ground<'_>, x: f64, y: f64) -> (f64, f64, f64) {
         let ([a, b, c, d], u, v) = self.corners(x, y);
         let (h00, h10, h01, h11) =
