@@ -2,9 +2,10 @@
 //! `max(0, radius − distance)` and normalised, each yielding its share of the amount (scaled by
 //! its hardness, never below the floor).
 //!
-//! The brush is laid out as windows of [`LANES`] consecutive cells along a row, so every loop
-//! runs whole vectors: a radius-5 brush covers at most 10 cells of a row, and loops over runs
-//! that short ran scalar. Lanes outside the circle weigh zero and leave their cell as it was.
+//! The brush is laid out as windows of [`LANES`] consecutive cells along a row (or [`NARROW`],
+//! for brushes at most that wide, radius <= 4), so every loop runs whole vectors: a radius-5
+//! brush covers at most 10 cells of a row, and loops over runs that short ran scalar. Lanes
+//! outside the circle weigh zero and leave their cell as it was.
 //!
 //! Weights are f32 distances rounded to 2⁻²⁰ cell, exact integers in f64, so their total is the
 //! same in any order, as are the quanta the cells yield. A window at a map's east edge is
@@ -19,6 +20,13 @@ use super::state::QUANTA_PER_METRE;
 
 /// Cells in a window.
 pub(super) const LANES: usize = 16;
+
+/// Cells in a window of a narrow brush (radius <= [`NARROW_RADIUS`]: a radius-3 brush is 6
+/// cells wide, and would leave 10 of 16 lanes idle).
+pub(super) const NARROW: usize = 8;
+
+/// Largest radius whose brush fits [`NARROW`] windows (`2·⌈radius⌉` columns).
+const NARROW_RADIUS: f64 = 4.0;
 
 /// Weight units per cell of distance (weights are whole numbers of them).
 const WEIGHT_UNITS: f64 = 1_048_576.0;
@@ -75,7 +83,7 @@ struct Row {
     ky: i32,
 }
 
-/// [`LANES`] columns of the brush: lane `l` is column `col0 + l` (wrapped on wrapping maps).
+/// A window of columns of the brush: lane `l` is column `col0 + l` (wrapped on wrapping maps).
 /// Every row of the brush has the same windows of columns.
 #[derive(Clone, Copy)]
 struct Columns {
@@ -89,12 +97,14 @@ struct Columns {
 }
 
 /// The brush of one erosion step, reused from step to step: its rows, its windows of columns,
-/// and the weights of each row's windows (row-major).
+/// and the weights of each row's windows (row-major, `lanes` per window).
 #[derive(Default)]
 pub(super) struct Brush {
     rows: Vec<Row>,
     columns: Vec<Columns>,
-    weights: Vec<[f64; LANES]>,
+    weights: Vec<f64>,
+    /// Cells per window: [`LANES`] or [`NARROW`].
+    lanes: usize,
 }
 
 /// The map a brush lies on.
@@ -109,9 +119,10 @@ pub(super) struct Plane {
 }
 
 impl Plane {
-    /// Whether windows are runs of consecutive cells inside the map (no wrapping).
-    fn contiguous(&self) -> bool {
-        !self.wrap && self.w >= LANES
+    /// Whether windows of `lanes` cells are runs of consecutive cells inside the map (no
+    /// wrapping).
+    fn contiguous(&self, lanes: usize) -> bool {
+        !self.wrap && self.w >= lanes
     }
 }
 
@@ -138,20 +149,26 @@ impl Brush {
                 self.rows.push(Row { start: row as usize * plane.w, ky });
             }
         }
-        let contiguous = plane.contiguous();
+        self.lanes = if radius <= NARROW_RADIUS { NARROW } else { LANES };
+        let lanes = self.lanes as isize;
+        let contiguous = plane.contiguous(self.lanes);
         let mut start = c0;
         while start <= c1 {
             // an east-edge window shifts west; its first lanes are the previous window's
-            let col0 = if contiguous { start.min(w - LANES as isize) } else { start };
-            let (lo, hi) = (start - col0, (c1 - col0 + 1).min(LANES as isize));
+            let col0 = if contiguous { start.min(w - lanes) } else { start };
+            let (lo, hi) = (start - col0, (c1 - col0 + 1).min(lanes));
             self.columns.push(Columns { col0, kx: (col0 - ix) as i32, lo: lo as u32, hi: hi as u32 });
-            start += LANES as isize;
+            start += lanes;
         }
-        let n = self.rows.len() * self.columns.len();
+        let n = self.rows.len() * self.columns.len() * self.lanes;
         if self.weights.len() < n {
-            self.weights.resize(n, [0.0; LANES]);
+            self.weights.resize(n, 0.0);
         }
-        weigh(&self.rows, &self.columns, &mut self.weights[..n], fx, fy, r)
+        let weights = &mut self.weights[..n];
+        match self.lanes {
+            NARROW => weigh::<NARROW>(&self.rows, &self.columns, weights, fx, fy, r),
+            _ => weigh::<LANES>(&self.rows, &self.columns, weights, fx, fy, r),
+        }
     }
 
     /// Removes `scale` times each cell's weight (metres, scaled by its hardness, never below
@@ -168,12 +185,18 @@ impl Brush {
         hardness: Option<&[f32]>,
         floor: f64,
     ) -> i64 {
-        let weights = &self.weights[..self.rows.len() * self.columns.len()];
-        if plane.contiguous() {
-            erode_windows(terrain, eroded, base, &self.rows, &self.columns, weights, scale, hardness, floor) as i64
-        } else {
-            erode_lanes(plane, terrain, eroded, base, &self.rows, &self.columns, weights, scale, hardness, floor) as i64
-        }
+        let weights = &self.weights[..self.rows.len() * self.columns.len() * self.lanes];
+        let (rows, columns) = (&self.rows[..], &self.columns[..]);
+        let quanta = match (plane.contiguous(self.lanes), self.lanes) {
+            (true, NARROW) => {
+                erode_windows::<NARROW>(terrain, eroded, base, rows, columns, weights, scale, hardness, floor)
+            }
+            (true, _) => erode_windows::<LANES>(terrain, eroded, base, rows, columns, weights, scale, hardness, floor),
+            (false, lanes) => {
+                erode_lanes(plane, lanes, terrain, eroded, base, rows, columns, weights, scale, hardness, floor)
+            }
+        };
+        quanta as i64
     }
 }
 
@@ -182,19 +205,20 @@ impl Brush {
 #[allow(clippy::too_many_arguments)]
 fn erode_lanes(
     plane: Plane,
+    lanes: usize,
     terrain: &mut [f32],
     eroded: &mut [f32],
     base: usize,
     rows: &[Row],
     columns: &[Columns],
-    weights: &[[f64; LANES]],
+    weights: &[f64],
     scale: f64,
     hardness: Option<&[f32]>,
     floor: f64,
 ) -> f64 {
     let mut total = 0.0;
-    for (row, weights) in rows.iter().zip(weights.chunks_exact(columns.len())) {
-        for (cols, wt) in columns.iter().zip(weights) {
+    for (row, weights) in rows.iter().zip(weights.chunks_exact(columns.len() * lanes)) {
+        for (cols, wt) in columns.iter().zip(weights.chunks_exact(lanes)) {
             for l in cols.lo as usize..cols.hi as usize {
                 let col = cols.col0 + l as isize;
                 let cell = row.start + if plane.wrap { col.rem_euclid(plane.w as isize) } else { col } as usize;
@@ -213,25 +237,26 @@ fn erode_lanes(
     "x86_64+avx2+fma",
     "x86_64+sse4.2"
 ))]
-fn weigh(rows: &[Row], columns: &[Columns], weights: &mut [[f64; LANES]], fx: f32, fy: f32, radius: f32) -> f64 {
+fn weigh<const N: usize>(rows: &[Row], columns: &[Columns], weights: &mut [f64], fx: f32, fy: f32, radius: f32) -> f64 {
     let n = columns.len();
+    let (windows, _) = weights.as_chunks_mut::<N>();
     for (c, cols) in columns.iter().enumerate() {
         // squared distances along the row, and which lanes are the window's (1) or not (0)
-        let (mut dx2, mut live) = ([0.0f32; LANES], [0.0f32; LANES]);
-        for l in 0..LANES {
+        let (mut dx2, mut live) = ([0.0f32; N], [0.0f32; N]);
+        for l in 0..N {
             let dx = (cols.kx + l as i32) as f32 - fx;
             dx2[l] = dx * dx;
             live[l] = if (cols.lo..cols.hi).contains(&(l as u32)) { 1.0 } else { 0.0 };
         }
-        for (row, wt) in rows.iter().zip(weights[c..].iter_mut().step_by(n)) {
+        for (row, wt) in rows.iter().zip(windows[c..].iter_mut().step_by(n)) {
             let dy = row.ky as f32 - fy;
             let dy2 = dy * dy;
-            let v: [f32; LANES] = std::array::from_fn(|l| ((radius - (dx2[l] + dy2).sqrt()) * live[l]).max(0.0));
+            let v: [f32; N] = std::array::from_fn(|l| ((radius - (dx2[l] + dy2).sqrt()) * live[l]).max(0.0));
             *wt = std::array::from_fn(|l| (f64::from(v[l]) * WEIGHT_UNITS + TWO_52) - TWO_52);
         }
     }
     // whole numbers: the total is exact in any order
-    let lanes = weights.iter().fold([0.0f64; LANES], |acc, wt| std::array::from_fn(|l| acc[l] + wt[l]));
+    let lanes = windows.iter().fold([0.0f64; N], |acc, wt| std::array::from_fn(|l| acc[l] + wt[l]));
     lanes.iter().sum()
 }
 
@@ -242,32 +267,33 @@ fn weigh(rows: &[Row], columns: &[Columns], weights: &mut [[f64; LANES]], fx: f3
     "x86_64+sse4.2"
 ))]
 #[allow(clippy::too_many_arguments)]
-fn erode_windows(
+fn erode_windows<const N: usize>(
     terrain: &mut [f32],
     eroded: &mut [f32],
     base: usize,
     rows: &[Row],
     columns: &[Columns],
-    weights: &[[f64; LANES]],
+    weights: &[f64],
     scale: f64,
     hardness: Option<&[f32]>,
     floor: f64,
 ) -> f64 {
-    let mut lanes = [0.0f64; LANES];
-    for (row, weights) in rows.iter().zip(weights.chunks_exact(columns.len())) {
+    let mut lanes = [0.0f64; N];
+    let (windows, _) = weights.as_chunks::<N>();
+    for (row, weights) in rows.iter().zip(windows.chunks_exact(columns.len())) {
         for (cols, wt) in columns.iter().zip(weights) {
             let first = row.start + cols.col0 as usize;
-            let held = first - base..first - base + LANES;
+            let held = first - base..first - base + N;
             let (t, e) = (&mut terrain[held.clone()], &mut eroded[held]);
             match hardness {
                 Some(h) => {
-                    let h = &h[first..first + LANES];
-                    for l in 0..LANES {
+                    let h = &h[first..first + N];
+                    for l in 0..N {
                         lanes[l] += erode_cell(scale * wt[l], f64::from(h[l]), &mut t[l], &mut e[l], floor);
                     }
                 }
                 None => {
-                    for l in 0..LANES {
+                    for l in 0..N {
                         lanes[l] += erode_cell(scale * wt[l], 1.0, &mut t[l], &mut e[l], floor);
                     }
                 }
