@@ -102,8 +102,8 @@ fn bad_sph_input_is_refused_with_one_line() {
 }
 
 /// `--checkpoint-every` and `--resume`: a run stopped at 150 iterations and resumed to 300 (on
-/// another thread count) writes the same particles and mesh as a straight run of 300; a damaged
-/// checkpoint is refused by name.
+/// another thread count) writes the same particles, mesh, books and top speed as a straight run
+/// of 300; a damaged checkpoint is refused by name.
 #[test]
 fn a_resumed_sph_run_equals_a_straight_one() {
     let tmp = tempfile::tempdir().unwrap();
@@ -128,7 +128,11 @@ fn a_resumed_sph_run_equals_a_straight_one() {
             (std::fs::read(d.join("straight").join(f)).unwrap(), std::fs::read(d.join("parts").join(f)).unwrap());
         assert!(a == b, "{f}: the resumed run differs from the straight one");
     }
-    assert_eq!(report(&d.join("straight"))["mass_balance"], r["mass_balance"]);
+    let straight = report(&d.join("straight"));
+    assert_eq!(straight["mass_balance"], r["mass_balance"]);
+    // the top speed is the whole run's, also where it came before the resume
+    assert_eq!(straight["top_speed"], r["top_speed"]);
+    assert!(r["top_speed"].as_f64().unwrap() > 0.0);
     // a flipped byte in the newest checkpoint
     let newest = d.join("parts/checkpoints/sph-000000000300.ckpt");
     let mut bytes = std::fs::read(&newest).unwrap();

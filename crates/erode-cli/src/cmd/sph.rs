@@ -196,7 +196,6 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
     bar.set_position(st.iteration);
     bar.set_message("sph");
     let t0 = Instant::now();
-    let mut top_speed: f64 = 0.0;
     let save = |st: &SphState, sim: &SphSim| {
         write_checkpoint(&ckpt_dir, "sph-", st.iteration, &checkpoint::to_bytes(st, &sim.frame(), fingerprint))
     };
@@ -204,7 +203,6 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
         for _ in 0..todo {
             sim.step(&mut st)?;
             bar.inc(1);
-            top_speed = st.velocities.iter().map(|v| v.length()).fold(top_speed, f64::max);
             if job.checkpoint_every > 0 && st.iteration.is_multiple_of(job.checkpoint_every) {
                 save(&st, &sim)?;
             }
@@ -254,7 +252,7 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
         "faces": st.mesh.faces.len(),
         "vertices": st.mesh.positions.len(),
         "spacing": st.spacing,
-        "top_speed": top_speed,
+        "top_speed": st.top_speed,
         "derived": sim.derived(),
         "mass_balance": {
             "relative_error": balance.relative_error,

@@ -57,7 +57,7 @@ pub fn to_bytes(st: &SphState, frame: &SphFrame, params_fingerprint: u64) -> Vec
         hi[0].to_bits(),
         hi[1].to_bits(),
         hi[2].to_bits(),
-        0, // reserved
+        st.top_speed.to_bits(), // was reserved (0) before the state kept it: 0 m/s
     ] {
         out.extend_from_slice(&word.to_le_bytes());
     }
@@ -148,6 +148,7 @@ pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(SphState, Sp
         time: word(6),
         start_volume: word(7),
         start_particles: header[8] as usize,
+        top_speed: word(20),
     };
     let frame = SphFrame {
         top_speed_bound: word(13),

@@ -403,6 +403,8 @@ impl SphSim {
         lap(&mut self.times, SphStage::MoveMesh);
         st.iteration += 1;
         st.time += self.derived.dt;
+        let fastest = st.velocities.iter().map(|v| v.length_squared()).fold(0.0, f64::max).sqrt();
+        st.top_speed = st.top_speed.max(fastest);
         moved.map_err(|source| SimError::MeshInconsistent { iteration: st.iteration, source })
     }
 

@@ -79,6 +79,9 @@ pub struct SphState {
     pub start_volume: f64,
     /// Particles at the start.
     pub start_particles: usize,
+    /// The fastest particle at the end of any iteration so far, m/s (kept in checkpoints, so a
+    /// resumed run reports the whole run's).
+    pub top_speed: f64,
 }
 
 impl SphState {
@@ -116,6 +119,7 @@ impl SphState {
             iteration: 0,
             time: 0.0,
             start_particles: n,
+            top_speed: 0.0,
         })
     }
 
