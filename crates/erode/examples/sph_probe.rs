@@ -2,7 +2,8 @@
 //! `cargo run --release -p erode --example sph_probe -- lake|tunnel|tank [PARTICLES] [FACES]
 //! [ITERATIONS] [key=value]...` (0 for a scene's default count). For the tank it settles the
 //! water first (`SETTLE` iterations, default 1500) and prints the hydrostatic pressure error and
-//! the top speed. `RAYON_NUM_THREADS` sets the threads.
+//! the top speed. `RAYON_NUM_THREADS` sets the threads. The checksum covers the particles and
+//! the mesh (for A/B runs: the same bits or not).
 
 use erode::models::sph::{SceneKind, SphStage};
 
@@ -59,7 +60,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{} iterations, {:.3} s simulated, top speed {top:.3} m/s, eroded {:.3e} m³, deposited {:.3e} m³, books {:.1e}",
         st.iteration, st.time, st.books.eroded, st.books.deposited, b.relative_error
     );
-    println!("{:.2} ms per iteration ({} threads)", 1e3 * seconds / iters as f64, rayon::current_num_threads());
+    // a checksum of the particles and the mesh, to see whether a change moved any bit
+    let sum = st
+        .positions
+        .iter()
+        .chain(&st.velocities)
+        .chain(&st.mesh.positions)
+        .fold(0u64, |h, v| v.to_array().iter().fold(h, |h, c| h.rotate_left(5) ^ c.to_bits()));
+    println!(
+        "{:.2} ms per iteration ({} threads), checksum {sum:016x}",
+        1e3 * seconds / iters as f64,
+        rayon::current_num_threads()
+    );
     for (s, t) in SphStage::ALL.iter().zip(sim.stage_times()) {
         println!("  {:14} {:7.3} ms", s.name(), 1e3 * t.as_secs_f64() / iters as f64);
     }
