@@ -9,6 +9,11 @@ use glam::DVec3;
 pub const REACH: i64 = 2;
 
 /// The cells of the fluid's domain and, once particles are sorted, where each cell's run starts.
+///
+/// Runs are kept only for the box of cells the particles occupy (the domain of a scene can hold
+/// millions of cells, most of them empty: counting, summing and copying them all every
+/// iteration cost more than the search). The box's cells keep the domain's order (x fastest,
+/// then y, then z), so the particles sort the same either way.
 #[derive(Clone, Debug)]
 pub struct ParticleGrid {
     /// Smallest corner of the domain, metres.
@@ -17,8 +22,16 @@ pub struct ParticleGrid {
     pub cell: f64,
     /// Cells along x, y, z.
     pub dims: [usize; 3],
-    /// `start[c]..start[c + 1]`: the sorted particles in cell `c`.
-    pub start: Vec<u32>,
+    /// The box of cells holding particles at the last sort: its first cell along x, y, z...
+    first: [usize; 3],
+    /// ...and its size along each (0 when no particle is left).
+    span: [usize; 3],
+    /// `start[c]..start[c + 1]`: the sorted particles in cell `c` of the box.
+    start: Vec<u32>,
+    /// Scratch of [`ParticleGrid::sort`]: each particle's cell along x, y, z, and where the
+    /// next particle of each cell goes.
+    cells: Vec<Option<[usize; 3]>>,
+    fill: Vec<u32>,
 }
 
 impl ParticleGrid {
@@ -27,12 +40,21 @@ impl ParticleGrid {
     pub fn new(lo: DVec3, hi: DVec3, cell: f64, max_cells: usize) -> Option<Self> {
         let dims = [0, 1, 2].map(|k| (((hi[k] - lo[k]) / cell).ceil() as usize).max(1));
         let n = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
-        (n <= max_cells).then(|| Self { origin: lo, cell, dims, start: vec![0; n + 1] })
+        (n <= max_cells).then(|| Self {
+            origin: lo,
+            cell,
+            dims,
+            first: [0; 3],
+            span: [0; 3],
+            start: vec![0],
+            cells: Vec::new(),
+            fill: Vec::new(),
+        })
     }
 
-    /// The cell holding `p`, or `None` outside the domain.
+    /// The cell holding `p` (along x, y, z), or `None` outside the domain.
     #[inline]
-    pub fn cell_of(&self, p: DVec3) -> Option<usize> {
+    pub fn cell_of(&self, p: DVec3) -> Option<[usize; 3]> {
         let mut idx = [0usize; 3];
         for k in 0..3 {
             let c = ((p[k] - self.origin[k]) / self.cell).floor();
@@ -41,28 +63,44 @@ impl ParticleGrid {
             }
             idx[k] = c as usize;
         }
-        Some((idx[2] * self.dims[1] + idx[1]) * self.dims[0] + idx[0])
+        Some(idx)
     }
 
     /// Sorts the particles by cell (stable: within a cell they keep their order) and returns the
     /// permutation `order[new] = old`; particles outside the domain are left out.
     pub fn sort(&mut self, positions: &[DVec3]) -> Vec<u32> {
-        let cells: Vec<Option<usize>> = positions.iter().map(|&p| self.cell_of(p)).collect();
-        self.start.iter_mut().for_each(|s| *s = 0);
+        let mut cells = std::mem::take(&mut self.cells);
+        cells.clear();
+        cells.extend(positions.iter().map(|&p| self.cell_of(p)));
+        let (mut lo, mut hi) = ([usize::MAX; 3], [0usize; 3]);
         for c in cells.iter().flatten() {
-            self.start[c + 1] += 1;
+            for k in 0..3 {
+                (lo[k], hi[k]) = (lo[k].min(c[k]), hi[k].max(c[k]));
+            }
+        }
+        (self.first, self.span) =
+            if lo[0] <= hi[0] { (lo, [0, 1, 2].map(|k| hi[k] - lo[k] + 1)) } else { ([0; 3], [0; 3]) };
+        let (first, span) = (self.first, self.span);
+        let key = |c: &[usize; 3]| ((c[2] - first[2]) * span[1] + (c[1] - first[1])) * span[0] + (c[0] - first[0]);
+        self.start.clear();
+        self.start.resize(span.iter().product::<usize>() + 1, 0);
+        for c in cells.iter().flatten() {
+            self.start[key(c) + 1] += 1;
         }
         for i in 1..self.start.len() {
             self.start[i] += self.start[i - 1];
         }
-        let mut fill = self.start.clone();
+        self.fill.clear();
+        self.fill.extend_from_slice(&self.start);
         let mut order = vec![0u32; *self.start.last().unwrap_or(&0) as usize];
         for (i, c) in cells.iter().enumerate() {
             if let Some(c) = c {
-                order[fill[*c] as usize] = i as u32;
-                fill[*c] += 1;
+                let k = key(c);
+                order[self.fill[k] as usize] = i as u32;
+                self.fill[k] += 1;
             }
         }
+        self.cells = cells;
         order
     }
 
@@ -95,13 +133,15 @@ impl ParticleGrid {
                 0.0
             }
         };
+        // cells outside the box of particles are empty
+        let (first, span) = (self.first.map(|f| f as i64), self.span.map(|s| s as i64));
         for z in c[2] - REACH..=c[2] + REACH {
-            if z < 0 || z >= self.dims[2] as i64 {
+            if z < first[2] || z >= first[2] + span[2] {
                 continue;
             }
             let gz = gap(2, z);
             for y in c[1] - REACH..=c[1] + REACH {
-                if y < 0 || y >= self.dims[1] as i64 {
+                if y < first[1] || y >= first[1] + span[1] {
                     continue;
                 }
                 // rows and cells the support cannot reach are skipped (their particles would
@@ -111,17 +151,18 @@ impl ParticleGrid {
                 if room <= 0.0 {
                     continue;
                 }
-                let row = (z as usize * self.dims[1] + y as usize) * self.dims[0];
+                let row = (((z - first[2]) * span[1] + (y - first[1])) * span[0]) as usize;
                 // the row's end cells only when the support reaches into them (no square root
                 // or rounding per row: those cost more than the candidates they saved)
                 let (gl, gr) = (gap(0, c[0] - REACH), gap(0, c[0] + REACH));
-                let x0 = (c[0] - REACH + i64::from(gl * gl >= room)).max(0);
-                let x1 = (c[0] + REACH - i64::from(gr * gr >= room)).min(self.dims[0] as i64 - 1);
+                let x0 = (c[0] - REACH + i64::from(gl * gl >= room)).max(first[0]);
+                let x1 = (c[0] + REACH - i64::from(gr * gr >= room)).min(first[0] + span[0] - 1);
                 if x0 > x1 {
                     continue;
                 }
                 // the cells along x are one contiguous run
-                f(self.start[row + x0 as usize]..self.start[row + x1 as usize + 1]);
+                let (x0, x1) = ((x0 - first[0]) as usize, (x1 - first[0]) as usize);
+                f(self.start[row + x0]..self.start[row + x1 + 1]);
             }
         }
     }
@@ -192,5 +233,48 @@ impl NeighbourLists {
     #[inline]
     pub fn of(&self, i: usize) -> &[u32] {
         &self.list[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    #[test]
+    fn lists_hold_every_particle_in_reach_as_brute_force_finds_them() {
+        let mut rng = SplitMix64::keyed(3, 0);
+        let (lo, hi, h) = (DVec3::ZERO, DVec3::new(2.0, 1.5, 1.0), 0.05);
+        let mut grid = ParticleGrid::new(lo, hi, 2.0 * h / REACH as f64, 1 << 24).unwrap();
+        let mut lists = NeighbourLists::default();
+        for (round, (a, b)) in
+            [(DVec3::new(0.3, 0.2, 0.1), DVec3::new(0.7, 0.6, 0.4)), (lo, hi)].into_iter().enumerate()
+        {
+            // a cluster (the box of occupied cells is a small part of the domain) and a few
+            // particles outside the domain, which the sort leaves out
+            let mut positions: Vec<DVec3> =
+                (0..3000).map(|_| a + (b - a) * DVec3::new(rng.next_f64(), rng.next_f64(), rng.next_f64())).collect();
+            positions.extend([DVec3::new(-0.1, 0.5, 0.5), DVec3::new(0.5, 1.6, 0.5), DVec3::new(2.5, 2.0, -1.0)]);
+            let order = grid.sort(&positions);
+            assert_eq!(order.len(), 3000, "round {round}: the three outside are left out");
+            let sorted: Vec<DVec3> = order.iter().map(|&i| positions[i as usize]).collect();
+            let support = 2.0 * h;
+            lists.rebuild(&grid, &sorted, support);
+            for (i, &x) in sorted.iter().enumerate() {
+                let brute: Vec<u32> = (0..sorted.len() as u32)
+                    .filter(|&j| (x - sorted[j as usize]).length_squared() < support * support)
+                    .collect();
+                assert_eq!(lists.of(i), &brute[..], "round {round}: particle {i} at {x}");
+            }
+            // from points outside the box of particles (and outside the domain) too
+            for p in [lo, hi, a - DVec3::splat(0.06), b + DVec3::splat(0.02), DVec3::new(-0.05, 0.3, 0.2)] {
+                let mut found = Vec::new();
+                grid.for_near(p, |j| found.push(j));
+                found.retain(|&j| (p - sorted[j]).length_squared() < support * support);
+                let brute: Vec<usize> =
+                    (0..sorted.len()).filter(|&j| (p - sorted[j]).length_squared() < support * support).collect();
+                assert_eq!(found, brute, "round {round}: near {p}");
+            }
+        }
     }
 }
