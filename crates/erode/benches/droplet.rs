@@ -3,24 +3,14 @@
 //! `cargo bench -p erode --bench droplet`; numbers go to BENCHMARKS.md.
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use erode::models::droplet::scene::{bench_terrain, floor_at_lowest};
 use erode::models::droplet::{DropletParams, DropletSim, DropletState};
-use erode::terrain::{TerrainKind, TerrainSpec, generate};
 
-/// fBm terrain with a relief of 4% of its size (the gentle slopes of 002's examples), and the
-/// parameters with the floor at its lowest height (as the CLI sets it).
+/// The bench terrain with 4 % of its size in relief, and `params` with the floor at its lowest
+/// height (as the CLI sets it).
 fn scene(size: usize, params: DropletParams) -> (DropletState, DropletParams) {
-    let spec = TerrainSpec {
-        kind: TerrainKind::Fbm,
-        width: size,
-        height: size,
-        seed: 2,
-        relief: size as f64 * 0.04,
-        feature_size: size as f64 / 2.0,
-        ..Default::default()
-    };
-    let t = generate(&spec).expect("terrain").heights;
-    let floor = t.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
-    (DropletState::new(&t).expect("state"), DropletParams { min_height: f64::from(floor), ..params })
+    let t = bench_terrain(size, size as f64 * 0.04).expect("terrain");
+    (DropletState::new(&t).expect("state"), floor_at_lowest(params, &t))
 }
 
 fn droplets(c: &mut Criterion) {

@@ -5,8 +5,8 @@
 //! against the serial run's, and the RMS of the height difference to the serial run (m), on an
 //! fBm terrain of `relief` metres (default 4% of the size, the gentle slopes the model's
 //! parameters assume).
+use erode::models::droplet::scene::{bench_terrain, floor_at_lowest};
 use erode::models::droplet::{DropletParams, DropletSim, DropletState};
-use erode::terrain::{TerrainKind, TerrainSpec, generate};
 
 fn main() {
     let args: Vec<f64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
@@ -15,17 +15,7 @@ fn main() {
     let lifetime = args.get(2).copied().unwrap_or(30.0) as u32;
     let radius = args.get(3).copied().unwrap_or(3.0);
     let relief = args.get(4).copied().unwrap_or(size as f64 * 0.04);
-    let spec = TerrainSpec {
-        kind: TerrainKind::Fbm,
-        width: size,
-        height: size,
-        seed: 2,
-        relief,
-        feature_size: size as f64 / 2.0,
-        ..Default::default()
-    };
-    let t = generate(&spec).expect("terrain").heights;
-    let floor = t.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
+    let t = bench_terrain(size, relief).expect("terrain");
     let threads = rayon::current_num_threads();
     println!(
         "{size}x{size}, {droplets} droplets, lifetime {lifetime}, radius {radius}, relief {relief} m, {threads} threads"
@@ -34,14 +24,10 @@ fn main() {
     let mut serial: Option<DropletState> = None;
     // the last row: a serial run with another seed, for scale (two equally valid runs)
     for (batch, seed) in [(1u32, 0u64), (4, 0), (16, 0), (64, 0), (256, 0), (1024, 0), (4096, 0), (16384, 0), (1, 1)] {
-        let params = DropletParams {
-            max_lifetime: lifetime,
-            radius,
-            batch_size: batch,
-            seed,
-            min_height: f64::from(floor),
-            ..Default::default()
-        };
+        let params = floor_at_lowest(
+            DropletParams { max_lifetime: lifetime, radius, batch_size: batch, seed, ..Default::default() },
+            &t,
+        );
         let mut st = DropletState::new(&t).expect("state");
         let mut sim = DropletSim::new(params, &st).expect("sim");
         let t0 = std::time::Instant::now();

@@ -4,8 +4,8 @@
 //! The scene is the droplet bench's: fBm terrain with 4 % of its size in relief, floor at its
 //! lowest height, the other parameters 002's. Prints seconds per run, droplet steps, ns per step
 //! and a checksum of the terrain (to see whether a change moved any bit).
+use erode::models::droplet::scene::{bench_terrain, floor_at_lowest};
 use erode::models::droplet::{DropletParams, DropletSim, DropletState};
-use erode::terrain::{TerrainKind, TerrainSpec, generate};
 
 fn main() {
     let args: Vec<f64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
@@ -14,18 +14,8 @@ fn main() {
     let lifetime = args.get(2).copied().unwrap_or(300.0) as u32;
     let radius = args.get(3).copied().unwrap_or(5.0);
     let runs = args.get(4).copied().unwrap_or(3.0) as usize;
-    let spec = TerrainSpec {
-        kind: TerrainKind::Fbm,
-        width: size,
-        height: size,
-        seed: 2,
-        relief: size as f64 * 0.04,
-        feature_size: size as f64 / 2.0,
-        ..Default::default()
-    };
-    let t = generate(&spec).expect("terrain").heights;
-    let floor = t.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
-    let params = DropletParams { max_lifetime: lifetime, radius, min_height: f64::from(floor), ..Default::default() };
+    let t = bench_terrain(size, size as f64 * 0.04).expect("terrain");
+    let params = floor_at_lowest(DropletParams { max_lifetime: lifetime, radius, ..Default::default() }, &t);
     println!(
         "{size}x{size}, {droplets} droplets, lifetime {lifetime}, radius {radius}, {} threads",
         rayon::current_num_threads()

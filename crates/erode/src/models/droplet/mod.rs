@@ -41,6 +41,7 @@ pub mod cpu;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod params;
+pub mod scene;
 pub mod state;
 
 pub use cpu::{DropletSim, StepKind, StepRecord};
