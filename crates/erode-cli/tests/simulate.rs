@@ -211,6 +211,13 @@ fn simulate_droplet_books_threads_and_resume() {
         assert!(one == bytes(d.join(format!("two/{map}.tif"))), "{map} differs between 1 and 2 threads");
         assert!(one == bytes(d.join(format!("res/{map}.tif"))), "resumed {map} differs");
     }
+    // `auto` keeps droplets on the CPU where a GPU batch would hold a handful (256² cells over
+    // paths of 300 · 11 cells at the default lifetime and radius: 19), without trying a GPU
+    let out = erode(&["simulate", "droplet", "t.tif", "-o", "auto", "--droplets", "200", "--backend", "auto"], d);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("running on the CPU: a GPU batch holds 19 droplets on this map"), "{err}");
+    assert_eq!(report(&d.join("auto"))["backend"], "cpu");
     let toml = ok(&["params", "droplet"], d);
     assert!(toml.contains("inertia = 0.3") && toml.contains("max_lifetime = 300"));
     refused(&["simulate", "droplet", "t.tif", "-o", "bad", "--set", "inertia=2"], d, "inertia");
@@ -267,7 +274,7 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
         assert!(bytes(d.join(format!("gpu/{map}.tif"))) == bytes(d.join(format!("res/{map}.tif"))), "resumed {map}");
     }
     // the droplet model on the GPU: the same bytes twice, exact books, and a run stopped at a
-    // checkpoint (a whole GPU batch: 64 droplets on 64²) and resumed ends where a straight one does
+    // checkpoint (a whole number of GPU batches) and resumed ends where a straight one does
     let droplets = |out: &'static str, n: &'static str, extra: &[&'static str]| {
         let mut args = vec!["simulate", "droplet", "t.tif", "-o", out, "--droplets", n, "--backend", "gpu", "-q"];
         args.extend_from_slice(extra);
@@ -279,6 +286,11 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
     droplets("dgr", "4096", &["--resume"]);
     let r = report(&d.join("dg1"));
     assert_eq!(r["backend"], "gpu");
+    // asked for explicitly, the GPU runs even where its batches are tiny, with a note
+    let out = erode(&["simulate", "droplet", "t.tif", "-o", "dgn", "--droplets", "8", "--backend", "gpu"], d);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("note: a GPU batch holds 1 droplet on this map"), "{err}");
+    assert_eq!(report(&d.join("dgn"))["backend"], "gpu");
     assert_eq!(r["mass_balance"]["books_relative_error"], 0.0);
     assert!(r["mass_balance"]["eroded_m3"].as_f64().unwrap() > 0.0);
     for map in ["height", "erosion", "deposition", "flow"] {

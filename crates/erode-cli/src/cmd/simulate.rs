@@ -106,9 +106,14 @@ enum Backend {
     /// wgpu compute shaders (see `erode gpu-info`; the grid model without semi-Lagrangian
     /// transport, buckets or smoothing).
     Gpu,
-    /// The GPU when there is one and it runs these options, else the CPU.
+    /// The GPU when there is one and it runs these options, else the CPU (and the CPU for
+    /// droplets on maps too small for many to run at once).
     Auto,
 }
+
+/// Fewest droplets per GPU batch for `auto` to pick the GPU: fewer cannot fill one (a GPU keeps
+/// thousands of invocations in flight).
+const MIN_GPU_DROPLET_BATCH: u64 = 1024;
 
 /// The GPU simulator `start` builds when the backend asks for one: `None` on the CPU; with
 /// `auto`, `None` (and a note) when it cannot be built.
@@ -498,7 +503,28 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
         let adapter = ctx.adapter.name.clone();
         Ok((erode::models::droplet::gpu::DropletGpuSim::new(std::sync::Arc::new(ctx), &params, &st)?, adapter))
     };
-    let mut gpu = on_backend(a.backend, quiet, start_gpu)?;
+    // a GPU batch holds the droplets that rarely cross paths: on a small map with long-lived
+    // droplets that is a handful (3 on 002's 100² at lifetime 300), which no GPU runs fast
+    let gpu_batch = erode::models::droplet::gpu::gpu_batch(&params, st.width * st.height);
+    let few = format!(
+        "a GPU batch holds {gpu_batch} droplet{} on this map (those whose paths rarely cross; a GPU needs about \
+         {MIN_GPU_DROPLET_BATCH})",
+        if gpu_batch == 1 { "" } else { "s" }
+    );
+    let backend = match a.backend {
+        Backend::Auto if gpu_batch < MIN_GPU_DROPLET_BATCH => {
+            if !quiet {
+                eprintln!("erode: running on the CPU: {few}");
+            }
+            Backend::Cpu
+        }
+        Backend::Gpu if gpu_batch < MIN_GPU_DROPLET_BATCH && !quiet => {
+            eprintln!("erode: note: {few}; --backend cpu is likely faster");
+            Backend::Gpu
+        }
+        backend => backend,
+    };
+    let mut gpu = on_backend(backend, quiet, start_gpu)?;
     let start = st.droplets;
     let todo = a.droplets.saturating_sub(st.droplets);
     let bar = progress::bar(a.droplets, "droplets", quiet);
