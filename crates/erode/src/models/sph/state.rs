@@ -160,24 +160,28 @@ fn fill(mesh: &TriMesh, spacing: f64, blocks: &[FluidBlock], max: usize) -> (Vec
             continue;
         }
         let (nx, ny, nz) = (counts.x as usize, counts.y as usize, counts.z as usize);
-        // layers in parallel (each point's test casts a ray through the face grid; scenes
-        // bisect the spacing with ~40 fills); collect keeps the layers' order
-        let layers: Vec<Vec<(DVec3, DVec3)>> = (0..nz)
+        // the faces along each vertical line of the lattice are gathered once for all its
+        // points, rows of lines in parallel (scenes bisect the spacing with ~40 fills); the
+        // sort below puts the points in one order whatever the order found
+        let clearance = spacing * 0.45;
+        let rows: Vec<Vec<(DVec3, DVec3)>> = (0..ny)
             .into_par_iter()
-            .map(|k| {
-                let mut layer = Vec::new();
-                for j in 0..ny {
-                    for i in 0..nx {
+            .map(|j| {
+                let mut row = Vec::new();
+                for i in 0..nx {
+                    let base = bmin + (DVec3::new(i as f64, j as f64, 0.0) + 0.5) * spacing;
+                    let line = Line::new(mesh, &grid, base.x, base.y, clearance, lo, hi);
+                    for k in 0..nz {
                         let p = bmin + (DVec3::new(i as f64, j as f64, k as f64) + 0.5) * spacing;
-                        if is_fluid(mesh, &grid, p, spacing * 0.45, lo, hi, open_sky) {
-                            layer.push((p, DVec3::from(b.velocity)));
+                        if line.is_fluid(mesh, p, clearance, open_sky) {
+                            row.push((p, DVec3::from(b.velocity)));
                         }
                     }
                 }
-                layer
+                row
             })
             .collect();
-        points.extend(layers.into_iter().flatten());
+        points.extend(rows.into_iter().flatten());
     }
     // lowest first, so a budget cuts the top layer
     points.sort_by(|a, b| a.0.z.total_cmp(&b.0.z).then(a.0.y.total_cmp(&b.0.y)).then(a.0.x.total_cmp(&b.0.x)));
@@ -185,49 +189,78 @@ fn fill(mesh: &TriMesh, spacing: f64, blocks: &[FluidBlock], max: usize) -> (Vec
     points.into_iter().unzip()
 }
 
-fn is_fluid(
-    mesh: &TriMesh,
-    grid: &super::intersect::FaceGrid,
-    p: DVec3,
-    clearance: f64,
-    lo: DVec3,
-    hi: DVec3,
-    open_sky: bool,
-) -> bool {
-    // the first face above along +z
-    let mut first: Option<(f64, f64)> = None;
-    let top = DVec3::new(p.x, p.y, hi.z + 1.0);
-    let mut near = false;
-    grid.in_box(DVec3::new(p.x, p.y, p.z.min(lo.z)) - clearance, top + clearance, |f| {
-        let [a, b, c] = mesh.corners(f as usize);
-        let n = mesh.normal(f as usize);
-        if let Some(d) = super::mesh::distance_along_normal(p, a, b, c, n)
-            && d.abs() < clearance
-        {
-            near = true;
-        }
-        if let Some(t) = ray_up(p, a, b, c)
-            && first.is_none_or(|(best, _)| t < best)
-        {
-            first = Some((t, n.z));
-        }
-    });
-    !near && first.map_or(open_sky, |(t, nz)| nz < 0.0 && t > clearance)
+/// The faces near the vertical line through `(x, y)`, for the fluid test of every lattice point
+/// on it: the faces within `clearance` of the line's column of face-grid cells (with their
+/// lowest and highest z) and the heights where the line crosses faces (with the face normal's
+/// z), both in the order the grid lists them.
+struct Line {
+    faces: Vec<(u32, f64, f64)>,
+    crossings: Vec<(f64, f64)>,
 }
 
-/// Height above `p` at which the vertical line through `p` meets triangle `abc`, if it does.
-fn ray_up(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> Option<f64> {
+impl Line {
+    fn new(
+        mesh: &TriMesh,
+        grid: &super::intersect::FaceGrid,
+        x: f64,
+        y: f64,
+        clearance: f64,
+        lo: DVec3,
+        hi: DVec3,
+    ) -> Self {
+        let (mut faces, mut crossings) = (Vec::new(), Vec::new());
+        // the column spans the mesh's height (cells below it clamp to the lowest), so every
+        // point of the line searches the same cells
+        let (bottom, top) = (DVec3::new(x, y, lo.z), DVec3::new(x, y, hi.z + 1.0));
+        grid.in_box(bottom - clearance, top + clearance, |f| {
+            let [a, b, c] = mesh.corners(f as usize);
+            faces.push((f, a.z.min(b.z).min(c.z), a.z.max(b.z).max(c.z)));
+            if let Some(z) = crossing_height(x, y, a, b, c) {
+                crossings.push((z, mesh.normal(f as usize).z));
+            }
+        });
+        Self { faces, crossings }
+    }
+
+    /// Whether `p` (on the line) is fluid: no face within `clearance`, and the first face
+    /// straight above faces down (or none is above and the mesh is a solid under open sky).
+    fn is_fluid(&self, mesh: &TriMesh, p: DVec3, clearance: f64, open_sky: bool) -> bool {
+        // a face within `clearance` of `p` has its foot point within `clearance` of `p` in
+        // height, so faces farther than that (twice, against rounding) are skipped
+        let near = self.faces.iter().any(|&(f, zmin, zmax)| {
+            if p.z <= zmin - 2.0 * clearance || p.z >= zmax + 2.0 * clearance {
+                return false;
+            }
+            let [a, b, c] = mesh.corners(f as usize);
+            super::mesh::distance_along_normal(p, a, b, c, mesh.normal(f as usize)).is_some_and(|d| d.abs() < clearance)
+        });
+        // the first face above along +z (the first listed of equally near ones)
+        let mut first: Option<(f64, f64)> = None;
+        for &(z, nz) in &self.crossings {
+            if z > p.z {
+                let t = z - p.z;
+                if first.is_none_or(|(best, _)| t < best) {
+                    first = Some((t, nz));
+                }
+            }
+        }
+        !near && first.map_or(open_sky, |(t, nz)| nz < 0.0 && t > clearance)
+    }
+}
+
+/// Height at which the vertical line through `(x, y)` meets triangle `abc`, if it does.
+fn crossing_height(x: f64, y: f64, a: DVec3, b: DVec3, c: DVec3) -> Option<f64> {
     let area = |u: DVec3, v: DVec3, w: DVec3| (v.x - u.x) * (w.y - u.y) - (w.x - u.x) * (v.y - u.y);
     let total = area(a, b, c);
     if total.abs() < 1e-300 {
         return None;
     }
+    let p = DVec3::new(x, y, 0.0);
     let (wa, wb, wc) = (area(p, b, c) / total, area(a, p, c) / total, area(a, b, p) / total);
     if wa < 0.0 || wb < 0.0 || wc < 0.0 {
         return None;
     }
-    let z = wa * a.z + wb * b.z + wc * c.z;
-    (z > p.z).then_some(z - p.z)
+    Some(wa * a.z + wb * b.z + wc * c.z)
 }
 
 /// Whether a mesh is valid: consistent, closed, no face below `min_area`, no two faces crossing.
@@ -238,5 +271,77 @@ pub fn check_mesh(mesh: &TriMesh, min_area: f64) -> Result<(), MeshError> {
     match super::intersect::find_crossing(mesh, &grid, None) {
         Some((face_a, face_b)) => Err(MeshError::SelfIntersection { face_a, face_b }),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::sph::scenes::SceneKind;
+
+    /// The fluid test as each point made it before lines gathered their faces: the face grid
+    /// searched around the point itself, every face's tests made in full.
+    fn is_fluid_alone(
+        mesh: &TriMesh,
+        grid: &super::super::intersect::FaceGrid,
+        p: DVec3,
+        clearance: f64,
+        (lo, hi): (DVec3, DVec3),
+        open_sky: bool,
+    ) -> bool {
+        let mut first: Option<(f64, f64)> = None;
+        let mut near = false;
+        let top = DVec3::new(p.x, p.y, hi.z + 1.0);
+        grid.in_box(DVec3::new(p.x, p.y, p.z.min(lo.z)) - clearance, top + clearance, |f| {
+            let [a, b, c] = mesh.corners(f as usize);
+            let n = mesh.normal(f as usize);
+            if super::super::mesh::distance_along_normal(p, a, b, c, n).is_some_and(|d| d.abs() < clearance) {
+                near = true;
+            }
+            if let Some(z) = crossing_height(p.x, p.y, a, b, c)
+                && z > p.z
+                && first.is_none_or(|(best, _)| z - p.z < best)
+            {
+                first = Some((z - p.z, n.z));
+            }
+        });
+        !near && first.map_or(open_sky, |(t, nz)| nz < 0.0 && t > clearance)
+    }
+
+    #[test]
+    fn lines_find_the_fluid_points_each_point_finds_alone() {
+        let mut solid = 0;
+        for kind in [SceneKind::Lake, SceneKind::Tunnel, SceneKind::Tank] {
+            let scene = kind.build(3000, 0).unwrap();
+            let (mesh, spacing) = (&scene.mesh, scene.spacing);
+            let grid = super::super::intersect::FaceGrid::build(mesh, spacing * 4.0, 0.0);
+            let bounds = mesh.bounds();
+            let open_sky = mesh.signed_volume() > 0.0;
+            let clearance = spacing * 0.45;
+            let (mut fluid, mut checked) = (0, 0);
+            for b in &scene.blocks {
+                let (bmin, bmax) = (DVec3::from(b.min), DVec3::from(b.max));
+                // a lattice a little off the scene's, so points also fall near faces, and
+                // reaching below and above the block
+                let step = spacing * 1.37;
+                let n = ((bmax - bmin) / step).floor();
+                for j in 0..n.y as usize {
+                    for i in 0..n.x as usize {
+                        let base = bmin + DVec3::new(i as f64 + 0.3, j as f64 + 0.6, 0.0) * step;
+                        let line = Line::new(mesh, &grid, base.x, base.y, clearance, bounds.0, bounds.1);
+                        for k in -3..n.z as i64 + 3 {
+                            let p = DVec3::new(base.x, base.y, bmin.z + (k as f64 + 0.1) * step);
+                            let alone = is_fluid_alone(mesh, &grid, p, clearance, bounds, open_sky);
+                            assert_eq!(line.is_fluid(mesh, p, clearance, open_sky), alone, "{kind:?} at {p}");
+                            fluid += usize::from(alone);
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+            assert!(fluid > 100, "{kind:?}: {fluid} fluid of {checked}");
+            solid += checked - fluid;
+        }
+        assert!(solid > 100, "{solid} points not fluid: both answers are tested");
     }
 }
