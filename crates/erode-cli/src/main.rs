@@ -4,6 +4,8 @@
 
 mod cmd;
 mod input;
+mod output;
+mod plot;
 mod progress;
 
 use std::process::ExitCode;
@@ -27,6 +29,7 @@ enum Command {
     Info(cmd::info::Args),
     Convert(cmd::convert::Args),
     Render(cmd::render::Args),
+    Analyze(cmd::analyze::Args),
     Params(cmd::params::Args),
     Simulate(cmd::simulate::Args),
     Demo(cmd::demo::Args),
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
         Command::GpuInfo(a) => cmd::gpu_info::run(a),
         Command::Convert(a) => cmd::convert::run(a),
         Command::Render(a) => cmd::render::run(a),
+        Command::Analyze(a) => cmd::analyze::run(a),
         Command::Params(a) => cmd::params::run(a),
         Command::Simulate(a) => cmd::simulate::run(a, cli.quiet),
         Command::Demo(a) => cmd::demo::run(a, cli.quiet),

@@ -226,3 +226,21 @@ pub enum MeshError {
         face: usize,
     },
 }
+
+/// A terrain analysis could not be made.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum AnalysisError {
+    /// Every cell is nodata: there is no terrain to analyse.
+    #[error("every cell is nodata: nothing to analyse")]
+    NoData,
+    /// An option is out of range.
+    #[error("analysis option `{name}` = {value} is out of range: expected {expected}")]
+    Option {
+        /// Option name.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+        /// What is accepted.
+        expected: &'static str,
+    },
+}

@@ -7,6 +7,7 @@
 //!
 //! | module | what |
 //! | --- | --- |
+//! | [`analysis`] | drainage, slope–area fits, depressions, curvature: what a terrain's shape says |
 //! | [`grid`] | [`Grid`], cell sizes in metres, [`Heightmap`] with a nodata mask |
 //! | [`terrain`] | seeded generators: fBm, ridged, diamond-square, and analytic test shapes |
 //! | [`preview`] | hillshaded colour previews of a heightmap, as RGB pixels |
@@ -25,6 +26,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod analysis;
 pub mod error;
 #[cfg(feature = "gpu")]
 pub mod gpu;
@@ -35,5 +37,5 @@ pub mod preview;
 pub mod rng;
 pub mod terrain;
 
-pub use error::{GridError, MeshError, ParamError, SimError, TerrainError};
+pub use error::{AnalysisError, GridError, MeshError, ParamError, SimError, TerrainError};
 pub use grid::{CellSize, Grid, HeightStats, Heightmap};

@@ -2,10 +2,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use erode::Heightmap;
 use erode::models::grid::{self, CpuSim, StartMaps, State};
 use erode::preview::{PreviewStyle, render};
-use erode_io::{Format, WriteOptions};
+use erode_io::Format;
 use serde_json::json;
 
 use crate::input::InputArgs;
@@ -145,26 +144,6 @@ fn start_gpu(params: &grid::Params, st: &State) -> anyhow::Result<(grid::gpu::Gp
     Ok((sim, adapter))
 }
 
-fn formats(names: &[String]) -> anyhow::Result<Vec<Format>> {
-    let mut out = Vec::new();
-    for n in names {
-        let f = match n.trim().to_ascii_lowercase().as_str() {
-            "tif" | "tiff" => Format::Tiff,
-            "png" | "png16" => Format::Png,
-            "exr" => Format::Exr,
-            "pgm" => Format::Pgm,
-            "npy" => Format::Npy,
-            "r16" | "raw" => Format::R16,
-            "r32" => Format::R32,
-            other => bail!("--format {other}: unknown; use tif, png, exr, pgm, npy, r16 or r32"),
-        };
-        if !out.contains(&f) {
-            out.push(f);
-        }
-    }
-    Ok(out)
-}
-
 /// Checkpoint files named `<prefix><count>.ckpt` in `dir`, oldest first.
 fn checkpoints_of(dir: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
     let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
@@ -235,25 +214,18 @@ pub(crate) fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::Threa
 fn write_outputs(
     out: &Path,
     loaded: &erode_io::Loaded,
-    cell: erode::CellSize,
     formats: &[Format],
     maps: Vec<(&str, Vec<f32>)>,
     overlay: &[f32],
 ) -> anyhow::Result<()> {
-    let (w, h) = (loaded.map.heights.width(), loaded.map.heights.height());
-    let mask = loaded.map.nodata_mask().map(<[bool]>::to_vec);
-    let options =
-        WriteOptions { range: None, georef: loaded.info.georef.clone(), nodata_value: loaded.info.nodata_value };
     let mut first = None;
     for (name, field) in maps {
-        let map = Heightmap::with_nodata(erode::Grid::from_vec(w, h, cell, field)?, mask.clone())?;
-        for f in formats {
-            erode_io::write(&out.join(format!("{name}.{}", f.extension())), &map, &options)?;
-        }
+        let map = crate::output::write_map(out, name, formats, loaded, field)?;
         first.get_or_insert(map);
     }
     if let Some(terrain) = &first {
-        let overlay = erode::Grid::from_vec(w, h, cell, overlay.to_vec())?;
+        let g = &terrain.heights;
+        let overlay = erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), overlay.to_vec())?;
         let image = render(terrain, None, Some(&overlay), &PreviewStyle::default());
         erode_io::write_rgb_png(&out.join("preview.png"), &image)?;
     }
@@ -316,7 +288,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         return run_droplet(a, input_file, quiet);
     }
     // 1. validate everything before any long work
-    let formats = formats(&a.format)?;
+    let formats = crate::output::formats(&a.format)?;
     let mut params: grid::Params = erode_io::params::load(a.params.as_deref(), &a.sets)?;
     if let Some(seed) = a.seed {
         params.seed = seed;
@@ -414,7 +386,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         bail!("the run produced non-finite values; the checkpoint holds the state for inspection");
     }
     let maps = st.output_maps();
-    write_outputs(&a.output, &loaded, st.cell_size, &formats, maps, &st.water)?;
+    write_outputs(&a.output, &loaded, &formats, maps, &st.water)?;
     let balance = st.balance();
     let stage_seconds: serde_json::Map<String, serde_json::Value> = grid::Stage::ALL
         .iter()
@@ -462,7 +434,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
 
 fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> {
     use erode::models::droplet::{DropletMaps, DropletParams, DropletSim, DropletState, droplet_params_fingerprint};
-    let formats = formats(&a.format)?;
+    let formats = crate::output::formats(&a.format)?;
     let mut params: DropletParams = erode_io::params::load(a.params.as_deref(), &a.sets)?;
     if let Some(seed) = a.seed {
         params.seed = seed;
@@ -584,7 +556,7 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
         ("deposition", st.deposited.clone()),
         ("flow", st.flow.clone()),
     ];
-    write_outputs(&a.output, &loaded, st.cell_size, &formats, maps, &st.flow)?;
+    write_outputs(&a.output, &loaded, &formats, maps, &st.flow)?;
     let (books_error, field_error) = st.balance();
     let done = st.droplets - start;
     let report = json!({
