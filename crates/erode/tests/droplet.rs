@@ -224,13 +224,13 @@ fn every_step_keeps_erosion_above_the_next_cell_and_uphill_deposits_below_it() {
 }
 
 #[test]
-fn hardness_scales_erosion_and_rain_places_the_droplets() {
+fn hardness_1_erodes_least_and_rain_places_the_droplets() {
     let (w, h) = (64usize, 64usize);
     let t = terrain(TerrainKind::Fbm, 64, 8, 0.0);
     let cell = CellSize::default();
-    // bedrock (R = 0) on the left half: nothing erodes there
-    let hard = Grid::from_fn(w, h, cell, |_, c| if c < w / 2 { 0.0 } else { 1.0 }).unwrap();
-    let params = DropletParams { radius: 2.0, ..Default::default() };
+    // unerodable rock (hardness 1 with rock_erodibility 0) on the left half: nothing erodes there
+    let hard = Grid::from_fn(w, h, cell, |_, c| if c < w / 2 { 1.0 } else { 0.0 }).unwrap();
+    let params = DropletParams { radius: 2.0, rock_erodibility: 0.0, ..Default::default() };
     let mut st = DropletState::with_maps(&t, DropletMaps { hardness: Some(&hard), rain: None }).unwrap();
     DropletSim::new(params.clone(), &st).unwrap().run(&mut st, 3000, &mut |_| {});
     let eroded_in = |st: &DropletState, cols: std::ops::Range<usize>| -> f64 {
@@ -239,14 +239,14 @@ fn hardness_scales_erosion_and_rain_places_the_droplets() {
     assert_eq!(eroded_in(&st, 0..w / 2), 0.0, "bedrock eroded");
     assert!(eroded_in(&st, w / 2..w) > 0.0);
     assert_eq!(st.balance().0, 0.0);
-    // half as soft everywhere: less erosion than fully soft
+    // hardness 0.5 everywhere: less erosion than loose soil (no map: hardness 0)
     let soft = run(&params, &t, 3000);
     let half = Grid::from_fn(w, h, cell, |_, _| 0.5).unwrap();
     let mut st = DropletState::with_maps(&t, DropletMaps { hardness: Some(&half), rain: None }).unwrap();
     let floor = t.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
     let p = DropletParams { min_height: f64::from(floor), ..params.clone() };
     DropletSim::new(p, &st).unwrap().run(&mut st, 3000, &mut |_| {});
-    assert!(st.books.eroded < soft.books.eroded, "R = 0.5 eroded {} >= R = 1 {}", st.books.eroded, soft.books.eroded);
+    assert!(st.books.eroded < soft.books.eroded, "H = 0.5 eroded {} >= H = 0 {}", st.books.eroded, soft.books.eroded);
 
     // rain on a 6 x 6 block only; droplets living one step visit cells next to it only
     let rain = Grid::from_fn(w, h, cell, |r, c| if (20..26).contains(&r) && (30..36).contains(&c) { 1.0 } else { 0.0 })

@@ -1,6 +1,6 @@
 //! The erosion brush: the cells within `radius` of a droplet's true position, weighted
 //! `max(0, radius − distance)` and normalised, each yielding its share of the amount (scaled by
-//! its hardness, never below the floor).
+//! its erodibility, never below the floor).
 //!
 //! The brush is laid out as windows of [`LANES`] consecutive cells along a row (or [`NARROW`],
 //! for brushes at most that wide, radius <= 4), so every loop runs whole vectors: a radius-5
@@ -45,11 +45,11 @@ pub(super) fn quanta_f(metres: f64) -> f64 {
     (metres * QUANTA_PER_METRE + TWO_52) - TWO_52
 }
 
-/// Quanta a cell yields, as an exact integer in an f64: `want·hardness`, no more than it holds
+/// Quanta a cell yields, as an exact integer in an f64: `want·erodibility`, no more than it holds
 /// above `floor`.
 #[inline(always)]
-pub(super) fn share_f(want: f64, hardness: f64, height: f32, floor: f64) -> f64 {
-    let want = want * hardness;
+pub(super) fn share_f(want: f64, erodibility: f64, height: f32, floor: f64) -> f64 {
+    let want = want * erodibility;
     let above = f64::from(height) - floor;
     let can = if want < above { want } else { above };
     let can = if can > 0.0 { can } else { 0.0 };
@@ -59,8 +59,8 @@ pub(super) fn share_f(want: f64, hardness: f64, height: f32, floor: f64) -> f64 
 /// One cell's erosion: removes its share of `want` metres from `height`, adds it to `eroded`,
 /// returns the quanta. A zero `want` changes nothing.
 #[inline(always)]
-fn erode_cell(want: f64, hardness: f64, height: &mut f32, eroded: &mut f32, floor: f64) -> f64 {
-    let q = share_f(want, hardness, *height, floor);
+fn erode_cell(want: f64, erodibility: f64, height: &mut f32, eroded: &mut f32, floor: f64) -> f64 {
+    let q = share_f(want, erodibility, *height, floor);
     let m = q * (1.0 / QUANTA_PER_METRE);
     *height = (f64::from(*height) - m) as f32;
     *eroded += m as f32;
@@ -171,7 +171,7 @@ impl Brush {
         }
     }
 
-    /// Removes `scale` times each cell's weight (metres, scaled by its hardness, never below
+    /// Removes `scale` times each cell's weight (metres, scaled by its erodibility, never below
     /// `floor`) from the cells of `terrain` (and adds it to `eroded`), which hold the map's
     /// cells from index `base` on. Returns the quanta removed.
     #[allow(clippy::too_many_arguments)]
@@ -182,18 +182,20 @@ impl Brush {
         eroded: &mut [f32],
         base: usize,
         scale: f64,
-        hardness: Option<&[f32]>,
+        erodibility: Option<&[f32]>,
         floor: f64,
     ) -> i64 {
         let weights = &self.weights[..self.rows.len() * self.columns.len() * self.lanes];
         let (rows, columns) = (&self.rows[..], &self.columns[..]);
         let quanta = match (plane.contiguous(self.lanes), self.lanes) {
             (true, NARROW) => {
-                erode_windows::<NARROW>(terrain, eroded, base, rows, columns, weights, scale, hardness, floor)
+                erode_windows::<NARROW>(terrain, eroded, base, rows, columns, weights, scale, erodibility, floor)
             }
-            (true, _) => erode_windows::<LANES>(terrain, eroded, base, rows, columns, weights, scale, hardness, floor),
+            (true, _) => {
+                erode_windows::<LANES>(terrain, eroded, base, rows, columns, weights, scale, erodibility, floor)
+            }
             (false, lanes) => {
-                erode_lanes(plane, lanes, terrain, eroded, base, rows, columns, weights, scale, hardness, floor)
+                erode_lanes(plane, lanes, terrain, eroded, base, rows, columns, weights, scale, erodibility, floor)
             }
         };
         quanta as i64
@@ -213,7 +215,7 @@ fn erode_lanes(
     columns: &[Columns],
     weights: &[f64],
     scale: f64,
-    hardness: Option<&[f32]>,
+    erodibility: Option<&[f32]>,
     floor: f64,
 ) -> f64 {
     let mut total = 0.0;
@@ -222,7 +224,7 @@ fn erode_lanes(
             for l in cols.lo as usize..cols.hi as usize {
                 let col = cols.col0 + l as isize;
                 let cell = row.start + if plane.wrap { col.rem_euclid(plane.w as isize) } else { col } as usize;
-                let r = hardness.map_or(1.0, |h| f64::from(h[cell]));
+                let r = erodibility.map_or(1.0, |h| f64::from(h[cell]));
                 total += erode_cell(scale * wt[l], r, &mut terrain[cell - base], &mut eroded[cell - base], floor);
             }
         }
@@ -275,7 +277,7 @@ fn erode_windows<const N: usize>(
     columns: &[Columns],
     weights: &[f64],
     scale: f64,
-    hardness: Option<&[f32]>,
+    erodibility: Option<&[f32]>,
     floor: f64,
 ) -> f64 {
     let mut lanes = [0.0f64; N];
@@ -285,7 +287,7 @@ fn erode_windows<const N: usize>(
             let first = row.start + cols.col0 as usize;
             let held = first - base..first - base + N;
             let (t, e) = (&mut terrain[held.clone()], &mut eroded[held]);
-            match hardness {
+            match erodibility {
                 Some(h) => {
                     let h = &h[first..first + N];
                     for l in 0..N {
@@ -315,7 +317,7 @@ mod tests {
         plane: Plane,
         terrain: &mut [f32],
         eroded: &mut [f32],
-        hardness: &[f32],
+        erodibility: &[f32],
         x: f64,
         y: f64,
         radius: f64,
@@ -347,7 +349,7 @@ mod tests {
         let total: f64 = cells.iter().map(|c| c.1).sum();
         let mut q = 0.0;
         for (cell, weight) in cells {
-            let r = f64::from(hardness[cell]);
+            let r = f64::from(erodibility[cell]);
             q += erode_cell(amount / total * weight, r, &mut terrain[cell], &mut eroded[cell], floor);
         }
         (total, q as i64)
@@ -375,7 +377,7 @@ mod tests {
                 }
                 // heights near the floor, so some cells yield less than their share
                 let terrain: Vec<f32> = (0..n).map(|_| (floor + rng.next_f64() * 0.02) as f32).collect();
-                let hardness: Vec<f32> = (0..n).map(|_| rng.next_f64() as f32).collect();
+                let erodibility: Vec<f32> = (0..n).map(|_| rng.next_f64() as f32).collect();
                 let eroded: Vec<f32> = (0..n).map(|_| rng.next_f64() as f32).collect();
                 let (x, y) = (rng.next_f64() * (plane.w - 1) as f64, rng.next_f64() * (plane.rows - 1) as f64);
                 let amount = rng.next_f64() * 0.05;
@@ -386,9 +388,9 @@ mod tests {
                     assert!(radius < 1.0, "radius {radius} at ({x}, {y}) holds no cell");
                     continue;
                 }
-                let q1 = brush.erode(plane, &mut t1, &mut e1, 0, amount / total, Some(&hardness), floor);
+                let q1 = brush.erode(plane, &mut t1, &mut e1, 0, amount / total, Some(&erodibility), floor);
                 let (mut t2, mut e2) = (terrain, eroded);
-                let (total2, q2) = reference(plane, &mut t2, &mut e2, &hardness, x, y, radius, amount, floor);
+                let (total2, q2) = reference(plane, &mut t2, &mut e2, &erodibility, x, y, radius, amount, floor);
                 let at = format!("map {}x{} wrap {} at ({x}, {y}) radius {radius}", plane.w, plane.rows, plane.wrap);
                 assert_eq!(total, total2, "{at}: total weight");
                 assert_eq!(q1, q2, "{at}: quanta");

@@ -122,6 +122,14 @@ pub struct DropletSim {
     spawn: Option<Vec<f64>>,
     /// The brush of the current erosion step (serial runs reuse it).
     brush: Brush,
+    /// Each cell's share of the erosion it yields, from the state's hardness map (`None`: 1).
+    erodibility: Option<Vec<f32>>,
+}
+
+/// The share of its erosion a cell of each hardness yields: `1 − H·(1 − rock_erodibility)`.
+pub fn erodibility(hardness: &[f32], rock_erodibility: f64) -> Vec<f32> {
+    let loss = 1.0 - rock_erodibility;
+    hardness.iter().map(|&h| (1.0 - f64::from(h) * loss) as f32).collect()
 }
 
 /// Metres (>= 0) to quanta.
@@ -136,7 +144,7 @@ struct Map<'a> {
     w: usize,
     rows: usize,
     wrap: bool,
-    hardness: Option<&'a [f32]>,
+    erodibility: Option<&'a [f32]>,
     floor: f64,
 }
 
@@ -179,10 +187,10 @@ impl Map<'_> {
         (height, gx, gy)
     }
 
-    /// Hardness of cell `i`.
+    /// The share of its erosion cell `i` yields.
     #[inline]
-    fn hardness(&self, i: usize) -> f64 {
-        self.hardness.map_or(1.0, |r| f64::from(r[i]))
+    fn erodibility(&self, i: usize) -> f64 {
+        self.erodibility.map_or(1.0, |r| f64::from(r[i]))
     }
 }
 
@@ -211,7 +219,8 @@ impl DropletSim {
         if spawn.as_ref().is_some_and(|s| s.last().is_none_or(|&t| t <= 0.0)) {
             return Err(SimError::NoRain);
         }
-        Ok(Self { params, spawn, brush: Brush::default() })
+        let erodibility = state.hardness.as_deref().map(|h| erodibility(h, params.rock_erodibility));
+        Ok(Self { params, spawn, brush: Brush::default(), erodibility })
     }
 
     /// The parameters.
@@ -271,12 +280,12 @@ impl DropletSim {
         st.droplets += 1;
     }
 
-    fn map<'a>(&self, st: &'a DropletState) -> Map<'a> {
+    fn map<'a>(&'a self, st: &DropletState) -> Map<'a> {
         Map {
             w: st.width,
             rows: st.height,
             wrap: self.params.border == DropletBorder::Wrap,
-            hardness: st.hardness.as_deref(),
+            erodibility: self.erodibility.as_deref(),
             floor: self.params.min_height,
         }
     }
@@ -286,7 +295,7 @@ impl DropletSim {
             w: st.width,
             rows: st.height,
             wrap: self.params.border == DropletBorder::Wrap,
-            hardness: st.hardness.as_deref(),
+            erodibility: self.erodibility.as_deref(),
             floor: self.params.min_height,
         };
         let mut ground = Ground {
@@ -324,7 +333,13 @@ impl DropletSim {
                 .step_by(2)
                 .map(|k| (k, bounds[k].saturating_sub(reach), (bounds[k + 1] + reach).min(h)))
                 .collect();
-            let map = Map { w, rows: h, wrap: false, hardness: st.hardness.as_deref(), floor: self.params.min_height };
+            let map = Map {
+                w,
+                rows: h,
+                wrap: false,
+                erodibility: self.erodibility.as_deref(),
+                floor: self.params.min_height,
+            };
             let mut fields = [&mut st.terrain[..], &mut st.eroded[..], &mut st.deposited[..], &mut st.flow[..]];
             let mut tasks: Vec<(usize, [&mut [f32]; 4], usize)> = Vec::with_capacity(owned.len());
             let mut done_rows = 0;
@@ -385,7 +400,7 @@ fn deposit(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, q: i64) -> i64 {
 }
 
 /// Removes up to `amount` metres through the circular brush of `radius` cells around `(x, y)`
-/// (weights `max(0, radius − distance)`, normalised; each cell's share scaled by its hardness),
+/// (weights `max(0, radius − distance)`, normalised; each cell's share scaled by its erodibility),
 /// no cell below the floor. Returns the quanta removed.
 fn erode(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, amount: f64, radius: f64, brush: &mut Brush) -> i64 {
     let plane = Plane { w: map.w, rows: map.rows, wrap: map.wrap };
@@ -397,7 +412,7 @@ fn erode(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, amount: f64, radius:
         let mut removed = 0;
         for k in 0..4 {
             let i = cells[k];
-            let q = share(amount * weights[k], map.hardness(i), g.height(i), map.floor);
+            let q = share(amount * weights[k], map.erodibility(i), g.height(i), map.floor);
             if q > 0 {
                 g.erode(i, q);
                 removed += q;
@@ -405,7 +420,7 @@ fn erode(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, amount: f64, radius:
         }
         return removed;
     }
-    brush.erode(plane, g.terrain, g.eroded, g.base, amount / total, map.hardness, map.floor)
+    brush.erode(plane, g.terrain, g.eroded, g.base, amount / total, map.erodibility, map.floor)
 }
 
 /// Where droplet `index` starts: uniform over the map, or in proportion to the rain.

@@ -136,7 +136,9 @@ impl DropletGpuSim {
         ctx.check_binding("droplet books buffer", (n * 6 * 4) as u64)?;
         let zeros = vec![0.0f32; n];
         let terrain = ctx.storage("droplet terrain", &state.terrain);
-        let hardness = ctx.storage("droplet hardness", state.hardness.as_deref().unwrap_or(&[1.0]));
+        // the shader reads each cell's share of its erosion (cpu.rs `erodibility`)
+        let erodibility = state.hardness.as_deref().map(|h| super::cpu::erodibility(h, params.rock_erodibility));
+        let hardness = ctx.storage("droplet erodibility", erodibility.as_deref().unwrap_or(&[1.0]));
         let spawn: Vec<f32> = match &state.rain {
             Some(rain) => {
                 let mut total = 0.0f64;

@@ -45,6 +45,10 @@ pub struct DropletParams {
     /// Erosion never digs below this height, metres (the floor against drain valleys). Default:
     /// none (`-inf`); the CLI's default is the input's lowest height.
     pub min_height: f64,
+    /// Erodibility of hardness 1 relative to hardness 0 (0..1): with a hardness map, a cell of
+    /// hardness `H` yields `1 − H·(1 − rock_erodibility)` of its brush share (as in the grid
+    /// model). Default 0.1.
+    pub rock_erodibility: f64,
     /// Edge rule. Default open.
     pub border: DropletBorder,
     /// Droplets scheduled together: split by the band of rows they start in, bands far enough
@@ -71,6 +75,7 @@ impl Default for DropletParams {
             initial_water: 1.0,
             initial_speed: 1.0,
             min_height: f64::NEG_INFINITY,
+            rock_erodibility: 0.1,
             border: DropletBorder::Open,
             batch_size: 16384,
             seed: 0,
@@ -107,6 +112,7 @@ impl DropletParams {
             self.min_height,
             "a height or -inf",
         )?;
+        check(unit(self.rock_erodibility), "rock_erodibility", self.rock_erodibility, "0 to 1")?;
         check(self.batch_size >= 1, "batch_size", f64::from(self.batch_size), ">= 1")?;
         Ok(())
     }
@@ -126,6 +132,7 @@ pub const DROPLET_PARAM_DOCS: &[(&str, &str)] = &[
     ("initial_water", "water a droplet starts with (> 0)"),
     ("initial_speed", "speed a droplet starts with, cells per step (>= 0)"),
     ("min_height", "floor erosion never digs below, m (the CLI uses the input's lowest height when unset)"),
+    ("rock_erodibility", "erodibility at hardness 1 relative to hardness 0 (0..1): 1 - H*(1 - rock_erodibility)"),
     ("border", "\"open\" (sediment leaves with the droplet), \"closed\" or \"wrap\""),
     ("batch_size", "droplets scheduled together, in parallel where far apart (>= 1; 1 = strictly serial)"),
     ("seed", "droplet i draws from SplitMix64::keyed(seed, i)"),

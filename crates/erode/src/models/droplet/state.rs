@@ -45,8 +45,8 @@ pub struct DropletState {
     pub start_volume: f64,
     /// Lowest input height, m: the reference of the volume.
     pub reference_height: f64,
-    /// Hardness `R` per cell (0..1, 000's convention: the share of the erosion a cell yields;
-    /// 1 soft, 0 bedrock). `None`: 1 everywhere.
+    /// Hardness `H` per cell (0..1): resistance, 1 erodes least (see
+    /// `DropletParams::rock_erodibility`), 0 is loose soil. `None`: 0 everywhere.
     pub hardness: Option<Vec<f32>>,
     /// Rain per cell (>= 0): droplets start in a cell with probability proportional to it.
     /// `None`: uniform.
@@ -56,7 +56,7 @@ pub struct DropletState {
 /// Maps a droplet run can use besides the terrain.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DropletMaps<'a> {
-    /// Hardness `R` (0..1; values outside are clamped).
+    /// Hardness `H` (0..1, resistance; values outside are clamped).
     pub hardness: Option<&'a Grid<f32>>,
     /// Rain (>= 0; negative and non-finite values count as 0).
     pub rain: Option<&'a Grid<f32>>,
@@ -139,7 +139,8 @@ impl DropletState {
 }
 
 const MAGIC: &[u8; 8] = b"ERODEDRP";
-const VERSION: u32 = 2;
+// 3: the hardness map is resistance (1 erodes least), not 000's erodibility
+const VERSION: u32 = 3;
 /// Header words after magic and version.
 const HEADER_WORDS: usize = 14;
 
@@ -190,8 +191,14 @@ impl DropletState {
         if crate::models::grid::state::fnv1a64(body) != word(sum) {
             return Err(err("checksum mismatch: the file is corrupt"));
         }
-        if u32::from_le_bytes([body[8], body[9], body[10], body[11]]) != VERSION {
-            return Err(err("unknown version"));
+        match u32::from_le_bytes([body[8], body[9], body[10], body[11]]) {
+            VERSION => {}
+            2 => {
+                return Err(err(
+                    "version 2 (hardness as erodibility); this erode reads 3 (hardness as resistance): start the run again",
+                ));
+            }
+            v => return Err(SimError::Checkpoint(format!("version {v}, this erode reads {VERSION}"))),
         }
         let header: Vec<u64> = body[12..12 + HEADER_WORDS * 8].chunks_exact(8).map(word).collect();
         if header[0] != params_fingerprint {

@@ -43,7 +43,8 @@ struct LifeUniforms {
 
 @group(0) @binding(0) var<uniform> u: LifeUniforms;
 @group(0) @binding(1) var<storage, read> terrain: array<f32>;
-@group(0) @binding(2) var<storage, read> hardness: array<f32>;
+// each cell's share of the erosion it yields, from the hardness map (cpu.rs `erodibility`)
+@group(0) @binding(2) var<storage, read> erodibility: array<f32>;
 // cumulative rain per cell (has_spawn)
 @group(0) @binding(3) var<storage, read> spawn: array<f32>;
 // this batch's erosion per cell, quanta
@@ -109,7 +110,7 @@ fn own(ix: i32, iy: i32) -> f32 {
     for (var k = 0u; k < n; k++) {
         if (event_kind[k] == 0u) {
             let d = distance(vec2<f32>(f32(ix), f32(iy)), event_at[k]);
-            change -= event_amount[k] * max(u.radius - d, 0.0) * cell_hardness(cell_index(ix, iy));
+            change -= event_amount[k] * max(u.radius - d, 0.0) * cell_erodibility(cell_index(ix, iy));
         } else {
             change += event_amount[k] * bilinear_weight(ix, iy, event_at[k]);
         }
@@ -176,9 +177,9 @@ fn sample(x: f32, y: f32) -> Sample {
     return s;
 }
 
-fn cell_hardness(i: u32) -> f32 {
+fn cell_erodibility(i: u32) -> f32 {
     if (u.has_hardness == 1u) {
-        return hardness[i];
+        return erodibility[i];
     }
     return 1.0;
 }
@@ -186,7 +187,7 @@ fn cell_hardness(i: u32) -> f32 {
 // quanta cell `i` yields for `want` metres (cpu.rs `share`)
 fn share(want: f32, i: u32) -> i32 {
     let above = terrain[i] - u.floor;
-    let can = clamp(min(want * cell_hardness(i), above), 0.0, 1000.0);
+    let can = clamp(min(want * cell_erodibility(i), above), 0.0, 1000.0);
     return i32(floor(can / u.quantum));
 }
 
