@@ -598,7 +598,11 @@ impl ViewerApp {
                 self.brush.strength = self.brush.strength.clamp(0.0, 1.0);
                 ui.add(egui::Slider::new(&mut self.brush.strength, 0.0..=1.0).text("strength, share/dab"));
             }
-            if matches!(self.brush.kind, BrushKind::Hardness | BrushKind::Rain) {
+            if self.brush.kind == BrushKind::Hardness {
+                ui.add(
+                    egui::Slider::new(&mut self.brush.value, 0.0..=1.0).text("hardness (0 loose soil, 1 erodes least)"),
+                );
+            } else if self.brush.kind == BrushKind::Rain {
                 ui.add(egui::Slider::new(&mut self.brush.value, 0.0..=1.0).text("target value"));
             }
             ui.add(egui::Slider::new(&mut self.source_rate, 0.01..=1000.0).logarithmic(true).text("new source, m³/s"));

@@ -138,7 +138,7 @@ pub fn dab_rect(width: usize, height: usize, x: f32, y: f32, radius: f32) -> Opt
 
 /// Applies one dab of `brush` at `(x, y)` (cells). `flatten_to` is the flatten brush's target
 /// height. Returns whether a cell was inside the disc.
-pub fn dab(st: &mut State, brush: &Brush, x: f32, y: f32, flatten_to: f32, hardness_min: f32) -> bool {
+pub fn dab(st: &mut State, brush: &Brush, x: f32, y: f32, flatten_to: f32) -> bool {
     let (w, h) = (st.width, st.height);
     let Some((c0, r0, c1, r1)) = dab_rect(w, h, x, y, brush.radius) else { return false };
     let s = brush.strength;
@@ -167,9 +167,10 @@ pub fn dab(st: &mut State, brush: &Brush, x: f32, y: f32, flatten_to: f32, hardn
                 BrushKind::Flatten => v + (flatten_to - v) * (s * wgt).clamp(0.0, 1.0),
                 BrushKind::AddWater => v + s * wgt,
                 BrushKind::RemoveWater => (v - s * wgt).max(0.0),
+                // hardness is resistance: painting 1 makes rock that erodes least
                 BrushKind::Hardness => {
-                    let target = brush.value.clamp(hardness_min, 1.0);
-                    (v + (target - v) * (s * wgt).clamp(0.0, 1.0)).clamp(hardness_min, 1.0)
+                    let target = brush.value.clamp(0.0, 1.0);
+                    (v + (target - v) * (s * wgt).clamp(0.0, 1.0)).clamp(0.0, 1.0)
                 }
                 BrushKind::Rain => (v + (brush.value.clamp(0.0, 1.0) - v) * (s * wgt).clamp(0.0, 1.0)).clamp(0.0, 1.0),
             };

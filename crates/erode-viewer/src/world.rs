@@ -400,8 +400,7 @@ impl World {
         if self.brush.kind == BrushKind::Rain && self.grid_params.rain_mode != RainMode::Map {
             self.grid_params.rain_mode = RainMode::Map;
         }
-        let r_min = self.grid_params.hardness_min as f32;
-        if brush::dab(&mut self.state, &self.brush, x, y, flatten_to, r_min) {
+        if brush::dab(&mut self.state, &self.brush, x, y, flatten_to) {
             self.version += 1;
             self.push_edit_to_models(self.brush.kind.field())?;
         }

@@ -13,7 +13,7 @@ fn world() -> World {
         10.0 + 0.05 * x + 0.5 * (x * 0.3).sin() * (y * 0.2).cos()
     })
     .unwrap_or_else(|e| panic!("{e}"));
-    let params = Params { rain_mode: RainMode::Off, ..Params::default() };
+    let params = Params { rain_mode: RainMode::Off, ..Params::classic() };
     World::new(&g, params, Default::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -179,7 +179,7 @@ fn parameters_set_as_on_the_command_line_are_validated() {
     assert_eq!(w.grid_params.pipes, 8);
     let bad = Params { evaporation: -1.0, ..w.grid_params.clone() };
     assert!(w.apply(Action::SetGridParams(Box::new(bad))).is_err());
-    assert_eq!(w.grid_params.evaporation, Params::default().evaporation, "a refused change leaves the old value");
+    assert_eq!(w.grid_params.evaporation, Params::classic().evaporation, "a refused change leaves the old value");
     let typo = erode_io::params::apply_sets(&w.grid_params, &["pipez=8".into()]);
     assert!(typo.is_err());
 }
