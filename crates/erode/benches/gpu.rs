@@ -38,8 +38,8 @@ fn gpu_step(c: &mut Criterion) {
         // the default (depth cross-section: the time step is re-derived from a read-back of the
         // depth every iteration) and a constant cross-section (no read-back)
         for (name, params) in [
-            ("default", Params::default()),
-            ("constant", Params { cross_section: CrossSection::Constant, ..Default::default() }),
+            ("default", Params::classic()),
+            ("constant", Params { cross_section: CrossSection::Constant, ..Params::classic() }),
         ] {
             let st = State::new(&map.heights, &params, StartMaps::default()).expect("state");
             let mut sim = GpuSim::new(ctx.clone(), &params, &st).expect("sim");

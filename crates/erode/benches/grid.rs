@@ -27,7 +27,7 @@ fn scene(size: usize, params: &Params) -> (State, CpuSim) {
 }
 
 fn grid_step(c: &mut Criterion) {
-    let params = Params::default();
+    let params = Params::classic();
     let mut group = c.benchmark_group("grid_default_iteration");
     group.sample_size(10);
     for size in [256usize, 1024, 2048] {

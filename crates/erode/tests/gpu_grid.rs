@@ -70,7 +70,7 @@ fn water_increment_and_flux_match_the_cpu() {
                 rain_mode: if pipes == 8 { RainMode::Map } else { RainMode::Uniform },
                 rain_rate: 0.02,
                 sources: vec![Source { x: 5.0, y: 4.0, radius: 2.0, rate: 0.5, units: Units::Cells }],
-                ..Default::default()
+                ..Params::classic()
             };
             let (w, h) = (45, 37);
             let start = scene(&params, w, h);
@@ -116,7 +116,7 @@ fn water_increment_and_flux_match_the_cpu() {
 fn the_deepest_water_reduced_on_the_gpu_is_the_cpus() {
     let Some(ctx) = context() else { return };
     for (w, h) in [(1, 1), (17, 3), (300, 257)] {
-        let params = Params::default();
+        let params = Params::classic();
         let mut st = scene(&params, w.max(2), h.max(2));
         // one deep cell somewhere in the middle of the array
         let k = st.water.len() * 2 / 3;
@@ -130,12 +130,12 @@ fn the_deepest_water_reduced_on_the_gpu_is_the_cpus() {
 #[test]
 fn stages_not_on_the_gpu_are_refused_by_name() {
     let Some(ctx) = context() else { return };
-    let params = Params::default();
+    let params = Params::classic();
     let st = scene(&params, 16, 16);
     let mut gpu = GpuSim::new(ctx.clone(), &params, &st).unwrap();
     let err = gpu.run_stage(Stage::Smoothing).unwrap_err();
     assert!(err.to_string().contains("smoothing"), "{err}");
-    let semi = Params { transport: erode::models::grid::Transport::SemiLagrangian, ..Default::default() };
+    let semi = Params { transport: erode::models::grid::Transport::SemiLagrangian, ..Params::classic() };
     let err = GpuSim::new(ctx, &semi, &scene(&semi, 16, 16)).err().unwrap();
     assert!(err.to_string().contains("semi-lagrangian"), "{err}");
 }
@@ -152,11 +152,15 @@ fn close(what: &str, before: &[f32], cpu: &[f32], gpu: &[f32], rel: f32) {
 #[test]
 fn every_ported_stage_matches_its_cpu_twin() {
     let Some(ctx) = context() else { return };
-    for (border, pipes, capacity_model, flux_form) in [
-        (Border::Closed, 4u32, erode::models::grid::CapacityModel::Mei, FluxForm::OneWay),
-        (Border::Open, 8, erode::models::grid::CapacityModel::Sine, FluxForm::OneWay),
-        (Border::Wrap, 8, erode::models::grid::CapacityModel::Mei, FluxForm::OneWay),
-        (Border::Open, 8, erode::models::grid::CapacityModel::Mei, FluxForm::Signed),
+    // the classic model in each border, pipe count, capacity and flux form, and the default
+    // preset (shear capacity, morphological factor, bed change limit, depth cap, auto step)
+    let rivers = Params { max_flow_depth: 0.5, thermal_rate: 0.3, ..Params::default() };
+    for (border, pipes, capacity_model, flux_form, base) in [
+        (Border::Closed, 4u32, erode::models::grid::CapacityModel::Mei, FluxForm::OneWay, Params::classic()),
+        (Border::Open, 8, erode::models::grid::CapacityModel::Sine, FluxForm::OneWay, Params::classic()),
+        (Border::Wrap, 8, erode::models::grid::CapacityModel::Mei, FluxForm::OneWay, Params::classic()),
+        (Border::Open, 8, erode::models::grid::CapacityModel::Mei, FluxForm::Signed, Params::classic()),
+        (rivers.border, rivers.pipes, rivers.capacity_model, rivers.flux_form, rivers.clone()),
     ] {
         let params = Params {
             border,
@@ -167,7 +171,7 @@ fn every_ported_stage_matches_its_cpu_twin() {
             hardness_mode: erode::models::grid::HardnessMode::Noise,
             softening: 0.5,
             evaporation: 0.01,
-            ..Default::default()
+            ..base
         };
         let (w, h) = (40, 33);
         let mut cpu = scene(&params, w, h);
@@ -275,8 +279,11 @@ fn five_hundred_steps_on_the_gpu_follow_the_cpu() {
         ..Default::default()
     };
     let terrain = generate(&spec).unwrap().heights;
-    for flux_form in [FluxForm::OneWay, FluxForm::Signed] {
-        let params = Params { flux_form, ..Params::default() };
+    for (name, params) in [
+        ("classic one-way", Params::classic()),
+        ("classic signed", Params { flux_form: FluxForm::Signed, ..Params::classic() }),
+        ("rivers (the default)", Params::default()),
+    ] {
         let start = State::new(&terrain, &params, StartMaps::default()).unwrap();
         let mut cpu = start.clone();
         CpuSim::new(params.clone(), &cpu).unwrap().run(&mut cpu, 500);
@@ -291,18 +298,20 @@ fn five_hundred_steps_on_the_gpu_follow_the_cpu() {
         let diff: f64 = got.terrain.iter().zip(&cpu.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
         let gpu_change: f64 =
             start.terrain.iter().zip(&got.terrain).map(|(&a, &b)| f64::from((b - a).abs())).sum::<f64>() / n;
-        assert!(change > 0.0 && gpu_change > 0.5 * change, "CPU changed {change}, GPU {gpu_change}");
-        assert!(diff <= 0.05 * change, "mean |dh| between backends {diff} > 5 % of the mean change {change}");
+        assert!(change > 0.0 && gpu_change > 0.5 * change, "{name}: CPU changed {change}, GPU {gpu_change}");
+        assert!(diff <= 0.05 * change, "{name}: mean |dh| between backends {diff} > 5 % of the mean change {change}");
         // both books balance, and agree
         for (name, st) in [("CPU", &cpu), ("GPU", &got)] {
             let b = st.balance();
             assert!(b.relative_error < 1e-5, "{name} books off by {}", b.relative_error);
+            assert!(st.time > 0.0, "{name}: no time passed");
         }
         let rel = |a: f64, b: f64| (a - b).abs() / a.abs().max(1e-12);
         assert!(rel(cpu.books.rain, got.books.rain) < 1e-5, "rain {} vs {}", cpu.books.rain, got.books.rain);
+        assert!(rel(cpu.time, got.time) < 1e-3, "{name}: simulated time {} vs {} s", cpu.time, got.time);
         assert!(rel(cpu.books.eroded, got.books.eroded) < 0.05, "eroded {} vs {}", cpu.books.eroded, got.books.eroded);
         eprintln!(
-            "500 steps, {flux_form:?}: mean change {change:.3e} m, mean backend difference {diff:.3e} m ({:.2} %)",
+            "500 steps, {name}: mean change {change:.3e} m, mean backend difference {diff:.3e} m ({:.2} %)",
             100.0 * diff / change
         );
     }
@@ -319,7 +328,7 @@ fn gpu_books_balance_with_open_edges_rain_map_and_sources() {
             rain_rate: 0.01,
             evaporation: 0.02,
             sources: vec![Source { x: 10.0, y: 8.0, radius: 2.0, rate: 0.4, units: Units::Cells }],
-            ..Default::default()
+            ..Params::classic()
         };
         let start = scene(&params, 48, 40);
         let mut gpu = GpuSim::new(ctx.clone(), &params, &start).unwrap();

@@ -53,7 +53,21 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
     same_layout!(
         flux,
         FluxUniforms,
-        [width, height, pipes, border, depth_scaled, signed, gain, pipe_width, friction, volume_per_dt, dt, area]
+        [
+            width,
+            height,
+            pipes,
+            border,
+            depth_scaled,
+            signed,
+            gain,
+            pipe_width,
+            friction,
+            volume_per_dt,
+            dt,
+            area,
+            depth_cap
+        ]
     );
     let update = module("update_and_erode", UPDATE_AND_ERODE_WGSL);
     same_layout!(
@@ -82,21 +96,48 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
             capacity,
             min_tilt,
             per_max_depth,
-            hardness_min,
-            floor_height
+            erodibility_loss,
+            floor_height,
+            cf_over_g,
+            critical_shear,
+            water_per_soil,
+            bed_step,
+            bed_unlimited
         ]
     );
     let thermal_flux = module("thermal_flux", THERMAL_FLUX_WGSL);
-    same_layout!(thermal_flux, ThermalUniforms, [width, height, border, distance, rate, talus_scale, talus_bias]);
+    same_layout!(
+        thermal_flux,
+        ThermalUniforms,
+        [width, height, border, distance, rate, talus_scale, talus_bias, erodibility_loss]
+    );
     let thermal_apply = module("thermal_apply", THERMAL_APPLY_WGSL);
-    same_layout!(thermal_apply, ThermalUniforms, [width, height, border, distance, rate, talus_scale, talus_bias]);
+    same_layout!(
+        thermal_apply,
+        ThermalUniforms,
+        [width, height, border, distance, rate, talus_scale, talus_bias, erodibility_loss]
+    );
     let transport = module("sediment_transport", SEDIMENT_TRANSPORT_WGSL);
     same_layout!(transport, TransportUniforms, [width, height, pipes, border]);
     let scale = module("scale_by_donor", SCALE_BY_DONOR_WGSL);
     same_layout!(
         scale,
         FluxUniforms,
-        [width, height, pipes, border, depth_scaled, signed, gain, pipe_width, friction, volume_per_dt, dt, area]
+        [
+            width,
+            height,
+            pipes,
+            border,
+            depth_scaled,
+            signed,
+            gain,
+            pipe_width,
+            friction,
+            volume_per_dt,
+            dt,
+            area,
+            depth_cap
+        ]
     );
     let life = module("life", LIFE_WGSL);
     same_layout!(

@@ -3,7 +3,9 @@
 mod common;
 
 use common::*;
-use erode::models::grid::{Border, CpuSim, FluxForm, Params, RainMode, Source, StartMaps, State, Transport, Units};
+use erode::models::grid::{
+    Border, CpuSim, FluxForm, HardnessMode, Params, RainMode, Source, StartMaps, State, Transport, Units,
+};
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
 
 fn noise_terrain(size: usize, seed: u64) -> erode::Grid<f32> {
@@ -24,7 +26,7 @@ fn closed_books_balance_with_rain_evaporation_and_erosion() {
     let terrain = noise_terrain(64, 1);
     for transport in [Transport::Conservative, Transport::SemiLagrangian] {
         for (form, pipes) in [(FluxForm::OneWay, 4), (FluxForm::Signed, 8)] {
-            let params = Params { transport, flux_form: form, pipes, rain_rate: 0.01, ..Default::default() };
+            let params = Params { transport, flux_form: form, pipes, rain_rate: 0.01, ..Params::classic() };
             let st = run(&params, &terrain, None, 2000);
             let b = st.balance();
             assert!(st.books.eroded > 1.0 && st.books.deposited > 1.0, "nothing eroded: {:?}", st.books);
@@ -58,7 +60,7 @@ fn books_balance_at_any_altitude() {
     let base = noise_terrain(64, 1);
     for offset in [0.0f32, 2000.0, -400.0] {
         let terrain = base.map(|&h| h + offset);
-        let params = Params { rain_rate: 0.01, ..Default::default() };
+        let params = Params { rain_rate: 0.01, ..Params::classic() };
         let st = run(&params, &terrain, None, 4000);
         let b = st.balance();
         assert!(st.books.eroded > 1.0, "nothing eroded at {offset} m");
@@ -76,7 +78,7 @@ fn open_borders_book_what_leaves() {
         border: Border::Open,
         rain_rate: 0.02,
         sources: vec![Source { x: 2.0, y: 16.0, radius: 2.0, rate: 0.5, units: Units::Cells }],
-        ..Default::default()
+        ..Params::classic()
     };
     let st = run(&params, &terrain, None, 1500);
     assert!(st.books.water_outflow > 0.0 && st.books.sediment_outflow > 0.0, "{:?}", st.books);
@@ -165,7 +167,7 @@ fn any_thread_count_gives_the_same_bits_and_resume_equals_a_straight_run() {
         pipes: 8,
         softening: 0.5,
         sources: vec![Source { x: 10.0, y: 10.0, radius: 2.0, rate: 0.2, units: Units::Cells }],
-        ..Default::default()
+        ..Params::classic()
     };
     let in_pool = |threads: usize, f: &mut (dyn FnMut() + Send)| {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f);
@@ -192,10 +194,94 @@ fn any_thread_count_gives_the_same_bits_and_resume_equals_a_straight_run() {
     assert!(fingerprint(&resumed) == fingerprint(&one), "resumed run differs from the straight run");
 }
 
+/// The presets run as a user runs them: books, the same bits on any thread count, resume.
+#[test]
+fn every_preset_keeps_its_books_its_bits_on_any_thread_count_and_resumes_exactly() {
+    let terrain = noise_terrain(48, 5).map(|&h| h * 4.0);
+    for preset in erode::models::grid::PRESETS {
+        let params = (preset.params)();
+        let name = preset.name;
+        let in_pool = |threads: usize, f: &mut (dyn FnMut() + Send)| {
+            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f);
+        };
+        let straight = |threads: usize, n: u64| {
+            let mut out = None;
+            in_pool(threads, &mut || out = Some(run(&params, &terrain, None, n)));
+            out.unwrap()
+        };
+        let one = straight(1, 120);
+        let b = one.balance();
+        assert!(b.water_relative_error < 1e-5, "{name}: water books off by {}", b.water_relative_error);
+        assert!(b.soil_relative_error < 1e-5, "{name}: soil books off by {}", b.soil_relative_error);
+        assert!(one.books.thermal_moved + one.books.eroded > 0.0, "{name}: nothing moved");
+        assert!(fingerprint(&straight(2, 120)) == fingerprint(&one), "{name}: 2 threads differ from 1");
+        let half = straight(1, 60);
+        let fp = erode::models::grid::params_fingerprint(&params);
+        let mut resumed = State::from_bytes(&half.to_bytes(fp), fp, 1 << 28).unwrap();
+        in_pool(2, &mut || CpuSim::new(params.clone(), &resumed).unwrap().run(&mut resumed, 60));
+        assert!(fingerprint(&resumed) == fingerprint(&one), "{name}: resumed run differs from the straight run");
+    }
+}
+
+/// Hardness is resistance: 1 erodes least (water and thermal), fresh deposits get softer, and
+/// 001's depth gain makes low ground harder.
+#[test]
+fn hardness_1_erodes_least_deposits_soften_and_low_ground_is_harder() {
+    let terrain = noise_terrain(48, 7).map(|&h| h * 4.0);
+    let eroded = |hardness: f64, thermal: bool| {
+        let params = Params {
+            hardness,
+            thermal_rate: if thermal { 0.2 } else { 0.0 },
+            capacity: if thermal { 0.0 } else { 1.0 },
+            talus_scale: 0.0,
+            talus_bias: 0.3,
+            ..Params::default()
+        };
+        let st = run(&params, &terrain, None, 150);
+        if thermal { st.books.thermal_moved } else { st.books.eroded }
+    };
+    for thermal in [false, true] {
+        let (soft, mid, hard) = (eroded(0.0, thermal), eroded(0.5, thermal), eroded(1.0, thermal));
+        assert!(
+            soft > mid && mid > hard && hard > 0.0,
+            "thermal {thermal}: hardness 0, 0.5, 1 moved {soft}, {mid}, {hard}"
+        );
+    }
+    // a hardness map: the hard half loses less than the soft half
+    let (w, h) = (terrain.width(), terrain.height());
+    let map = grid(w, h, 1.0, |_, c| if c < w / 2 { 1.0 } else { 0.0 });
+    let params = Params { hardness_mode: HardnessMode::Map, ..Params::default() };
+    let mut st = State::new(&terrain, &params, StartMaps { hardness: Some(&map), ..Default::default() }).unwrap();
+    CpuSim::new(params, &st).unwrap().run(&mut st, 150);
+    let half = |cols: std::ops::Range<usize>| -> f64 {
+        (0..h).flat_map(|r| cols.clone().map(move |c| r * w + c)).map(|i| f64::from(st.eroded[i])).sum()
+    };
+    assert!(half(0..w / 2) < 0.5 * half(w / 2..w), "hard half {} vs soft half {}", half(0..w / 2), half(w / 2..w));
+    // softening: where sediment settled, the ground is softer than it started
+    let params = Params { softening: 2.0, hardness: 0.8, ..Params::default() };
+    let st = run(&params, &terrain, None, 150);
+    let softened =
+        st.deposited.iter().zip(&st.hardness).filter(|&(&d, _)| d > 1e-4).map(|(_, &hh)| hh).collect::<Vec<_>>();
+    let kept = softened.iter().filter(|&&hh| hh >= 0.8).count();
+    assert!(!softened.is_empty() && kept == 0, "{kept} of {} deposits kept their hardness", softened.len());
+    // depth gain: the lowest cells are harder than the highest
+    let params = Params {
+        hardness_mode: HardnessMode::Noise,
+        hardness_noise: 0.0,
+        hardness_depth_gain: 0.5,
+        ..Params::default()
+    };
+    let st = State::new(&terrain, &params, StartMaps::default()).unwrap();
+    let (lo, hi) = terrain.as_slice().iter().enumerate().fold((0, 0), |(lo, hi), (i, &v)| {
+        (if v < terrain.as_slice()[lo] { i } else { lo }, if v > terrain.as_slice()[hi] { i } else { hi })
+    });
+    assert!(st.hardness[lo] > st.hardness[hi] + 0.4, "lowest {} vs highest {}", st.hardness[lo], st.hardness[hi]);
+}
+
 #[test]
 fn corrupt_or_foreign_checkpoints_are_refused() {
     let terrain = noise_terrain(16, 3);
-    let params = Params::default();
+    let params = Params::classic();
     let st = run(&params, &terrain, None, 3);
     let fp = erode::models::grid::params_fingerprint(&params);
     let mut bytes = st.to_bytes(fp);
@@ -211,7 +297,7 @@ fn corrupt_or_foreign_checkpoints_are_refused() {
 #[test]
 fn extreme_parameters_stay_finite_or_are_refused() {
     let terrain = noise_terrain(24, 4);
-    let base = Params { rain_rate: 0.01, ..Default::default() };
+    let base = Params { rain_rate: 0.01, ..Params::classic() };
     let dt = base.dt;
     let cases: Vec<(&str, Params)> = vec![
         ("dt tiny", Params { dt: 1e-6, ..base.clone() }),
@@ -231,7 +317,7 @@ fn extreme_parameters_stay_finite_or_are_refused() {
         ("deposit max", Params { deposit: 1.0 / dt, ..base.clone() }),
         ("deposit 0", Params { deposit: 0.0, ..base.clone() }),
         ("softening huge", Params { softening: 1e3, ..base.clone() }),
-        ("hardness min", Params { hardness: 0.0, hardness_min: 0.0, ..base.clone() }),
+        ("hardness 1, unerodable", Params { hardness: 1.0, rock_erodibility: 0.0, ..base.clone() }),
         ("thermal max", Params { thermal_rate: 1.0 / dt, ..base.clone() }),
         ("talus steep", Params { talus_scale: 0.0, talus_bias: 50.0, ..base.clone() }),
         ("talus flat", Params { talus_scale: 0.0, talus_bias: 1e-4, ..base.clone() }),

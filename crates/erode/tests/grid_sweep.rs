@@ -59,7 +59,7 @@ fn the_sweep_gives_the_bits_of_the_stage_by_stage_passes() {
                     hardness_mode: HardnessMode::Noise,
                     softening: 0.5,
                     sources: vec![Source { x: 0.0, y: 0.0, radius: 1.5, rate: 0.3, units: Units::Cells }],
-                    ..Default::default()
+                    ..Params::classic()
                 };
                 for (i, &(w, h)) in sizes.iter().enumerate() {
                     let threads = 1 + i % 3;
@@ -80,7 +80,7 @@ fn the_sweep_gives_the_bits_of_the_stage_by_stage_passes() {
 #[test]
 fn a_run_leaves_the_state_of_as_many_steps() {
     for (w, h, substeps) in [(40, 37, None), (23, 19, Some(3))] {
-        let params = Params { rain_rate: 0.02, thermal_rate: 0.2, ..Default::default() };
+        let params = Params { rain_rate: 0.02, thermal_rate: 0.2, ..Params::classic() };
         let terrain = hills(w, h);
         let mut stepped = State::new(&terrain, &params, StartMaps::default()).unwrap();
         let mut ran = stepped.clone();

@@ -25,7 +25,7 @@ fn lake_at_rest_stays_at_rest_with_erosion_on() {
                 flux_form: form,
                 pipes,
                 cross_section: section,
-                ..Default::default()
+                ..Params::classic()
             };
             let st = run(&params, &bed, Some(&water), 2000);
             let heights = st.heights();

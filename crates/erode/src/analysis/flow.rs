@@ -91,14 +91,21 @@ fn topological_order(domain: &Domain<'_>, downstream: impl Fn(usize, &mut dyn Fn
 /// D8 drainage area of every cell, m² (its own cell included; 0 outside the domain).
 pub fn d8_area(domain: &Domain<'_>, flow: &D8) -> Vec<f64> {
     let a = domain.cell.area();
-    let mut area: Vec<f64> = (0..domain.len()).map(|i| if domain.inside(i) { a } else { 0.0 }).collect();
+    d8_accumulate(domain, flow, |_| a)
+}
+
+/// The sum of `own(i)` over every cell that drains through each cell, itself included (0
+/// outside the domain): with `own` a cell's area, its drainage area; with its inflow, its
+/// steady discharge.
+pub fn d8_accumulate(domain: &Domain<'_>, flow: &D8, own: impl Fn(usize) -> f64) -> Vec<f64> {
+    let mut total: Vec<f64> = (0..domain.len()).map(|i| if domain.inside(i) { own(i) } else { 0.0 }).collect();
     for &i in &flow.order {
         let r = flow.receiver[i as usize];
         if r != NONE {
-            area[r as usize] += area[i as usize];
+            total[r as usize] += total[i as usize];
         }
     }
-    area
+    total
 }
 
 /// Exponent of the slope in Freeman's (1991) multiple flow direction split.

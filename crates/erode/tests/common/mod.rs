@@ -19,7 +19,7 @@ pub fn still() -> Params {
         thermal_rate: 0.0,
         cross_section: CrossSection::Constant,
         friction: 0.0,
-        ..Default::default()
+        ..Params::classic()
     }
 }
 

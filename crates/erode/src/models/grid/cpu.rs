@@ -182,7 +182,7 @@ impl CpuSim {
             self.substep(st, key, use_sweep, velocity && k + 1 == substeps);
         }
         st.iteration += 1;
-        st.time += self.params.dt;
+        st.time += self.derived.dt * f64::from(substeps);
     }
 
     fn timed<T>(&mut self, stage: Stage, f: impl FnOnce(&mut Self) -> T) -> T {

@@ -28,12 +28,18 @@ pub const MAX_THERMAL_STEP: f64 = 2.0 / 9.0;
 /// since water can gather during an iteration.
 pub const DEPTH_MARGIN: f64 = 1.25;
 
+/// With `dt = 0`, the share of the largest stable step an iteration takes.
+pub const AUTO_SAFETY: f64 = 0.9;
+
+/// With `dt = 0`, the longest step, s: a dry map's stable step is unbounded.
+pub const MAX_AUTO_DT: f64 = 60.0;
+
 /// Coefficients of one sub-step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Derived {
     /// Sub-steps per iteration.
     pub substeps: u32,
-    /// Time step of one sub-step, s.
+    /// Time step of one sub-step, s (the iteration's is `substeps` times it).
     pub dt: f64,
     /// The largest stable water time step, s (for the depth it was computed at).
     pub stable_dt: f64,
@@ -48,6 +54,9 @@ pub struct Derived {
     pub pipe_width: [f32; 8],
     /// `Δt·Cf`: the semi-implicit friction factor.
     pub friction: f32,
+    /// Largest flow depth a pipe's cross-section counts, m (`Params::max_flow_depth`; infinite
+    /// when 0).
+    pub depth_cap: f32,
     /// Unit vector of each direction, x (east) part.
     pub unit_x: [f32; 8],
     /// Unit vector of each direction, y (south) part.
@@ -106,10 +115,38 @@ impl Params {
         self.stable_dt_at(cell, 1.0)
     }
 
+    /// The flow depth pipes count at most, m: `max_flow_depth`, or infinity when it is 0.
+    pub fn depth_cap(&self) -> f64 {
+        if self.max_flow_depth > 0.0 { self.max_flow_depth } else { f64::INFINITY }
+    }
+
+    /// The time step of one iteration with water at most `max_depth` m deep, s: `dt`, or with
+    /// `dt = 0` ("auto") [`AUTO_SAFETY`] of the largest step that is stable for the water and
+    /// thermal erosion and keeps every rate times the step within its bound (so an iteration is
+    /// one sub-step).
+    pub fn iteration_dt(&self, cell: CellSize, max_depth: f64) -> f64 {
+        if self.dt > 0.0 {
+            return self.dt;
+        }
+        let depth = (max_depth * DEPTH_MARGIN + 1e-3).min(self.depth_cap());
+        let mut dt = self.stable_dt_at(cell, depth);
+        for (rate, bound) in
+            [(self.thermal_rate, MAX_THERMAL_STEP), (self.dissolve, 1.0), (self.deposit, 1.0), (self.evaporation, 0.5)]
+        {
+            if rate > 0.0 {
+                dt = dt.min(bound / rate);
+            }
+        }
+        AUTO_SAFETY * dt.min(MAX_AUTO_DT)
+    }
+
     /// Sub-steps per iteration with water at most `max_depth` m deep: enough that each is within
-    /// the stable water step and the thermal bound.
+    /// the stable water step and the thermal bound (always 1 with `dt = 0`).
     pub fn substeps_at(&self, cell: CellSize, max_depth: f64) -> u32 {
-        let depth = max_depth * DEPTH_MARGIN + 1e-3;
+        if self.dt <= 0.0 {
+            return 1;
+        }
+        let depth = (max_depth * DEPTH_MARGIN + 1e-3).min(self.depth_cap());
         let water = (self.dt / self.stable_dt_at(cell, depth)).ceil();
         let thermal = (self.thermal_rate * self.dt / MAX_THERMAL_STEP).ceil();
         water.max(thermal).clamp(1.0, 1e6) as u32
@@ -129,12 +166,12 @@ impl Params {
     /// analysis says.
     pub fn derived_with_substeps(&self, cell: CellSize, substeps: u32, max_depth: f64) -> Derived {
         let substeps = substeps.max(1);
-        let dt = self.dt / f64::from(substeps);
+        let dt = self.iteration_dt(cell, max_depth) / f64::from(substeps);
         let depth_scaled = self.cross_section == CrossSection::Depth;
         Derived {
             substeps,
             dt,
-            stable_dt: self.stable_dt_at(cell, max_depth * DEPTH_MARGIN + 1e-3),
+            stable_dt: self.stable_dt_at(cell, (max_depth * DEPTH_MARGIN + 1e-3).min(self.depth_cap())),
             area: cell.area(),
             pipe_gain: std::array::from_fn(|e| {
                 let a = self.pipe_cross_section(cell, e, 1.0);
@@ -143,6 +180,7 @@ impl Params {
             depth_scaled,
             pipe_width: std::array::from_fn(|e| (face_width(cell, e) * self.pipe_weight(e)) as f32),
             friction: (dt * self.friction) as f32,
+            depth_cap: self.depth_cap() as f32,
             unit_x: std::array::from_fn(|e| unit(cell, e).0 as f32),
             unit_y: std::array::from_fn(|e| unit(cell, e).1 as f32),
             distance: std::array::from_fn(|e| pipe_length(cell, e) as f32),
@@ -159,7 +197,7 @@ mod tests {
         let cell = CellSize::square(2.0);
         for (form, limit) in [(FluxForm::OneWay, 0.25), (FluxForm::Signed, 0.5)] {
             let p =
-                Params { flux_form: form, pipe_area: 3.0, cross_section: CrossSection::Constant, ..Default::default() };
+                Params { flux_form: form, pipe_area: 3.0, cross_section: CrossSection::Constant, ..Params::classic() };
             let dt = p.stable_dt(cell);
             let number = p.gravity * 3.0 * dt * dt / 8.0;
             assert!((number - limit).abs() < 1e-12, "{form:?}: {number}");
@@ -170,7 +208,7 @@ mod tests {
     fn depth_cross_section_limit_is_the_shallow_water_cfl() {
         // signed, 4 pipes, square cells: dt <= l / sqrt(2 g h)
         let cell = CellSize::square(5.0);
-        let p = Params { flux_form: FluxForm::Signed, cross_section: CrossSection::Depth, ..Default::default() };
+        let p = Params { flux_form: FluxForm::Signed, cross_section: CrossSection::Depth, ..Params::classic() };
         let h = 3.0;
         let dt = p.stable_dt_at(cell, h);
         assert!((dt - 5.0 / (2.0 * p.gravity * h).sqrt()).abs() < 1e-12);
@@ -179,7 +217,7 @@ mod tests {
     #[test]
     fn sub_steps_appear_past_the_limit() {
         let cell = CellSize::square(1.0);
-        let p = Params { cross_section: CrossSection::Constant, thermal_rate: 0.0, ..Default::default() };
+        let p = Params { cross_section: CrossSection::Constant, thermal_rate: 0.0, ..Params::classic() };
         let limit = p.stable_dt(cell);
         let under = Params { dt: 0.9 * limit, ..p.clone() };
         let over = Params { dt: 2.5 * limit, ..p };

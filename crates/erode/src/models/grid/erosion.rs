@@ -1,5 +1,6 @@
-//! Stage 5, `erosion_deposition`: capacity (000 eq. 8 or 001's), dissolving (eq. 9 with
-//! hardness) or deposition (eq. 10), the water adjustment of eqs. 9c/10c, and softening (eq. 11).
+//! Stage 5, `erosion_deposition`: capacity (000 eq. 8, 001's, or excess shear), dissolving (eq. 9
+//! with the erodibility of the cell's hardness) or deposition (eq. 10), the water adjustment of
+//! eqs. 9c/10c, and softening (eq. 11, with hardness as resistance: deposits get softer).
 //! Never dissolves below the floor, never deposits more than is suspended, never removes more
 //! water than there is.
 
@@ -19,44 +20,37 @@ pub struct Moved {
     pub water_out: f64,
 }
 
-/// Transport capacity at one cell, m of sediment.
+/// Transport capacity at one cell, m of sediment (of bed volume: times the morphological factor).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub fn capacity(
-    model: CapacityModel,
-    kc: f32,
-    min_tilt: f32,
-    per_max_depth: f32,
-    bx: f32,
-    by: f32,
-    u: f32,
-    v: f32,
-    d: f32,
-) -> f32 {
+pub(super) fn capacity(k: &ErosionConsts, bx: f32, by: f32, u: f32, v: f32, d: f32) -> f32 {
     let speed = (u * u + v * v).sqrt();
     let norm = (1.0 + bx * bx + by * by).sqrt();
-    let cap = match model {
-        CapacityModel::Mei => {
-            // sine of the downhill slope along the flow direction
-            let along = -(bx * u + by * v) / (speed * norm);
-            let along = if along > min_tilt { along } else { min_tilt };
-            let lmax = 1.0 - d * per_max_depth;
-            let lmax = if lmax > 0.0 { if lmax < 1.0 { lmax } else { 1.0 } } else { 0.0 };
-            kc * along * speed * lmax
-        }
-        CapacityModel::Sine => {
-            let tilt = (bx * bx + by * by).sqrt() / norm;
-            let tilt = if tilt > min_tilt { tilt } else { min_tilt };
-            let depth = if d < 1.0 { d } else { 1.0 };
-            kc * tilt * speed * depth
-        }
-    };
+    // every form is computed and one kept by 0/1 weights: a three-way branch on the model
+    // inside the row loop stops it vectorising (NaNs of the unused forms at zero speed are
+    // dropped by the last select)
+    // mei: sine of the downhill slope along the flow direction
+    let along = -(bx * u + by * v) / (speed * norm);
+    let along = if along > k.min_tilt { along } else { k.min_tilt };
+    let lmax = 1.0 - d * k.per_max_depth;
+    let lmax = if lmax > 0.0 { if lmax < 1.0 { lmax } else { 1.0 } } else { 0.0 };
+    let mei = k.kc * along * speed * lmax;
+    // sine: the tilt
+    let tilt = (bx * bx + by * by).sqrt() / norm;
+    let tilt = if tilt > k.min_tilt { tilt } else { k.min_tilt };
+    let depth = if d < 1.0 { d } else { 1.0 };
+    let sine = k.kc * tilt * speed * depth;
+    // shear: bed shear stress over rho·g from the friction law, `Cf·|v|²/g`, less its threshold
+    let excess = k.cf_over_g * speed * speed - k.critical_shear;
+    let shear = k.kc * if excess > 0.0 { excess } else { 0.0 };
+    let cap = k.use_mei * mei + k.use_sine * sine + k.use_shear * shear;
     if speed > 0.0 { cap } else { 0.0 }
 }
 
 #[derive(Clone, Copy)]
 pub(super) struct ErosionConsts {
-    model: CapacityModel,
+    use_mei: f32,
+    use_sine: f32,
+    use_shear: f32,
     dt: f32,
     ks: f32,
     kd: f32,
@@ -64,8 +58,16 @@ pub(super) struct ErosionConsts {
     kc: f32,
     min_tilt: f32,
     per_max_depth: f32,
-    r_min: f32,
+    /// `1 − rock_erodibility`: the erodibility lost per unit of hardness.
+    loss: f32,
     floor: f32,
+    cf_over_g: f32,
+    /// `bed_change_limit·Δt`: the most the bed moves per sub-step per metre of water depth.
+    bed_step: f32,
+    /// `f32::MAX` without a limit (0 with one), added so the limit never meets `0·∞`.
+    bed_unlimited: f32,
+    critical_shear: f32,
+    water_per_soil: f32,
 }
 
 /// One cell: capacity, then dissolve (eq. 9) or deposit (eq. 10) and soften (eq. 11), computed
@@ -83,36 +85,56 @@ pub(super) fn erode_cell(
     d: f32,
     hard: f32,
 ) -> (f32, f32, f32, f32, f32, f32, f32) {
-    let cap = capacity(k.model, k.kc, k.min_tilt, k.per_max_depth, bx, by, u, v, d);
+    let cap = capacity(k, bx, by, u, v, d);
     let above = height - k.floor;
     let above = if above > 0.0 { above } else { 0.0 };
-    let want = k.dt * hard * k.ks * (cap - s);
+    // hardness is resistance: erodibility 1 for loose soil (H = 0), `rock_erodibility` at H = 1
+    let want = k.dt * (1.0 - hard * k.loss) * k.ks * (cap - s);
     let dissolved = if want < above { want } else { above };
+    // the bed moves at most `bed_change_limit·d·Δt` per sub-step, so the flow can follow it
+    let most = k.bed_step * d + k.bed_unlimited;
+    let dissolved = if dissolved < most { dissolved } else { most };
     let settle = k.dt * k.kd * (s - cap);
     let deposited = if settle < s { settle } else { s };
-    let water_out = if deposited < d { deposited } else { d };
-    let softened = hard - k.dt * k.kh * k.ks * (s - cap);
-    let softened = if softened > k.r_min { softened } else { k.r_min };
+    let deposited = if deposited < most { deposited } else { most };
+    let water_out = deposited * k.water_per_soil;
+    let water_out = if water_out < d { water_out } else { d };
+    // softening: fresh deposits are looser, `H − Kh·deposited`, down to 0
+    let softened = hard - k.kh * deposited;
+    let softened = if softened > 0.0 { softened } else { 0.0 };
     if cap > s {
-        (height - dissolved, s + dissolved, d + dissolved, hard, dissolved, 0.0, 0.0)
+        (height - dissolved, s + dissolved, d + dissolved * k.water_per_soil, hard, dissolved, 0.0, 0.0)
     } else {
         (height + deposited, s - deposited, d - water_out, softened, 0.0, deposited, water_out)
     }
 }
 
 impl ErosionConsts {
+    /// Water volume displaced per volume of soil dissolved or deposited (eqs. 9c/10c): 1 over the
+    /// morphological factor.
+    pub(super) fn water_per_soil(&self) -> f32 {
+        self.water_per_soil
+    }
+
     pub(super) fn new(st: &State, p: &Params, dv: &Derived) -> Self {
         Self {
-            model: p.capacity_model,
+            use_mei: f32::from(u8::from(p.capacity_model == CapacityModel::Mei)),
+            use_sine: f32::from(u8::from(p.capacity_model == CapacityModel::Sine)),
+            use_shear: f32::from(u8::from(p.capacity_model == CapacityModel::Shear)),
             dt: dv.dt as f32,
             ks: p.dissolve as f32,
             kd: p.deposit as f32,
             kh: p.softening as f32,
-            kc: p.capacity as f32,
+            kc: (p.capacity * p.morphological_factor) as f32,
             min_tilt: p.min_tilt as f32,
             per_max_depth: (1.0 / p.max_erosion_depth) as f32,
-            r_min: p.hardness_min as f32,
+            loss: (1.0 - p.rock_erodibility) as f32,
             floor: st.floor,
+            cf_over_g: (p.friction / p.gravity) as f32,
+            bed_step: (p.bed_change_limit * dv.dt) as f32,
+            bed_unlimited: if p.bed_change_limit > 0.0 { 0.0 } else { f32::MAX },
+            critical_shear: p.critical_shear as f32,
+            water_per_soil: (1.0 / p.morphological_factor) as f32,
         }
     }
 }

@@ -101,7 +101,12 @@ impl UpdateErodeConsts {
         let a = self.area;
         Pass {
             outflow: sums[0],
-            moved: Moved { eroded: sums[1] * a, deposited: sums[2] * a, water_in: sums[1] * a, water_out: sums[3] * a },
+            moved: Moved {
+                eroded: sums[1] * a,
+                deposited: sums[2] * a,
+                water_in: sums[1] * a * f64::from(self.ke.water_per_soil()),
+                water_out: sums[3] * a,
+            },
             evaporated: sums[4] * a,
         }
     }

@@ -91,6 +91,10 @@ pub struct FluxUniforms {
     pub dt: f32,
     /// Cell area, m².
     pub area: f32,
+    /// Largest flow depth a pipe counts, m (`f32::MAX`: none).
+    pub depth_cap: f32,
+    /// Padding to 16 bytes.
+    pub pad2: [f32; 3],
 }
 
 /// `water_increment`'s parameters (WGSL `IncrementUniforms`).
@@ -125,7 +129,7 @@ pub struct UpdateUniforms {
     pub pipes: u32,
     /// 0 closed, 1 open, 2 wrap.
     pub border: u32,
-    /// 0 mei, 1 sine.
+    /// 0 mei, 1 sine, 2 shear.
     pub capacity_model: u32,
     /// 1 for the signed net-flux form.
     pub signed: u32,
@@ -157,16 +161,28 @@ pub struct UpdateUniforms {
     pub deposit: f32,
     /// Kh.
     pub softening: f32,
-    /// Kc.
+    /// Kc times the morphological factor.
     pub capacity: f32,
     /// Minimum tilt.
     pub min_tilt: f32,
     /// 1 / max_erosion_depth.
     pub per_max_depth: f32,
-    /// R_min.
-    pub hardness_min: f32,
+    /// `1 − rock_erodibility`: erodibility lost per unit of hardness.
+    pub erodibility_loss: f32,
     /// Lowest height erosion may reach, m.
     pub floor_height: f32,
+    /// `Cf / g` (shear capacity), s²/m.
+    pub cf_over_g: f32,
+    /// Critical shear over ρ·g, m.
+    pub critical_shear: f32,
+    /// Water displaced per soil dissolved or deposited (1 / morphological factor).
+    pub water_per_soil: f32,
+    /// `bed_change_limit·Δt`.
+    pub bed_step: f32,
+    /// `f32::MAX` without a bed change limit, else 0.
+    pub bed_unlimited: f32,
+    /// Padding to 16 bytes.
+    pub pad3: [f32; 3],
 }
 
 /// `thermal_flux`'s and `thermal_apply`'s parameters (WGSL `ThermalUniforms`).
@@ -189,8 +205,8 @@ pub struct ThermalUniforms {
     pub talus_scale: f32,
     /// Talus from hardness: bias.
     pub talus_bias: f32,
-    /// Padding.
-    pub pad1: f32,
+    /// `1 − rock_erodibility`: erodibility lost per unit of hardness.
+    pub erodibility_loss: f32,
 }
 
 /// `max_depth`'s parameters (WGSL `DepthUniforms`).
@@ -236,6 +252,7 @@ impl UpdateUniforms {
             capacity_model: match p.capacity_model {
                 CapacityModel::Mei => 0,
                 CapacityModel::Sine => 1,
+                CapacityModel::Shear => 2,
             },
             signed: u32::from(p.flux_form == FluxForm::Signed),
             pad: [0; 2],
@@ -252,11 +269,17 @@ impl UpdateUniforms {
             dissolve: p.dissolve as f32,
             deposit: p.deposit as f32,
             softening: p.softening as f32,
-            capacity: p.capacity as f32,
+            capacity: (p.capacity * p.morphological_factor) as f32,
             min_tilt: p.min_tilt as f32,
             per_max_depth: (1.0 / p.max_erosion_depth) as f32,
-            hardness_min: p.hardness_min as f32,
+            erodibility_loss: (1.0 - p.rock_erodibility) as f32,
             floor_height: st.floor,
+            cf_over_g: (p.friction / p.gravity) as f32,
+            critical_shear: p.critical_shear as f32,
+            water_per_soil: (1.0 / p.morphological_factor) as f32,
+            bed_step: (p.bed_change_limit * dv.dt) as f32,
+            bed_unlimited: if p.bed_change_limit > 0.0 { 0.0 } else { f32::MAX },
+            pad3: [0.0; 3],
         }
     }
 }
@@ -273,7 +296,7 @@ impl ThermalUniforms {
             rate: (dv.dt * p.thermal_rate) as f32,
             talus_scale: p.talus_scale as f32,
             talus_bias: p.talus_bias as f32,
-            pad1: 0.0,
+            erodibility_loss: (1.0 - p.rock_erodibility) as f32,
         }
     }
 }
@@ -303,6 +326,8 @@ impl FluxUniforms {
             volume_per_dt: (dv.area / dv.dt) as f32,
             dt: dv.dt as f32,
             area: dv.area as f32,
+            depth_cap: dv.depth_cap.min(f32::MAX),
+            pad2: [0.0; 3],
         }
     }
 }
@@ -348,6 +373,8 @@ pub struct GpuSim {
     area: f64,
     /// Iterations run.
     pub iteration: u64,
+    /// Simulated time, s.
+    pub time: f64,
 }
 
 struct Buffers {
@@ -567,6 +594,7 @@ impl GpuSim {
             base_deposited: sum(&state.deposited),
             area: state.cell_size.area(),
             iteration: state.iteration,
+            time: state.time,
         })
     }
 }
@@ -669,6 +697,7 @@ impl GpuSim {
         update.dt = dv.dt as f32;
         update.inv_area = (1.0 / dv.area) as f32;
         update.keep = (1.0 - p.evaporation * dv.dt) as f32;
+        update.bed_step = (p.bed_change_limit * dv.dt) as f32;
         q.write_buffer(&u.update, 0, bytemuck::bytes_of(&update));
         let mut thermal = self.thermal_uniforms;
         thermal.rate = (dv.dt * p.thermal_rate) as f32;
@@ -700,6 +729,7 @@ impl GpuSim {
         }
         self.ctx.queue.submit([encoder.finish()]);
         self.iteration += 1;
+        self.time += self.derived.dt * f64::from(self.derived.substeps);
         Ok(())
     }
 
@@ -747,14 +777,14 @@ impl GpuSim {
             sources: base.sources + sum(book(Book::Sources)) * a,
             evaporated: base.evaporated + sum(book(Book::Evaporated)) * a,
             water_outflow: base.water_outflow + sum(book(Book::WaterOutflow)),
-            water_from_dissolving: base.water_from_dissolving + eroded,
+            water_from_dissolving: base.water_from_dissolving + eroded * (1.0 / self.params.morphological_factor),
             water_to_deposition: base.water_to_deposition + sum(book(Book::WaterToDeposition)) * a,
             eroded: base.eroded + eroded,
             deposited: base.deposited + deposited,
             sediment_outflow: base.sediment_outflow + sum(book(Book::SedimentOutflow)) * a,
             ..base.clone()
         };
-        state.time += self.iteration.saturating_sub(state.iteration) as f64 * self.params.dt;
+        state.time = self.time;
         state.iteration = self.iteration;
         Ok(())
     }

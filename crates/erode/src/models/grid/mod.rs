@@ -45,7 +45,9 @@ pub mod fused;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod params;
+pub mod presets;
 pub mod smoothing;
+pub mod start;
 pub mod state;
 pub mod sweep;
 pub mod thermal;
@@ -62,8 +64,10 @@ pub fn cpu_source_rates(params: &Params, state: &State) -> Result<Vec<f32>, crat
 }
 pub use derived::Derived;
 pub use params::{
-    Border, CapacityModel, CrossSection, FluxForm, HardnessMode, PARAM_DOCS, Params, RainMode, Source, Transport, Units,
+    Border, CapacityModel, CrossSection, FluxForm, HardnessMode, PARAM_DOCS, Params, RainMode, Source, StartWater,
+    Transport, Units,
 };
+pub use presets::{PRESETS, Preset, UnknownPreset, preset};
 pub use state::{Balance, Books, StartMaps, State, params_fingerprint};
 
 /// The stages, in order. The name of each is the CPU function's, the timing counter's and (with

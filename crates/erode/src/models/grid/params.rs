@@ -50,6 +50,10 @@ pub enum CapacityModel {
     Mei,
     /// 001: `Kc · sin(tilt) · |v| · clamp(d, 0, 1 m)`.
     Sine,
+    /// Excess bed shear: `Kc · max(0, Cf·|v|²/g − critical_shear)`, the shear stress over
+    /// `ρ·g` from the friction law less a threshold: thin films on hillslopes stay below it,
+    /// channels erode in proportion to their stream power, still water deposits.
+    Shear,
 }
 
 /// How suspended sediment moves with the water.
@@ -79,7 +83,19 @@ pub enum RainMode {
     Buckets,
 }
 
-/// Initial hardness `R`.
+/// The water a run starts with (see `start.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StartWater {
+    /// No water.
+    Dry,
+    /// Closed depressions full to their spill height.
+    Lakes,
+    /// The lakes, and the steady flow of the rain and sources everywhere else.
+    Steady,
+}
+
+/// Initial hardness `H` (resistance: 1 erodes least).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HardnessMode {
@@ -88,7 +104,7 @@ pub enum HardnessMode {
     /// A hardness map (0..1 per cell) given to the simulator.
     Map,
     /// 001: `hardness` plus seeded noise of `hardness_noise` amplitude plus `hardness_depth_gain`
-    /// times how low the cell lies in the terrain's range (rock below is harder).
+    /// times how low the cell lies in the terrain's range (rock below is harder, as 001 means).
     Noise,
 }
 
@@ -128,8 +144,9 @@ fn cells() -> Units {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
-    /// Time step of one iteration, s. Default 0.05. Split into sub-steps automatically when it
-    /// exceeds the stable limit of the flux form (see [`Params::stable_dt`]).
+    /// Time step of one iteration, s; 0 = auto: each iteration takes the largest stable step for
+    /// the water of the moment (see [`Params::iteration_dt`]). A fixed step past the stable limit
+    /// of the flux form is split into sub-steps (see [`Params::stable_dt`]). Default 0.05.
     pub dt: f64,
     /// Gravity, m/s². Default 9.81.
     pub gravity: f64,
@@ -143,10 +160,16 @@ pub struct Params {
     /// `Cf·|u|·u` per unit depth, applied semi-implicitly. Default 0.3 (rough overland flow); 0 = none
     /// (the documents').
     pub friction: f64,
+    /// Flow depth the depth cross-section counts at most, m; 0 = no limit. Deep lakes then keep
+    /// their level and volume but pass waves no faster than water this deep, so they do not
+    /// shrink the time step. Default 0.
+    pub max_flow_depth: f64,
     /// Pipes per cell: 4 (axes) or 8 (with diagonals, no axis-aligned channels). Default 4.
     pub pipes: u32,
     /// Borders. Default closed.
     pub border: Border,
+    /// The water at the start when no water map is given. Default dry.
+    pub start_water: StartWater,
     /// Rain placement. Default uniform.
     pub rain_mode: RainMode,
     /// Rain, m/s of water depth (000's `Kr·r`). Default 0.005 (a storm sped up, as erosion tools do).
@@ -161,6 +184,15 @@ pub struct Params {
     pub capacity_model: CapacityModel,
     /// Sediment capacity constant `Kc`, s (metres of sediment per m/s of flow). Default 0.05.
     pub capacity: f64,
+    /// Bed shear stress over `ρ·g` below which the shear capacity is 0, m. Default 0.005.
+    pub critical_shear: f64,
+    /// Morphological acceleration: the terrain changes as in this many seconds of flow per
+    /// second simulated (capacity × factor; the water displaced by sediment ÷ factor). Default 1.
+    pub morphological_factor: f64,
+    /// Fastest bed change by dissolving or deposition per metre of water depth, 1/s; 0 = no
+    /// limit. Keeps the terrain from outrunning the flow when erosion is accelerated (each
+    /// sub-step moves the bed by at most this times the depth times the step). Default 0.
+    pub bed_change_limit: f64,
     /// Minimum sine of the slope used in the capacity, so flat ground still carries. Default 0.05.
     pub min_tilt: f64,
     /// Depth at and beyond which the mei capacity's `lmax` is 0 (deep water does not erode), m.
@@ -170,12 +202,16 @@ pub struct Params {
     pub dissolve: f64,
     /// Deposition rate `Kd`, 1/s. Default 0.3.
     pub deposit: f64,
-    /// Softening `Kh` (eq. 11), 1/m. Default 0 (off).
+    /// Softening `Kh` (eq. 11, read with hardness as resistance): hardness lost per metre of
+    /// sediment deposited, 1/m, so fresh deposits erode easily and slump at a low talus. Default 0
+    /// (off).
     pub softening: f64,
-    /// Initial hardness `R` (0..1). Default 1.
+    /// Initial hardness `H` (0..1): resistance, 1 erodes least, 0 is loose soil. Default 0.
     pub hardness: f64,
-    /// Lowest hardness `R_min` (0..1). Default 0.1.
-    pub hardness_min: f64,
+    /// Erodibility of hardness 1 relative to loose soil (hardness 0 erodes with 1), 0..1: the
+    /// erodibility of hardness `H` is `1 − H·(1 − rock_erodibility)`, for water and thermal
+    /// erosion alike. Default 0.1.
+    pub rock_erodibility: f64,
     /// Initial hardness mode. Default uniform.
     pub hardness_mode: HardnessMode,
     /// Noise amplitude of hardness mode noise. Default 0.3.
@@ -186,7 +222,7 @@ pub struct Params {
     pub transport: Transport,
     /// Thermal erosion rate `Kt`, 1/s (eq. 14). Default 0.05; 0 turns thermal erosion off.
     pub thermal_rate: f64,
-    /// Talus slope from hardness (004): `tan α = talus_scale·R + talus_bias`. Default 0.4.
+    /// Talus slope from hardness (004): `tan α = talus_scale·H + talus_bias`. Default 0.4.
     pub talus_scale: f64,
     /// See `talus_scale`. Default 0.4 (so tan α = 0.8, about 39°, at R = 1).
     pub talus_bias: f64,
@@ -207,7 +243,18 @@ pub struct Params {
 }
 
 impl Default for Params {
+    /// The `rivers` preset (see [`super::presets`]).
     fn default() -> Self {
+        super::presets::rivers()
+    }
+}
+
+impl Params {
+    /// The model as Jákó & Tóth (2011) and Mei et al. (2007) write it, with the depth
+    /// cross-section and friction this project adds: Mei's capacity, 4 pipes, closed borders, a
+    /// fixed 0.05 s step, strong rain against strong evaporation (erode's defaults before the
+    /// presets; the `classic` preset).
+    pub fn classic() -> Self {
         Self {
             dt: 0.05,
             gravity: 9.81,
@@ -215,8 +262,10 @@ impl Default for Params {
             flux_form: FluxForm::OneWay,
             cross_section: CrossSection::Depth,
             friction: 0.3,
+            max_flow_depth: 0.0,
             pipes: 4,
             border: Border::Closed,
+            start_water: StartWater::Dry,
             rain_mode: RainMode::Uniform,
             rain_rate: 0.005,
             bucket_count: 8,
@@ -224,20 +273,23 @@ impl Default for Params {
             evaporation: 0.02,
             capacity_model: CapacityModel::Mei,
             capacity: 0.05,
+            critical_shear: 0.005,
+            morphological_factor: 1.0,
+            bed_change_limit: 0.0,
             min_tilt: 0.05,
             max_erosion_depth: 2.0,
             dissolve: 0.5,
             deposit: 0.3,
             softening: 0.0,
-            hardness: 1.0,
-            hardness_min: 0.1,
+            hardness: 0.0,
+            rock_erodibility: 0.1,
             hardness_mode: HardnessMode::Uniform,
             hardness_noise: 0.3,
             hardness_depth_gain: 0.3,
             transport: Transport::Conservative,
             thermal_rate: 0.05,
             talus_scale: 0.4,
-            talus_bias: 0.4,
+            talus_bias: 0.8,
             smoothing_threshold: 0.0,
             smoothing_strength: 0.0,
             velocity_epsilon: 1e-4,
@@ -260,7 +312,7 @@ pub struct ParamDoc {
 pub const PARAM_DOCS: &[ParamDoc] = &[
     ParamDoc {
         name: "dt",
-        doc: "time step of one iteration, s (> 0); sub-stepped automatically past the stable limit",
+        doc: "time step of one iteration, s (>= 0; 0 = auto, the largest stable step); sub-stepped past the stable limit",
     },
     ParamDoc { name: "gravity", doc: "gravity, m/s^2 (> 0)" },
     ParamDoc { name: "pipe_area", doc: "virtual pipe cross-section A, m^2 (>= 0; 0 = cell area)" },
@@ -276,8 +328,16 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
         name: "friction",
         doc: "bed friction Cf (dimensionless, >= 0): flux loses Cf*|u|*u per unit depth; 0 = none",
     },
+    ParamDoc {
+        name: "max_flow_depth",
+        doc: "depth cross-section: deepest flow a pipe counts, m (>= 0; 0 = no limit): deep lakes keep the time step",
+    },
     ParamDoc { name: "pipes", doc: "4 (axes) or 8 (with diagonals: no axis-aligned channels)" },
     ParamDoc { name: "border", doc: "\"closed\" (reflect), \"open\" (outflow booked as lost) or \"wrap\"" },
+    ParamDoc {
+        name: "start_water",
+        doc: "\"dry\", \"lakes\" (depressions full) or \"steady\" (lakes and the steady flow of the rain and sources)",
+    },
     ParamDoc { name: "rain_mode", doc: "\"off\", \"uniform\", \"map\" (with --rain-map) or \"buckets\"" },
     ParamDoc { name: "rain_rate", doc: "rain, m/s of water depth (>= 0)" },
     ParamDoc { name: "bucket_count", doc: "rain buckets per step (rain_mode = \"buckets\")" },
@@ -288,13 +348,25 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
         doc: "\"mei\" (000 eq. 8, slope along the flow, depth limit) or \"sine\" (001, depth clamped to 1 m)",
     },
     ParamDoc { name: "capacity", doc: "sediment capacity constant Kc, s (>= 0)" },
+    ParamDoc {
+        name: "critical_shear",
+        doc: "shear capacity: bed shear over rho*g below which nothing erodes, m (>= 0)",
+    },
+    ParamDoc {
+        name: "morphological_factor",
+        doc: "erosion acceleration: terrain changes as in this many seconds of flow per second (>= 1)",
+    },
+    ParamDoc { name: "bed_change_limit", doc: "fastest bed change per metre of water depth, 1/s (>= 0; 0 = no limit)" },
     ParamDoc { name: "min_tilt", doc: "minimum sine of the slope in the capacity (0..1)" },
     ParamDoc { name: "max_erosion_depth", doc: "depth where lmax reaches 0 (mei capacity), m (> 0)" },
     ParamDoc { name: "dissolve", doc: "dissolving rate Ks, 1/s (0 <= Ks*dt <= 1)" },
     ParamDoc { name: "deposit", doc: "deposition rate Kd, 1/s (0 <= Kd*dt <= 1)" },
-    ParamDoc { name: "softening", doc: "sediment softening Kh (eq. 11), 1/m (>= 0)" },
-    ParamDoc { name: "hardness", doc: "initial hardness R (hardness_min..1)" },
-    ParamDoc { name: "hardness_min", doc: "lowest hardness R_min (0..1)" },
+    ParamDoc { name: "softening", doc: "softening Kh: hardness lost per metre deposited, 1/m (>= 0)" },
+    ParamDoc { name: "hardness", doc: "initial hardness H, resistance (0 loose soil .. 1 erodes least)" },
+    ParamDoc {
+        name: "rock_erodibility",
+        doc: "erodibility at hardness 1 relative to hardness 0 (0..1): 1 - H*(1 - rock_erodibility)",
+    },
     ParamDoc { name: "hardness_mode", doc: "\"uniform\", \"map\" (with --hardness-map) or \"noise\" (001)" },
     ParamDoc { name: "hardness_noise", doc: "noise amplitude, hardness_mode = \"noise\" (>= 0)" },
     ParamDoc {
@@ -329,10 +401,16 @@ impl Params {
             if ok { Ok(()) } else { Err(ParamError { name, value, expected }) }
         }
         let finite = |v: f64| v.is_finite();
-        check(finite(self.dt) && self.dt > 0.0, "dt", self.dt, "> 0 seconds")?;
+        check(finite(self.dt) && self.dt >= 0.0, "dt", self.dt, ">= 0 seconds (0 = auto)")?;
         check(finite(self.gravity) && self.gravity > 0.0, "gravity", self.gravity, "> 0 m/s^2")?;
         check(finite(self.pipe_area) && self.pipe_area >= 0.0, "pipe_area", self.pipe_area, ">= 0 m^2")?;
         check(finite(self.friction) && self.friction >= 0.0, "friction", self.friction, ">= 0")?;
+        check(
+            finite(self.max_flow_depth) && self.max_flow_depth >= 0.0,
+            "max_flow_depth",
+            self.max_flow_depth,
+            ">= 0 m",
+        )?;
         check(self.pipes == 4 || self.pipes == 8, "pipes", f64::from(self.pipes), "4 or 8")?;
         check(finite(self.rain_rate) && self.rain_rate >= 0.0, "rain_rate", self.rain_rate, ">= 0 m/s")?;
         check(
@@ -348,6 +426,24 @@ impl Params {
             ">= 0 with evaporation * dt < 1",
         )?;
         check(finite(self.capacity) && self.capacity >= 0.0, "capacity", self.capacity, ">= 0 s")?;
+        check(
+            finite(self.critical_shear) && self.critical_shear >= 0.0,
+            "critical_shear",
+            self.critical_shear,
+            ">= 0 m",
+        )?;
+        check(
+            finite(self.morphological_factor) && self.morphological_factor >= 1.0,
+            "morphological_factor",
+            self.morphological_factor,
+            ">= 1",
+        )?;
+        check(
+            finite(self.bed_change_limit) && self.bed_change_limit >= 0.0,
+            "bed_change_limit",
+            self.bed_change_limit,
+            ">= 0 1/s",
+        )?;
         check((0.0..=1.0).contains(&self.min_tilt), "min_tilt", self.min_tilt, "0 to 1")?;
         check(
             finite(self.max_erosion_depth) && self.max_erosion_depth > 0.0,
@@ -368,13 +464,8 @@ impl Params {
             ">= 0 with deposit * dt <= 1",
         )?;
         check(finite(self.softening) && self.softening >= 0.0, "softening", self.softening, ">= 0 1/m")?;
-        check((0.0..=1.0).contains(&self.hardness_min), "hardness_min", self.hardness_min, "0 to 1")?;
-        check(
-            self.hardness >= self.hardness_min && self.hardness <= 1.0,
-            "hardness",
-            self.hardness,
-            "hardness_min to 1",
-        )?;
+        check((0.0..=1.0).contains(&self.rock_erodibility), "rock_erodibility", self.rock_erodibility, "0 to 1")?;
+        check((0.0..=1.0).contains(&self.hardness), "hardness", self.hardness, "0 to 1")?;
         check(
             finite(self.hardness_noise) && self.hardness_noise >= 0.0,
             "hardness_noise",
@@ -394,7 +485,7 @@ impl Params {
             ">= 0 with thermal_rate * dt <= 1",
         )?;
         check(finite(self.talus_scale), "talus_scale", self.talus_scale, "finite")?;
-        for (name, r) in [("talus_bias", self.hardness_min), ("talus_bias", 1.0)] {
+        for (name, r) in [("talus_bias", 0.0), ("talus_bias", 1.0)] {
             let tan = self.talus_scale * r + self.talus_bias;
             check(
                 finite(tan) && tan > 0.0 && tan.atan() < std::f64::consts::FRAC_PI_2 * 0.999,

@@ -52,7 +52,7 @@ pub struct State {
     pub water: Vec<f32>,
     /// Suspended sediment `s`, m of soil.
     pub sediment: Vec<f32>,
-    /// Hardness `R`, in `[R_min, 1]`.
+    /// Hardness `H` in `[0, 1]`: resistance (1 erodes least; see `Params::rock_erodibility`).
     pub hardness: Vec<f32>,
     /// Outgoing water flux per pipe direction (see `topology::DIRS`), m³/s: one-way pipes hold
     /// values >= 0; the signed form holds the net flux, antisymmetric between neighbours.
@@ -130,7 +130,7 @@ impl State {
             HardnessMode::Map => {
                 let m = maps.hardness.ok_or(SimError::MissingMap("hardness_mode = \"map\" needs a hardness map"))?;
                 check_shape("hardness", m, terrain)?;
-                m.as_slice().iter().map(|&v| v.clamp(params.hardness_min as f32, 1.0)).collect()
+                m.as_slice().iter().map(|&v| v.clamp(0.0, 1.0)).collect()
             }
             HardnessMode::Noise => noise_hardness(terrain, params, lo, hi),
         };
@@ -158,7 +158,7 @@ impl State {
         let start_soil = b.iter().map(|&v| f64::from(v)).sum::<f64>() * area;
         let start_water = water.iter().map(|&v: &f32| f64::from(v)).sum::<f64>() * area;
         let _ = hi;
-        Ok(Self {
+        let mut state = Self {
             width: w,
             height: h,
             cell_size,
@@ -180,7 +180,31 @@ impl State {
             floor: (-params.floor_depth) as f32,
             start_soil,
             start_water,
-        })
+        };
+        if maps.water.is_none() {
+            state.start_with_water(terrain, params)?;
+        }
+        Ok(state)
+    }
+
+    /// Puts the water of `params.start_water` on a new state (see [`super::start`]).
+    fn start_with_water(&mut self, terrain: &Grid<f32>, params: &Params) -> Result<(), SimError> {
+        let rain = match params.rain_mode {
+            RainMode::Off => 0.0,
+            _ => params.rain_rate,
+        };
+        let sources = super::cpu::source_rates(params, self)?;
+        let inflow: Vec<f64> = (0..self.len())
+            .map(|i| {
+                let r = self.rain_map.as_ref().map_or(1.0, |m| f64::from(m[i]));
+                rain * r + sources.get(i).map_or(0.0, |&s| f64::from(s))
+            })
+            .collect();
+        if let Some(water) = super::start::start_water(terrain, None, params, &inflow) {
+            self.water = water;
+            self.start_water = self.water_volume();
+        }
+        Ok(())
     }
 
     /// Number of cells.
@@ -323,14 +347,15 @@ fn noise_hardness(terrain: &Grid<f32>, params: &Params, lo: f32, hi: f32) -> Vec
             let r = params.hardness
                 + params.hardness_noise * (f64::from(n) - 0.5) * 2.0
                 + params.hardness_depth_gain * f64::from(low);
-            r.clamp(params.hardness_min, 1.0) as f32
+            r.clamp(0.0, 1.0) as f32
         })
         .collect()
 }
 
 const MAGIC: &[u8; 8] = b"ERODEGRD";
 // 2: terrain and floor relative to the reference height
-const VERSION: u32 = 2;
+// 3: hardness is resistance (1 erodes least), not 000's erodibility
+const VERSION: u32 = 3;
 
 /// FNV-1a, 64 bit: the checkpoint checksum (written here so the format never changes under us).
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
@@ -450,6 +475,12 @@ impl State {
         let mut r = Reader { bytes: body, pos: 8 };
         let version = u32::from_le_bytes([body[8], body[9], body[10], body[11]]);
         r.pos = 12;
+        if version == 2 {
+            return Err(SimError::Checkpoint(format!(
+                "version 2 (hardness as erodibility), this erode reads {VERSION} (hardness as resistance): \
+                 start the run again"
+            )));
+        }
         if version != VERSION {
             return Err(SimError::Checkpoint(format!("version {version}, this erode reads {VERSION}")));
         }

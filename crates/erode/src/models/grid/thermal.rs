@@ -1,6 +1,8 @@
 //! Thermal erosion with 8 pipes (000 eqs. 14–15, 004's talus from hardness, MODEL.md's reading):
-//! `H` is the largest drop to the 8 neighbours, `ΔS = Δt·Kt·R·H/2` leaves the cell, shared among the
-//! neighbours steeper than the talus in proportion to their drop. `thermal_flux` computes, from
+//! the largest drop `D` to the 8 neighbours sets `ΔS = Δt·Kt·k(H)·D/2` leaving the cell, shared among
+//! the neighbours steeper than the talus in proportion to their drop; `k(H)` is the erodibility of
+//! the cell's hardness (see `Params::erodibility`) and the talus rises with hardness,
+//! `tan α = talus_scale·H + talus_bias` (004). `thermal_flux` computes, from
 //! the terrain before erosion, each cell's `ΔS / Σ drops` (its share per metre of drop) and its
 //! talus; `thermal_apply` recomputes every move from those and the same old terrain, so the
 //! eight moves per cell never go through memory, and adds them after transport. Sender and
@@ -22,6 +24,8 @@ fn steep(drop: f32, talus: f32, dist: f32) -> f32 {
 #[derive(Clone, Copy)]
 pub(super) struct ThermalConsts {
     rate: f32,
+    /// `1 − rock_erodibility`: the erodibility lost per unit of hardness.
+    loss: f32,
     scale: f32,
     bias: f32,
     dist: [f32; 8],
@@ -38,7 +42,7 @@ fn share_of(bed: f32, hard: f32, nb: &[f32; 8], present: &[bool; 8], k: &Thermal
         biggest = if drop > biggest { drop } else { biggest };
         total += if present[e] { steep(drop, talus, k.dist[e]) } else { 0.0 };
     }
-    let amount = k.rate * hard * biggest * 0.5;
+    let amount = k.rate * (1.0 - hard * k.loss) * biggest * 0.5;
     let moving = total > 0.0 && biggest > 0.0;
     let share = amount / total;
     (if moving { share } else { 0.0 }, talus, if moving { amount } else { 0.0 })
@@ -68,6 +72,7 @@ impl ThermalConsts {
     pub(super) fn new(p: &Params, dv: &Derived) -> Self {
         Self {
             rate: (dv.dt * p.thermal_rate) as f32,
+            loss: (1.0 - p.rock_erodibility) as f32,
             scale: p.talus_scale as f32,
             bias: p.talus_bias as f32,
             dist: dv.distance,

@@ -166,12 +166,15 @@ fn pipe<const SIGNED: bool, const DEPTH: bool>(
     gain: f32,
     width: f32,
     friction: f32,
+    depth_cap: f32,
 ) -> f32 {
-    // flow depth at the face: water above the higher bed (a dry bank passes nothing)
+    // flow depth at the face: water above the higher bed (a dry bank passes nothing), at most
+    // `depth_cap` (`Params::max_flow_depth`)
     let top = if eta > eta_j { eta } else { eta_j };
     let floor = if bed > bed_j { bed } else { bed_j };
     let h = top - floor;
     let h = if h > 0.0 { h } else { 0.0 };
+    let h = if h < depth_cap { h } else { depth_cap };
     let g = if DEPTH { gain * h } else { gain };
     let q = f + g * (eta - eta_j);
     // semi-implicit friction `q / (1 + r/a)` with `r = friction·|f|`, `a = width·h²`, written
@@ -235,6 +238,7 @@ pub(super) struct FluxConsts {
     gain: [f32; 8],
     width: [f32; 8],
     friction: f32,
+    depth_cap: f32,
     volume_per_dt: f32,
     dt: f32,
     area: f32,
@@ -247,6 +251,7 @@ impl FluxConsts {
             gain: dv.pipe_gain,
             width: dv.pipe_width,
             friction: dv.friction,
+            depth_cap: dv.depth_cap,
             volume_per_dt: (dv.area / dv.dt) as f32,
             dt: dv.dt as f32,
             area: dv.area as f32,
@@ -300,7 +305,17 @@ pub(super) fn flux_row<const P: usize, const SIGNED: bool, const DEPTH: bool>(
                 None if k.open && e < 4 => (b[i], b[i]),
                 None => continue,
             };
-            new[e] = pipe::<SIGNED, DEPTH>(eta, bed, eta_j, bed_j, out[e][c], k.gain[e], k.width[e], k.friction);
+            new[e] = pipe::<SIGNED, DEPTH>(
+                eta,
+                bed,
+                eta_j,
+                bed_j,
+                out[e][c],
+                k.gain[e],
+                k.width[e],
+                k.friction,
+                k.depth_cap,
+            );
             sum += if new[e] > 0.0 { new[e] } else { 0.0 };
         }
         let kk = afford(sum, dm[c] * k.volume_per_dt);
@@ -325,13 +340,16 @@ pub(super) fn flux_row<const P: usize, const SIGNED: bool, const DEPTH: bool>(
         k.gain,
         k.width,
         k.friction,
+        k.depth_cap,
         k.volume_per_dt,
         k.dt,
         k.area,
     );
 }
 
-/// The interior columns of one row: the same arithmetic as the border path, without lookups.
+/// The interior columns of one row: the same arithmetic as the border path, without lookups,
+/// and the same operations per cell in the same order. The loops run pipe by pipe over a chunk
+/// of the row (each a few streams, so they vectorise with 8 pipes as with 4), then scale.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512bw+avx512cd+avx512dq+avx512vl+avx2+fma",
     "x86_64+avx2+fma",
@@ -345,6 +363,7 @@ fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     gain: [f32; 8],
     width: [f32; 8],
     friction: f32,
+    depth_cap: f32,
     volume_per_dt: f32,
     dt: f32,
     area: f32,
@@ -360,24 +379,46 @@ fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     let (bc, dc) = (&b.centre()[..n], &d.centre()[..n]);
     let bn: [&[f32]; P] = std::array::from_fn(|e| &b.shifted(e)[..n]);
     let dn: [&[f32]; P] = std::array::from_fn(|e| &d.shifted(e)[..n]);
-    let limit = &mut limit[..n];
-    for k in 0..n {
-        let bed = bc[k];
-        let eta = bed + dc[k];
-        let mut new = [0.0f32; P];
-        let mut sum = 0.0f32;
+    let mut sum = [0.0f32; CHUNK];
+    let mut kk = [0.0f32; CHUNK];
+    let mut start = 0;
+    while start < n {
+        let end = (start + CHUNK).min(n);
+        let len = end - start;
+        let (bc, dc) = (&bc[start..end], &dc[start..end]);
+        let (sum, kk) = (&mut sum[..len], &mut kk[..len]);
+        sum.fill(0.0);
         for e in 0..P {
-            let bed_j = bn[e][k];
-            let eta_j = bed_j + dn[e][k];
-            new[e] = pipe::<SIGNED, DEPTH>(eta, bed, eta_j, bed_j, fl[e][k], gain[e], width[e], friction);
-            sum += if new[e] > 0.0 { new[e] } else { 0.0 };
+            let (f, bn, dn) = (&mut fl[e][start..end], &bn[e][start..end], &dn[e][start..end]);
+            let (g, wd) = (gain[e], width[e]);
+            for (((((f, sum), &bed), &depth), &bed_j), &depth_j) in
+                f.iter_mut().zip(sum.iter_mut()).zip(bc).zip(dc).zip(bn).zip(dn)
+            {
+                let q = pipe::<SIGNED, DEPTH>(bed + depth, bed, bed_j + depth_j, bed_j, *f, g, wd, friction, depth_cap);
+                *f = q;
+                *sum += if q > 0.0 { q } else { 0.0 };
+            }
         }
-        let kk = afford(sum, dc[k] * volume_per_dt);
-        for e in 0..P {
-            new[e] = if SIGNED { new[e] } else { new[e] * kk };
-            fl[e][k] = new[e];
+        for ((kk, &sum), &depth) in kk.iter_mut().zip(sum.iter()).zip(dc) {
+            *kk = afford(sum, depth * volume_per_dt);
         }
-        limit[k] = if SIGNED { kk } else { sediment_share(gross_outflow(&new), dc[k], dt, area) };
+        let limit = &mut limit[start..end];
+        if SIGNED {
+            limit.copy_from_slice(kk);
+        } else {
+            // scaled fluxes, and their positive parts summed in pipe order (`gross_outflow`)
+            sum.fill(0.0);
+            for f in fl.iter_mut() {
+                for ((f, sum), &kk) in f[start..end].iter_mut().zip(sum.iter_mut()).zip(kk.iter()) {
+                    *f *= kk;
+                    *sum += if *f > 0.0 { *f } else { 0.0 };
+                }
+            }
+            for ((l, &gross), &depth) in limit.iter_mut().zip(sum.iter()).zip(dc) {
+                *l = sediment_share(gross, depth, dt, area);
+            }
+        }
+        start = end;
     }
 }
 

@@ -18,5 +18,10 @@ struct FluxUniforms {
     volume_per_dt: f32,
     dt: f32,
     area: f32,
+    // the deepest flow a pipe counts, m (params.rs `max_flow_depth`)
+    depth_cap: f32,
+    pad3: f32,
+    pad4: f32,
+    pad5: f32,
 }
 

@@ -9,7 +9,8 @@ struct ThermalUniforms {
     rate: f32,
     talus_scale: f32,
     talus_bias: f32,
-    pad1: f32,
+    // 1 - rock_erodibility: hardness is resistance
+    erodibility_loss: f32,
 }
 
 // thermal.rs `steep`: the drop if it is steeper than the talus, else 0

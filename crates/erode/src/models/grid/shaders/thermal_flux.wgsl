@@ -28,7 +28,7 @@ fn thermal_flux(@builtin(global_invocation_id) id: vec3<u32>) {
         biggest = max(biggest, drop);
         total += steep(drop, t, pick(u.distance, e));
     }
-    let amount = u.rate * hard * biggest * 0.5;
+    let amount = u.rate * (1.0 - hard * u.erodibility_loss) * biggest * 0.5;
     var share = 0.0;
     if (total > 0.0 && biggest > 0.0) {
         share = amount / total;

@@ -10,7 +10,7 @@ struct UpdateUniforms {
     pipes: u32,
     // 0 closed, 1 open, 2 wrap
     border: u32,
-    // 0 mei (000), 1 sine (001)
+    // 0 mei (000), 1 sine (001), 2 shear
     capacity_model: u32,
     // 1: the signed form (the flux is already the net flow out)
     signed: u32,
@@ -32,8 +32,17 @@ struct UpdateUniforms {
     capacity: f32,
     min_tilt: f32,
     per_max_depth: f32,
-    hardness_min: f32,
+    // 1 - rock_erodibility: hardness is resistance
+    erodibility_loss: f32,
     floor_height: f32,
+    cf_over_g: f32,
+    critical_shear: f32,
+    water_per_soil: f32,
+    bed_step: f32,
+    bed_unlimited: f32,
+    pad3: f32,
+    pad4: f32,
+    pad5: f32,
 }
 
 @group(0) @binding(0) var<uniform> u: UpdateUniforms;
@@ -58,9 +67,12 @@ fn capacity(bx: f32, by: f32, vx: f32, vy: f32, d: f32) -> f32 {
         let along = max(-(bx * vx + by * vy) / (speed * norm), u.min_tilt);
         let lmax = clamp(1.0 - d * u.per_max_depth, 0.0, 1.0);
         cap = u.capacity * along * speed * lmax;
-    } else {
+    } else if (u.capacity_model == 1u) {
         let tilt = max(sqrt(bx * bx + by * by) / norm, u.min_tilt);
         cap = u.capacity * tilt * speed * min(d, 1.0);
+    } else {
+        // excess bed shear over rho·g from the friction law
+        cap = u.capacity * max(u.cf_over_g * speed * speed - u.critical_shear, 0.0);
     }
     if (speed > 0.0) {
         return cap;
@@ -121,20 +133,25 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     var b_new = b;
     var s_new = s;
     var d_new = d2;
+    // the bed moves at most `bed_change_limit·d·Δt` per sub-step
+    let most = u.bed_step * d2 + u.bed_unlimited;
     if (cap > s) {
-        let dissolved = min(u.dt * hard * u.dissolve * (cap - s), max(b - u.floor_height, 0.0));
+        // hardness is resistance: erodibility 1 at 0, rock_erodibility at 1
+        let want = u.dt * (1.0 - hard * u.erodibility_loss) * u.dissolve * (cap - s);
+        let dissolved = min(min(want, max(b - u.floor_height, 0.0)), most);
         b_new = b - dissolved;
         s_new = s + dissolved;
-        d_new = d2 + dissolved;
+        d_new = d2 + dissolved * u.water_per_soil;
         books[2u * cells + i] += dissolved;
     } else {
-        let deposited = min(u.dt * u.deposit * (s - cap), s);
+        let deposited = min(min(u.dt * u.deposit * (s - cap), s), most);
         b_new = b + deposited;
         s_new = s - deposited;
-        let water_out = min(deposited, d2);
+        let water_out = min(deposited * u.water_per_soil, d2);
         d_new = d2 - water_out;
         books[5u * cells + i] += water_out;
-        hardness[i] = max(hard - u.dt * u.softening * u.dissolve * (s - cap), u.hardness_min);
+        // softening: fresh deposits are looser
+        hardness[i] = max(hard - u.softening * deposited, 0.0);
         books[3u * cells + i] += deposited;
     }
     terrain_next[i] = b_new;

@@ -18,7 +18,7 @@
 fn pipe(eta: f32, bed: f32, eta_j: f32, bed_j: f32, f: f32, gain: f32, width: f32) -> f32 {
     let top = max(eta, eta_j);
     let floor_ = max(bed, bed_j);
-    let h = max(top - floor_, 0.0);
+    let h = min(max(top - floor_, 0.0), u.depth_cap);
     var g = gain;
     if (u.depth_scaled == 1u) {
         g = gain * h;
