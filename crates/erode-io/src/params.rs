@@ -72,6 +72,30 @@ pub fn load<P: DeserializeOwned>(file: Option<&Path>, sets: &[String]) -> Result
     with_sets(table, sets)
 }
 
+/// Loads parameters of type `P` starting from `base` (a preset): the TOML file's keys on top,
+/// then each `key=value` of `sets` in order. Unknown keys are errors.
+pub fn load_onto<P: serde::Serialize + DeserializeOwned>(
+    base: &P,
+    file: Option<&Path>,
+    sets: &[String],
+) -> Result<P, ParamsError> {
+    let mut table = toml::Value::try_from(base)
+        .ok()
+        .and_then(|v| v.as_table().cloned())
+        .ok_or_else(|| ParamsError::Set { set: String::new(), message: "parameters are not a table".into() })?;
+    if let Some(path) = file {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ParamsError::Io { path: path.to_path_buf(), source })?;
+        let located = |e: toml::de::Error| ParamsError::File { path: path.to_path_buf(), message: located(&text, &e) };
+        // the file alone must make sense, so its errors name the file and the line
+        toml::from_str::<P>(&text).map_err(located)?;
+        for (key, value) in text.parse::<toml::Table>().map_err(located)? {
+            table.insert(key, value);
+        }
+    }
+    with_sets(table, sets)
+}
+
 /// `params` with each `key=value` of `sets` applied in order, read as the command line's `--set`
 /// reads them (the viewer edits live parameters this way). Unknown keys and wrong types are
 /// errors naming the override; ranges are the caller's `validate()`.

@@ -1,16 +1,26 @@
+use anyhow::Context;
 use erode::models::droplet::{DROPLET_PARAM_DOCS, DropletParams};
 use erode::models::grid;
 
-/// Print a model's default parameters as commented TOML (a starting point for --params).
+/// Print a model's default parameters (or a grid preset's) as commented TOML (a starting point
+/// for --params).
 #[derive(clap::Args)]
-#[command(after_help = "Examples:
+#[command(after_help = "Grid presets: rivers (the default: channel networks, valley deposits), gentle (weathering
+only), badlands (dense gullies), alpine (hard rock, steep channels and talus), classic (Jákó &
+Tóth 2011 as written).
+
+Examples:
   erode params grid > grid.toml
+  erode params grid --preset badlands > badlands.toml
   erode params droplet > droplet.toml
   erode params sph > sph.toml
   erode simulate grid dem.tif --params grid.toml -o out")]
 pub struct Args {
     /// The model.
     model: Model,
+    /// Grid: print this preset instead of the defaults.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy)]
@@ -21,12 +31,22 @@ enum Model {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    if a.preset.is_some() && !matches!(a.model, Model::Grid) {
+        anyhow::bail!("--preset is for the grid model");
+    }
     match a.model {
         Model::Grid => {
             let docs: Vec<(&str, &str)> = grid::PARAM_DOCS.iter().map(|d| (d.name, d.doc)).collect();
-            let header = "erode grid model parameters (000 with 001's and 004's options).\n\
-                          Heights in metres, time in seconds. Each value below is the default.";
-            print!("{}", erode_io::params::to_commented_toml(&grid::Params::default(), &docs, header));
+            let name = a.preset.as_deref().unwrap_or("rivers");
+            let params = grid::preset(name).context("--preset")?;
+            let summary = grid::PRESETS.iter().find(|p| p.name == name).map_or("", |p| p.summary);
+            let header = format!(
+                "erode grid model parameters (Jako & Toth 2011 after Mei et al. 2007, with the options of the\n\
+                 interactive simulator of McLeod, Chen & Hu and of bshishov's Unity project).\n\
+                 Heights in metres, time in seconds. Preset `{name}`: {summary}.\n\
+                 Use it with --params FILE, or directly with --preset {name}."
+            );
+            print!("{}", erode_io::params::to_commented_toml(&params, &docs, &header));
         }
         Model::Droplet => {
             let header = "erode droplet model parameters (Beyer 2015 as told in 002; 002's settings).\n\

@@ -38,6 +38,10 @@ pub struct Args {
     /// Output folder (created if missing).
     #[arg(short, long)]
     output: PathBuf,
+    /// Grid: start from a named parameter set (rivers, gentle, badlands, alpine, classic; see
+    /// `erode params grid --preset NAME`); --params and --set apply on top. Default rivers.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
     /// Parameter file (TOML; see `erode params grid`).
     #[arg(long)]
     params: Option<PathBuf>,
@@ -47,6 +51,11 @@ pub struct Args {
     /// Iterations in total (grid, sph; with --resume, including those already done).
     #[arg(long, default_value_t = 1000)]
     iterations: u64,
+    /// Grid: run until this much storm has been simulated, in seconds (or with a unit: 90s,
+    /// 30min, 2h), instead of a number of iterations; the terrain changes as in
+    /// `morphological_factor` times as long. With --resume, in total.
+    #[arg(long, value_name = "TIME", conflicts_with = "iterations")]
+    duration: Option<String>,
     /// Droplets in total (droplet; with --resume, including those already done).
     #[arg(long, default_value_t = 100_000)]
     droplets: u64,
@@ -257,6 +266,9 @@ fn read_map(
 }
 
 pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
+    if a.model != Model::Grid && (a.preset.is_some() || a.duration.is_some()) {
+        bail!("--preset and --duration are for the grid model");
+    }
     if a.model == Model::Sph {
         if a.backend != Backend::Cpu {
             bail!("--backend: the SPH model runs on the CPU only");
@@ -289,7 +301,10 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     }
     // 1. validate everything before any long work
     let formats = crate::output::formats(&a.format)?;
-    let mut params: grid::Params = erode_io::params::load(a.params.as_deref(), &a.sets)?;
+    let preset = a.preset.as_deref().unwrap_or("rivers");
+    let base = grid::preset(preset).context("--preset")?;
+    let duration = a.duration.as_deref().map(parse_duration).transpose()?;
+    let mut params: grid::Params = erode_io::params::load_onto(&base, a.params.as_deref(), &a.sets)?;
     if let Some(seed) = a.seed {
         params.seed = seed;
     }
@@ -328,21 +343,43 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         );
     }
 
-    // 3. run, with progress and checkpoints
+    // 3. run, with progress and checkpoints: to --iterations in total, or until --duration of
+    // simulated time
     let start_iteration = st.iteration;
-    let todo = a.iterations.saturating_sub(st.iteration);
-    let bar = progress::bar(a.iterations, "it", quiet);
-    bar.set_position(st.iteration);
+    let bar = match duration {
+        Some(total) => {
+            let bar = progress::bar(total.ceil() as u64, "s", quiet);
+            bar.set_position(st.time as u64);
+            bar
+        }
+        None => {
+            let bar = progress::bar(a.iterations, "it", quiet);
+            bar.set_position(st.iteration);
+            bar
+        }
+    };
     bar.set_message("grid");
     let t0 = Instant::now();
     pool.install(|| -> anyhow::Result<()> {
         // iterations run in batches (the CPU simulator writes the velocity output on a batch's
         // last iteration only), sized for a few progress updates a second, never past a
         // checkpoint
-        let (mut done, mut batch) = (0u64, 1u64);
-        while done < todo {
-            let iteration = gpu.as_ref().map_or(st.iteration, |(g, _)| g.iteration);
-            let mut n = batch.min(todo - done);
+        let mut batch = 1u64;
+        loop {
+            let (iteration, time) = gpu.as_ref().map_or((st.iteration, st.time), |(g, _)| (g.iteration, g.time));
+            // iterations left: counted, or estimated from the last step's length
+            let left = match duration {
+                Some(total) if time >= total => break,
+                Some(total) => {
+                    let step = gpu.as_ref().map_or(sim.derived().dt * f64::from(sim.derived().substeps), |(g, _)| {
+                        g.derived().dt * f64::from(g.derived().substeps)
+                    });
+                    ((total - time) / step.max(1e-9)).ceil().max(1.0) as u64
+                }
+                None if iteration >= a.iterations => break,
+                None => a.iterations - iteration,
+            };
+            let mut n = batch.min(left);
             if a.checkpoint_every > 0 {
                 n = n.min(a.checkpoint_every - iteration % a.checkpoint_every);
             }
@@ -355,8 +392,10 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
                 }
                 None => sim.run(&mut st, n),
             }
-            done += n;
-            bar.inc(n);
+            match duration {
+                Some(_) => bar.set_position(gpu.as_ref().map_or(st.time, |(g, _)| g.time) as u64),
+                None => bar.inc(n),
+            }
             let per_iteration = started.elapsed().as_secs_f64() / n as f64;
             batch = ((0.25 / per_iteration.max(1e-9)) as u64).clamp(1, 256);
             let iteration = gpu.as_ref().map_or(st.iteration, |(g, _)| g.iteration);
@@ -408,7 +447,9 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         "droplets": null,
         "seconds": seconds,
         "iterations_per_second": if seconds > 0.0 { done as f64 / seconds } else { 0.0 },
+        "preset": preset,
         "simulated_seconds": st.time,
+        "morphological_seconds": st.time * params.morphological_factor,
         "dt": params.dt,
         "substeps": derived.substeps,
         "stable_dt": derived.stable_dt,
@@ -587,4 +628,24 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     });
     erode_io::write_atomic(&a.output.join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
     Ok(())
+}
+
+/// Seconds from `90`, `90s`, `30min` or `2h`.
+fn parse_duration(text: &str) -> anyhow::Result<f64> {
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(k) => (&t[..k], &t[k..]),
+        None => (t, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "min" | "m" => 60.0,
+        "h" => 3600.0,
+        _ => bail!("--duration {text}: unknown unit `{unit}`; use s, min or h"),
+    };
+    let value: f64 = number.trim().parse().map_err(|_| anyhow::anyhow!("--duration {text}: not a number of {unit}"))?;
+    if !(value.is_finite() && value > 0.0) {
+        bail!("--duration {text}: must be a positive time");
+    }
+    Ok(value * scale)
 }
