@@ -72,7 +72,11 @@ fn params_round_trip_and_bad_parameters_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let toml = ok(&["params", "grid"], d);
-    assert!(toml.contains("# time step") && toml.contains("dt = 0.05"));
+    assert!(toml.contains("# time step") && toml.contains("dt = 0.0") && toml.contains("Preset `rivers`"), "{toml}");
+    let classic = ok(&["params", "grid", "--preset", "classic"], d);
+    assert!(classic.contains("dt = 0.05") && classic.contains("capacity_model = \"mei\""), "{classic}");
+    let err = refused(&["params", "grid", "--preset", "lunar"], d, "lunar");
+    assert!(err.contains("rivers, gentle, badlands, alpine, classic"), "the known presets are listed: {err}");
     std::fs::write(d.join("p.toml"), &toml).unwrap();
     ok(&["generate", "--size", "16", "-o", "t.tif"], d);
     ok(&["simulate", "grid", "t.tif", "--params", "p.toml", "-o", "a", "--iterations", "5", "-q"], d);
@@ -91,6 +95,9 @@ fn params_round_trip_and_bad_parameters_are_refused() {
     refused(&["simulate", "grid", "t.tif", "--set", "flux_form=sideways", "-o", "b"], d, "sideways");
     refused(&["simulate", "grid", "t.tif", "-o", "b", "--resume"], d, "no checkpoint");
     refused(&["simulate", "grid", "t.tif", "-o", "b", "--format", "bmp"], d, "bmp");
+    refused(&["simulate", "grid", "t.tif", "-o", "b", "--preset", "lunar"], d, "rivers, gentle");
+    refused(&["simulate", "grid", "t.tif", "-o", "b", "--duration", "2 fortnights"], d, "--duration");
+    refused(&["simulate", "droplet", "t.tif", "-o", "b", "--preset", "rivers"], d, "grid model");
     assert!(!d.join("b/report.json").exists(), "a refused run wrote a report");
     // a damaged checkpoint is named as such
     ok(&["simulate", "grid", "t.tif", "-o", "c", "--iterations", "4", "-q"], d);

@@ -3,6 +3,7 @@
 //! Every generator is deterministic for a seed and returns heights in metres in
 //! `[base, base + relief]`.
 
+pub mod bench;
 mod diamond_square;
 mod noise;
 mod shapes;
