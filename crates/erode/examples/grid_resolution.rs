@@ -1,4 +1,4 @@
-//! The same land at two cell sizes, the same preset and simulated time: how alike are the
+//! The same land at two cell sizes, the same preset and terrain time: how alike are the
 //! height changes (downsampled to the coarse grid) and the slope–area fits?
 //! `cargo run --release -p erode --example grid_resolution -- [SIZE] [SECONDS] [PRESET] [key=value ...]`
 use erode::analysis::{Options, analyze};
@@ -9,7 +9,8 @@ use erode::{Grid, Heightmap};
 fn run(params: &Params, map: &Heightmap, seconds: f64) -> (Vec<f32>, Heightmap, u64) {
     let mut st = State::new(&map.heights, params, StartMaps::default()).unwrap();
     let mut sim = CpuSim::new(params.clone(), &st).unwrap();
-    while st.time < seconds {
+    // the same terrain time on both grids (with a morphological step: the same iterations)
+    while st.terrain_time < seconds {
         sim.run(&mut st, 1);
     }
     let h = st.heights();

@@ -154,7 +154,7 @@ fn every_ported_stage_matches_its_cpu_twin() {
     let Some(ctx) = context() else { return };
     // the classic model in each border, pipe count, capacity and flux form, and the default
     // preset (shear capacity, morphological factor, bed change limit, depth cap, auto step)
-    let rivers = Params { max_flow_depth: 0.5, thermal_rate: 0.3, ..Params::default() };
+    let rivers = Params { max_flow_depth: 0.5, ..Params::default() };
     for (border, pipes, capacity_model, flux_form, base) in [
         (Border::Closed, 4u32, erode::models::grid::CapacityModel::Mei, FluxForm::OneWay, Params::classic()),
         (Border::Open, 8, erode::models::grid::CapacityModel::Sine, FluxForm::OneWay, Params::classic()),
@@ -167,7 +167,8 @@ fn every_ported_stage_matches_its_cpu_twin() {
             pipes,
             flux_form,
             capacity_model,
-            thermal_rate: 0.3,
+            // the classic model's thermal erosion runs on water time, the presets' on terrain time
+            thermal_rate: if base.morphological_step > 0.0 { base.thermal_rate } else { 0.3 },
             hardness_mode: erode::models::grid::HardnessMode::Noise,
             softening: 0.5,
             evaporation: 0.01,

@@ -102,7 +102,8 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
             critical_shear,
             water_per_soil,
             bed_step,
-            bed_unlimited
+            bed_unlimited,
+            depth_cap
         ]
     );
     let thermal_flux = module("thermal_flux", THERMAL_FLUX_WGSL);

@@ -182,7 +182,9 @@ impl CpuSim {
             self.substep(st, key, use_sweep, velocity && k + 1 == substeps);
         }
         st.iteration += 1;
-        st.time += self.derived.dt * f64::from(substeps);
+        let dt = self.derived.dt * f64::from(substeps);
+        st.time += dt;
+        st.terrain_time += dt * self.derived.morphological_factor;
     }
 
     fn timed<T>(&mut self, stage: Stage, f: impl FnOnce(&mut Self) -> T) -> T {

@@ -41,6 +41,9 @@ pub struct Derived {
     pub substeps: u32,
     /// Time step of one sub-step, s (the iteration's is `substeps` times it).
     pub dt: f64,
+    /// The morphological factor `F` of this iteration (`morphological_step` over the
+    /// iteration's step, or `morphological_factor`).
+    pub morphological_factor: f64,
     /// The largest stable water time step, s (for the depth it was computed at).
     pub stable_dt: f64,
     /// Cell area, m².
@@ -148,7 +151,9 @@ impl Params {
         }
         let depth = (max_depth * DEPTH_MARGIN + 1e-3).min(self.depth_cap());
         let water = (self.dt / self.stable_dt_at(cell, depth)).ceil();
-        let thermal = (self.thermal_rate * self.dt / MAX_THERMAL_STEP).ceil();
+        let terrain_dt =
+            if self.morphological_step > 0.0 { self.morphological_step } else { self.dt * self.morphological_factor };
+        let thermal = (self.thermal_rate * terrain_dt / MAX_THERMAL_STEP).ceil();
         water.max(thermal).clamp(1.0, 1e6) as u32
     }
 
@@ -166,11 +171,18 @@ impl Params {
     /// analysis says.
     pub fn derived_with_substeps(&self, cell: CellSize, substeps: u32, max_depth: f64) -> Derived {
         let substeps = substeps.max(1);
-        let dt = self.iteration_dt(cell, max_depth) / f64::from(substeps);
+        let iteration_dt = self.iteration_dt(cell, max_depth);
+        let dt = iteration_dt / f64::from(substeps);
+        let morphological_factor = if self.morphological_step > 0.0 {
+            self.morphological_step / iteration_dt
+        } else {
+            self.morphological_factor
+        };
         let depth_scaled = self.cross_section == CrossSection::Depth;
         Derived {
             substeps,
             dt,
+            morphological_factor,
             stable_dt: self.stable_dt_at(cell, (max_depth * DEPTH_MARGIN + 1e-3).min(self.depth_cap())),
             area: cell.area(),
             pipe_gain: std::array::from_fn(|e| {

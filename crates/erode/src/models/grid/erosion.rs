@@ -62,10 +62,13 @@ pub(super) struct ErosionConsts {
     loss: f32,
     floor: f32,
     cf_over_g: f32,
-    /// `bed_change_limit·Δt`: the most the bed moves per sub-step per metre of water depth.
+    /// `bed_change_limit`: the most the bed moves per sub-step per metre of water depth.
     bed_step: f32,
     /// `f32::MAX` without a limit (0 with one), added so the limit never meets `0·∞`.
     bed_unlimited: f32,
+    /// `max_flow_depth` (`f32::MAX` without one): deep lakes move their bed no faster than water
+    /// this deep.
+    depth_cap: f32,
     critical_shear: f32,
     water_per_soil: f32,
 }
@@ -91,8 +94,10 @@ pub(super) fn erode_cell(
     // hardness is resistance: erodibility 1 for loose soil (H = 0), `rock_erodibility` at H = 1
     let want = k.dt * (1.0 - hard * k.loss) * k.ks * (cap - s);
     let dissolved = if want < above { want } else { above };
-    // the bed moves at most `bed_change_limit·d·Δt` per sub-step, so the flow can follow it
-    let most = k.bed_step * d + k.bed_unlimited;
+    // the bed moves at most `bed_change_limit·d` per sub-step (d at most `max_flow_depth`), so
+    // the flow can follow it
+    let flow_depth = if d < k.depth_cap { d } else { k.depth_cap };
+    let most = k.bed_step * flow_depth + k.bed_unlimited;
     let dissolved = if dissolved < most { dissolved } else { most };
     let settle = k.dt * k.kd * (s - cap);
     let deposited = if settle < s { settle } else { s };
@@ -125,16 +130,17 @@ impl ErosionConsts {
             ks: p.dissolve as f32,
             kd: p.deposit as f32,
             kh: p.softening as f32,
-            kc: (p.capacity * p.morphological_factor) as f32,
+            kc: (p.capacity * dv.morphological_factor) as f32,
             min_tilt: p.min_tilt as f32,
             per_max_depth: (1.0 / p.max_erosion_depth) as f32,
             loss: (1.0 - p.rock_erodibility) as f32,
             floor: st.floor,
             cf_over_g: (p.friction / p.gravity) as f32,
-            bed_step: (p.bed_change_limit * dv.dt) as f32,
+            bed_step: p.bed_change_limit as f32,
             bed_unlimited: if p.bed_change_limit > 0.0 { 0.0 } else { f32::MAX },
+            depth_cap: dv.depth_cap.min(f32::MAX),
             critical_shear: p.critical_shear as f32,
-            water_per_soil: (1.0 / p.morphological_factor) as f32,
+            water_per_soil: (1.0 / dv.morphological_factor) as f32,
         }
     }
 }

@@ -177,12 +177,14 @@ pub struct UpdateUniforms {
     pub critical_shear: f32,
     /// Water displaced per soil dissolved or deposited (1 / morphological factor).
     pub water_per_soil: f32,
-    /// `bed_change_limit·Δt`.
+    /// `bed_change_limit`: the most the bed moves per sub-step per metre of depth.
     pub bed_step: f32,
     /// `f32::MAX` without a bed change limit, else 0.
     pub bed_unlimited: f32,
+    /// Deepest water the bed change limit counts, m (`max_flow_depth`; `f32::MAX`: none).
+    pub depth_cap: f32,
     /// Padding to 16 bytes.
-    pub pad3: [f32; 3],
+    pub pad3: [f32; 2],
 }
 
 /// `thermal_flux`'s and `thermal_apply`'s parameters (WGSL `ThermalUniforms`).
@@ -269,17 +271,18 @@ impl UpdateUniforms {
             dissolve: p.dissolve as f32,
             deposit: p.deposit as f32,
             softening: p.softening as f32,
-            capacity: (p.capacity * p.morphological_factor) as f32,
+            capacity: (p.capacity * dv.morphological_factor) as f32,
             min_tilt: p.min_tilt as f32,
             per_max_depth: (1.0 / p.max_erosion_depth) as f32,
             erodibility_loss: (1.0 - p.rock_erodibility) as f32,
             floor_height: st.floor,
             cf_over_g: (p.friction / p.gravity) as f32,
             critical_shear: p.critical_shear as f32,
-            water_per_soil: (1.0 / p.morphological_factor) as f32,
-            bed_step: (p.bed_change_limit * dv.dt) as f32,
+            water_per_soil: (1.0 / dv.morphological_factor) as f32,
+            bed_step: p.bed_change_limit as f32,
             bed_unlimited: if p.bed_change_limit > 0.0 { 0.0 } else { f32::MAX },
-            pad3: [0.0; 3],
+            depth_cap: dv.depth_cap.min(f32::MAX),
+            pad3: [0.0; 2],
         }
     }
 }
@@ -293,7 +296,7 @@ impl ThermalUniforms {
             border: border_code(p.border),
             pad0: 0,
             distance: pack(dv.distance),
-            rate: (dv.dt * p.thermal_rate) as f32,
+            rate: (dv.dt * dv.morphological_factor * p.thermal_rate) as f32,
             talus_scale: p.talus_scale as f32,
             talus_bias: p.talus_bias as f32,
             erodibility_loss: (1.0 - p.rock_erodibility) as f32,
@@ -375,6 +378,8 @@ pub struct GpuSim {
     pub iteration: u64,
     /// Simulated time, s.
     pub time: f64,
+    /// Terrain time, s (see `State::terrain_time`).
+    pub terrain_time: f64,
 }
 
 struct Buffers {
@@ -438,10 +443,12 @@ pub enum Book {
     WaterOutflow,
     /// Sediment that left across open edges (m).
     SedimentOutflow,
+    /// Water added with dissolved soil (m; eq. 9c, ÷ the morphological factor).
+    WaterFromDissolving,
 }
 
 /// How many books [`Book`] lists.
-const BOOKS: usize = 8;
+const BOOKS: usize = 9;
 
 fn sum(v: &[f32]) -> f64 {
     v.iter().map(|&x| f64::from(x)).sum()
@@ -595,6 +602,7 @@ impl GpuSim {
             area: state.cell_size.area(),
             iteration: state.iteration,
             time: state.time,
+            terrain_time: state.terrain_time,
         })
     }
 }
@@ -697,10 +705,11 @@ impl GpuSim {
         update.dt = dv.dt as f32;
         update.inv_area = (1.0 / dv.area) as f32;
         update.keep = (1.0 - p.evaporation * dv.dt) as f32;
-        update.bed_step = (p.bed_change_limit * dv.dt) as f32;
+        update.capacity = (p.capacity * dv.morphological_factor) as f32;
+        update.water_per_soil = (1.0 / dv.morphological_factor) as f32;
         q.write_buffer(&u.update, 0, bytemuck::bytes_of(&update));
         let mut thermal = self.thermal_uniforms;
-        thermal.rate = (dv.dt * p.thermal_rate) as f32;
+        thermal.rate = (dv.dt * dv.morphological_factor * p.thermal_rate) as f32;
         q.write_buffer(&u.thermal, 0, bytemuck::bytes_of(&thermal));
         self.derived = dv;
         Ok(())
@@ -729,7 +738,9 @@ impl GpuSim {
         }
         self.ctx.queue.submit([encoder.finish()]);
         self.iteration += 1;
-        self.time += self.derived.dt * f64::from(self.derived.substeps);
+        let dt = self.derived.dt * f64::from(self.derived.substeps);
+        self.time += dt;
+        self.terrain_time += dt * self.derived.morphological_factor;
         Ok(())
     }
 
@@ -777,7 +788,7 @@ impl GpuSim {
             sources: base.sources + sum(book(Book::Sources)) * a,
             evaporated: base.evaporated + sum(book(Book::Evaporated)) * a,
             water_outflow: base.water_outflow + sum(book(Book::WaterOutflow)),
-            water_from_dissolving: base.water_from_dissolving + eroded * (1.0 / self.params.morphological_factor),
+            water_from_dissolving: base.water_from_dissolving + sum(book(Book::WaterFromDissolving)) * a,
             water_to_deposition: base.water_to_deposition + sum(book(Book::WaterToDeposition)) * a,
             eroded: base.eroded + eroded,
             deposited: base.deposited + deposited,
@@ -785,6 +796,7 @@ impl GpuSim {
             ..base.clone()
         };
         state.time = self.time;
+        state.terrain_time = self.terrain_time;
         state.iteration = self.iteration;
         Ok(())
     }

@@ -186,12 +186,18 @@ pub struct Params {
     pub capacity: f64,
     /// Bed shear stress over `ρ·g` below which the shear capacity is 0, m. Default 0.005.
     pub critical_shear: f64,
-    /// Morphological acceleration: the terrain changes as in this many seconds of flow per
-    /// second simulated (capacity × factor; the water displaced by sediment ÷ factor). Default 1.
+    /// Morphological acceleration `F` (Roelvink 2006): the terrain changes as in `F` seconds of
+    /// flow per second of water simulated (the capacity and thermal erosion × `F`, the water
+    /// displaced by sediment ÷ `F`). Used when `morphological_step` is 0. Default 1.
     pub morphological_factor: f64,
-    /// Fastest bed change by dissolving or deposition per metre of water depth, 1/s; 0 = no
-    /// limit. Keeps the terrain from outrunning the flow when erosion is accelerated (each
-    /// sub-step moves the bed by at most this times the depth times the step). Default 0.
+    /// Terrain time per iteration, s; 0 = use `morphological_factor`. Each iteration then moves
+    /// the terrain as this many seconds of the storm would, whatever the water's step (`F` is
+    /// this over the step), so an iteration changes a 2 m terrain as much as a 30 m one and the
+    /// run's length in iterations is its length in terrain time. Default 0.
+    pub morphological_step: f64,
+    /// Largest bed change by dissolving or deposition in one sub-step, as a share of the water
+    /// depth (0..1); 0 = no limit. Keeps an accelerated terrain from outrunning the flow.
+    /// Default 0.
     pub bed_change_limit: f64,
     /// Minimum sine of the slope used in the capacity, so flat ground still carries. Default 0.05.
     pub min_tilt: f64,
@@ -220,7 +226,8 @@ pub struct Params {
     pub hardness_depth_gain: f64,
     /// Sediment transport. Default conservative.
     pub transport: Transport,
-    /// Thermal erosion rate `Kt`, 1/s (eq. 14). Default 0.05; 0 turns thermal erosion off.
+    /// Thermal erosion rate `Kt`, 1/s of terrain time (eq. 14; accelerated like the water's
+    /// erosion). Default 0.05; 0 turns thermal erosion off.
     pub thermal_rate: f64,
     /// Talus slope from hardness (004): `tan α = talus_scale·H + talus_bias`. Default 0.4.
     pub talus_scale: f64,
@@ -275,6 +282,7 @@ impl Params {
             capacity: 0.05,
             critical_shear: 0.005,
             morphological_factor: 1.0,
+            morphological_step: 0.0,
             bed_change_limit: 0.0,
             min_tilt: 0.05,
             max_erosion_depth: 2.0,
@@ -354,7 +362,11 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     },
     ParamDoc {
         name: "morphological_factor",
-        doc: "erosion acceleration: terrain changes as in this many seconds of flow per second (>= 1)",
+        doc: "erosion acceleration F: terrain changes as in F seconds of flow per second (>= 1; see morphological_step)",
+    },
+    ParamDoc {
+        name: "morphological_step",
+        doc: "terrain time per iteration, s (>= 0; 0 = use morphological_factor): iterations count terrain time",
     },
     ParamDoc { name: "bed_change_limit", doc: "fastest bed change per metre of water depth, 1/s (>= 0; 0 = no limit)" },
     ParamDoc { name: "min_tilt", doc: "minimum sine of the slope in the capacity (0..1)" },
@@ -439,10 +451,25 @@ impl Params {
             ">= 1",
         )?;
         check(
-            finite(self.bed_change_limit) && self.bed_change_limit >= 0.0,
+            finite(self.morphological_step) && self.morphological_step >= 0.0,
+            "morphological_step",
+            self.morphological_step,
+            ">= 0 s",
+        )?;
+        check(
+            (0.0..=1.0).contains(&self.bed_change_limit),
             "bed_change_limit",
             self.bed_change_limit,
-            ">= 0 1/s",
+            "0 to 1 (a share of the depth)",
+        )?;
+        // with a morphological step, one iteration's thermal erosion is `Kt·step`: it must stay
+        // within the bound that keeps 8 donors from lifting a cell above them
+        check(
+            self.morphological_step <= 0.0
+                || self.thermal_rate * self.morphological_step <= super::derived::MAX_THERMAL_STEP,
+            "thermal_rate",
+            self.thermal_rate,
+            ">= 0 with thermal_rate * morphological_step <= 2/9",
         )?;
         check((0.0..=1.0).contains(&self.min_tilt), "min_tilt", self.min_tilt, "0 to 1")?;
         check(

@@ -15,9 +15,11 @@
 //!   drainage area from the first step instead of a film of equal depth everywhere;
 //! - erosion needs shear: the `shear` capacity is 0 below `critical_shear`, so thin films on
 //!   hillslopes keep the terrain's fine relief and channels take the work;
-//! - time: `morphological_factor` speeds the terrain up against the water (a documented
-//!   acceleration, as sediment-transport codes use), `bed_change_limit` keeps each step's change
-//!   small against the depth so the flow can follow, and `dt = 0` takes the largest stable step;
+//! - time: the water takes the largest stable step (`dt = 0`) and the terrain moves a fixed
+//!   `morphological_step` of storm time per iteration (a documented acceleration, as
+//!   sediment-transport codes use; Roelvink 2006), so iterations count terrain time at any cell
+//!   size; `bed_change_limit` keeps each step's change small against the depth so the flow can
+//!   follow;
 //! - 8 pipes, so channels do not line up with the grid's axes.
 
 use super::params::{Border, CapacityModel, HardnessMode, Params, RainMode, StartWater};
@@ -72,7 +74,7 @@ pub fn rivers() -> Params {
     Params {
         dt: 0.0,
         friction: 0.05,
-        max_flow_depth: 3.0,
+        max_flow_depth: 1.0,
         pipes: 8,
         border: Border::Open,
         start_water: StartWater::Steady,
@@ -81,15 +83,15 @@ pub fn rivers() -> Params {
         evaporation: 0.0,
         capacity_model: CapacityModel::Shear,
         capacity: 1.0,
-        critical_shear: 0.005,
-        morphological_factor: 30_000.0,
-        bed_change_limit: 0.05,
+        critical_shear: 0.002,
+        morphological_step: 60_000.0,
+        bed_change_limit: 0.1,
         dissolve: 0.002,
         deposit: 0.005,
         hardness: 0.5,
         hardness_mode: HardnessMode::Uniform,
         softening: 0.0,
-        thermal_rate: 0.1,
+        thermal_rate: 3e-6,
         talus_scale: 1.0,
         talus_bias: 0.05,
         ..Params::classic()
@@ -102,18 +104,18 @@ pub fn gentle() -> Params {
         rain_mode: RainMode::Off,
         rain_rate: 0.0,
         start_water: StartWater::Dry,
-        talus_scale: 0.4,
-        talus_bias: 0.2,
+        talus_scale: 0.2,
+        talus_bias: 0.1,
         ..rivers()
     }
 }
 
 /// Dense gullies: soft ground, a low threshold, heavy rain, little slumping.
 pub fn badlands() -> Params {
-    Params { hardness: 0.2, critical_shear: 0.002, rain_rate: 2e-4, thermal_rate: 0.03, ..rivers() }
+    Params { hardness: 0.2, critical_shear: 0.0005, rain_rate: 2e-4, thermal_rate: 5e-7, talus_bias: 0.4, ..rivers() }
 }
 
 /// Hard rock that stands steep and fresh deposits that slump gently.
 pub fn alpine() -> Params {
-    Params { hardness: 0.8, softening: 1.0, talus_scale: 1.2, talus_bias: 0.1, thermal_rate: 0.2, ..rivers() }
+    Params { hardness: 0.8, softening: 1.0, talus_scale: 1.2, talus_bias: 0.1, thermal_rate: 3.5e-6, ..rivers() }
 }

@@ -75,8 +75,11 @@ pub struct State {
     pub rain_map: Option<Vec<f32>>,
     /// Iterations done.
     pub iteration: u64,
-    /// Simulated time, s.
+    /// Simulated time of the water, s.
     pub time: f64,
+    /// Terrain time, s: the simulated time times the morphological factor of each iteration
+    /// (how long the storm would take to change the terrain this much).
+    pub terrain_time: f64,
     /// The books since the start.
     pub books: Books,
     /// Lowest height of the input, m: the origin of `terrain` and the reference of the soil volume.
@@ -175,6 +178,7 @@ impl State {
             rain_map,
             iteration: 0,
             time: 0.0,
+            terrain_time: 0.0,
             books: Books::default(),
             reference_height,
             floor: (-params.floor_depth) as f32,
@@ -409,6 +413,7 @@ impl State {
         u(self.cell_size.y.to_bits());
         u(self.iteration);
         u(self.time.to_bits());
+        u(self.terrain_time.to_bits());
         u(self.reference_height.to_bits());
         u(u64::from(self.floor.to_bits()));
         u(self.start_soil.to_bits());
@@ -497,6 +502,7 @@ impl State {
         let cell_size = CellSize { x: r.f64()?, y: r.f64()? };
         let iteration = r.u64()?;
         let time = r.f64()?;
+        let terrain_time = r.f64()?;
         let reference_height = r.f64()?;
         let floor = f32::from_bits(r.u64()? as u32);
         let start_soil = r.f64()?;
@@ -555,6 +561,7 @@ impl State {
             rain_map,
             iteration,
             time,
+            terrain_time,
             books,
             reference_height,
             floor,

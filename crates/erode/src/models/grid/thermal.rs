@@ -71,7 +71,7 @@ pub fn thermal_flux(
 impl ThermalConsts {
     pub(super) fn new(p: &Params, dv: &Derived) -> Self {
         Self {
-            rate: (dv.dt * p.thermal_rate) as f32,
+            rate: (dv.dt * dv.morphological_factor * p.thermal_rate) as f32,
             loss: (1.0 - p.rock_erodibility) as f32,
             scale: p.talus_scale as f32,
             bias: p.talus_bias as f32,

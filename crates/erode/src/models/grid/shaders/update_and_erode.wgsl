@@ -40,7 +40,8 @@ struct UpdateUniforms {
     water_per_soil: f32,
     bed_step: f32,
     bed_unlimited: f32,
-    pad3: f32,
+    // the deepest water the bed change limit counts, m (params.rs `max_flow_depth`)
+    depth_cap: f32,
     pad4: f32,
     pad5: f32,
 }
@@ -55,7 +56,8 @@ struct UpdateUniforms {
 @group(0) @binding(6) var<storage, read_write> sediment: array<f32>;
 @group(0) @binding(7) var<storage, read_write> hardness: array<f32>;
 // the books per cell (see gpu.rs `Book`): this stage adds eroded (2), deposited (3), evaporated
-// (4), water removed by deposition (5) and water leaving open edges (6, m³)
+// (4), water removed by deposition (5), water leaving open edges (6, m³) and water added by
+// dissolving (8)
 @group(0) @binding(8) var<storage, read_write> books: array<f32>;
 
 // erosion.rs `capacity`
@@ -133,8 +135,8 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     var b_new = b;
     var s_new = s;
     var d_new = d2;
-    // the bed moves at most `bed_change_limit·d·Δt` per sub-step
-    let most = u.bed_step * d2 + u.bed_unlimited;
+    // the bed moves at most `bed_change_limit·d` per sub-step (d at most `max_flow_depth`)
+    let most = u.bed_step * min(d2, u.depth_cap) + u.bed_unlimited;
     if (cap > s) {
         // hardness is resistance: erodibility 1 at 0, rock_erodibility at 1
         let want = u.dt * (1.0 - hard * u.erodibility_loss) * u.dissolve * (cap - s);
@@ -143,6 +145,7 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
         s_new = s + dissolved;
         d_new = d2 + dissolved * u.water_per_soil;
         books[2u * cells + i] += dissolved;
+        books[8u * cells + i] += dissolved * u.water_per_soil;
     } else {
         let deposited = min(min(u.dt * u.deposit * (s - cap), s), most);
         b_new = b + deposited;
