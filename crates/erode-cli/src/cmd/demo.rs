@@ -10,27 +10,30 @@ use serde_json::json;
 
 use crate::progress;
 
-/// Generate a terrain, erode it with the grid model and render it before and after: the README's
-/// first command.
+/// Generate a terrain, erode it with the grid model's default preset (rivers) and render it
+/// before and after: the README's first command.
 #[derive(clap::Args)]
 #[command(after_help = "Writes into OUTDIR: height-before.tif, height.tif, erosion.tif, deposition.tif,
-before.png, after.png (erosion in red), report.json.
+before.png, after.png (hillshaded), report.json. The terrain is the artist bench (fBm, 2 m cells; 512²
+is 1 km across); the model is the grid model's default, the rivers preset. Measure the result with
+`erode analyze demo-out/height.tif`.
 
 Examples:
   erode demo
-  erode demo -o /tmp/demo --size 512 --seed 3 --iterations 4000")]
+  erode demo -o /tmp/demo --size 1024 --seed 3 --iterations 1500")]
 pub struct Args {
     /// Output folder (created if missing).
     #[arg(short, long, default_value = "demo-out")]
     output: PathBuf,
-    /// Terrain size in cells (5 m cells).
-    #[arg(long, default_value_t = 256)]
+    /// Terrain size in cells (2 m cells: the bench terrain an artist erodes).
+    #[arg(long, default_value_t = 512)]
     size: usize,
     /// Seed of the terrain.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Iterations of the grid model (default parameters, 0.05 s each).
-    #[arg(long, default_value_t = 3000)]
+    /// Iterations of the grid model (the rivers preset: each moves the terrain as 60,000 s of
+    /// storm would).
+    #[arg(long, default_value_t = 800)]
     iterations: u64,
 }
 
@@ -39,17 +42,24 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         .with_context(|| format!("{}: cannot create the output folder", a.output.display()))?;
     let out = |name: &str| a.output.join(name);
     erode_io::check_output(&out("height.tif"))?;
-    let spec = TerrainSpec {
-        kind: TerrainKind::Ridged,
-        width: a.size,
-        height: a.size,
-        cell_size: CellSize::square(5.0),
-        seed: a.seed,
-        relief: a.size as f64 * 5.0 * 0.25,
-        feature_size: a.size as f64 / 2.0,
-        ..Default::default()
-    };
-    let before = generate(&spec)?;
+    if a.size < 16 {
+        anyhow::bail!("--size {}: at least 16 cells", a.size);
+    }
+    let mut before = erode::terrain::bench::bench(erode::terrain::bench::Bench::Artist, a.size)?;
+    if a.seed != 1 {
+        let spec = TerrainSpec {
+            kind: TerrainKind::Fbm,
+            width: a.size,
+            height: a.size,
+            cell_size: CellSize::square(2.0),
+            seed: a.seed,
+            relief: before.stats().max as f64 - before.stats().min as f64,
+            feature_size: 256.0,
+            octaves: 8,
+            ..Default::default()
+        };
+        before = generate(&spec)?;
+    }
     erode_io::write(&out("height-before.tif"), &before, &Default::default())?;
     erode_io::write_rgb_png(&out("before.png"), &render(&before, None, None, &PreviewStyle::default()))?;
 
@@ -76,11 +86,12 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     erode_io::write(&out("height.tif"), &after, &Default::default())?;
     erode_io::write(&out("erosion.tif"), &Heightmap::new(erosion.clone())?, &Default::default())?;
     erode_io::write(&out("deposition.tif"), &Heightmap::new(grid(&st.deposited)?)?, &Default::default())?;
-    erode_io::write_rgb_png(&out("after.png"), &render(&after, Some(&erosion), None, &PreviewStyle::default()))?;
+    erode_io::write_rgb_png(&out("after.png"), &render(&after, None, None, &PreviewStyle::default()))?;
     let balance = st.balance();
     let report = json!({
         "model": "grid", "backend": "cpu", "width": st.width, "height": st.height,
-        "iterations": st.iteration, "seconds": seconds,
+        "preset": "rivers", "iterations": st.iteration, "seconds": seconds,
+        "simulated_seconds": st.time, "terrain_seconds": st.terrain_time,
         "iterations_per_second": st.iteration as f64 / seconds.max(1e-9),
         "mass_balance": { "relative_error": balance.relative_error, "books": st.books },
     });

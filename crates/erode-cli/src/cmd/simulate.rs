@@ -449,7 +449,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         "iterations_per_second": if seconds > 0.0 { done as f64 / seconds } else { 0.0 },
         "preset": preset,
         "simulated_seconds": st.time,
-        "morphological_seconds": st.time * params.morphological_factor,
+        "terrain_seconds": st.terrain_time,
         "dt": params.dt,
         "substeps": derived.substeps,
         "stable_dt": derived.stable_dt,
