@@ -104,3 +104,19 @@ fn options_out_of_range_are_named() {
     let err = analyze(&m, &Options { min_area_cells: 0.0, ..Default::default() }).unwrap_err();
     assert!(err.to_string().contains("min_area_cells"), "{err}");
 }
+
+#[test]
+fn any_thread_count_gives_the_same_figures() {
+    let map = generate(&TerrainSpec { width: 300, height: 200, seed: 4, relief: 200.0, ..Default::default() }).unwrap();
+    let in_pool = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let a = pool.install(|| analyze(&map, &Options { maps: true, ..Default::default() }).unwrap());
+        (serde_json::to_string(&a.figures).unwrap(), a.maps.unwrap())
+    };
+    let (one, maps_one) = in_pool(1);
+    for threads in [2, 5] {
+        let (other, maps) = in_pool(threads);
+        assert_eq!(one, other, "{threads} threads");
+        assert!(maps == maps_one, "{threads} threads: maps differ");
+    }
+}

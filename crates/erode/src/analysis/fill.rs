@@ -47,10 +47,25 @@ pub fn priority_flood(domain: &Domain<'_>, z: &[f32]) -> Filled {
     let mut done: Vec<bool> = (0..n).map(|i| !domain.inside(i)).collect();
     let mut open: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     let mut pit: VecDeque<u32> = VecDeque::new();
-    for i in 0..n {
+    // the seeds: cells on the map's edge, and (with nodata) cells next to a nodata cell
+    let (w0, h0) = (domain.width, domain.height);
+    let on_edge = |i: usize| {
+        let (r, c) = (i / w0, i % w0);
+        r == 0 || c == 0 || r + 1 == h0 || c + 1 == w0
+    };
+    let seed = |i: usize, done: &mut Vec<bool>, open: &mut BinaryHeap<Reverse<(u64, u32)>>| {
         if !done[i] && domain.is_edge(i) {
             done[i] = true;
             open.push(Reverse((key(routed[i]), i as u32)));
+        }
+    };
+    if domain.nodata.is_some() {
+        for i in 0..n {
+            seed(i, &mut done, &mut open);
+        }
+    } else {
+        for i in (0..n).filter(|&i| on_edge(i)) {
+            seed(i, &mut done, &mut open);
         }
     }
     let (w, h) = (domain.width as isize, domain.height as isize);

@@ -195,11 +195,20 @@ pub fn analyze(map: &Heightmap, options: &Options) -> Result<Analysis, AnalysisE
     let z = g.as_slice();
     let cell_area = domain.cell.area();
 
-    let filled = fill::priority_flood(&domain, z);
-    let d8 = flow::d8(&domain, &filled.routed);
-    let area = flow::d8_area(&domain, &d8);
-    let surface = surface::surface(&domain, z);
-    let fine = relief::fine_relief(&domain, z);
+    // the flood is serial: the local measures run beside it
+    let ((filled, d8, area), (surface, fine, axis_to_diagonal)) = rayon::join(
+        || {
+            let filled = fill::priority_flood(&domain, z);
+            let d8 = flow::d8(&domain, &filled.routed);
+            let area = flow::d8_area(&domain, &d8);
+            (filled, d8, area)
+        },
+        || {
+            let fine = relief::fine_relief(&domain, z);
+            let axis = relief::axis_to_diagonal_power(&domain, &fine).and_then(finite);
+            (surface::surface(&domain, z), fine, axis)
+        },
+    );
 
     let min_area = options.min_area_cells * cell_area;
     let samples: Vec<(f64, f64)> = d8
@@ -223,11 +232,13 @@ pub fn analyze(map: &Heightmap, options: &Options) -> Result<Analysis, AnalysisE
     }
     let area_km2 = valid as f64 * cell_area / 1e6;
 
-    let mut heights: Vec<f64> = (0..domain.len()).filter(|&i| domain.inside(i)).map(|i| f64::from(z[i])).collect();
-    heights.sort_unstable_by(f64::total_cmp);
-    let pct = |p: f64| heights[((heights.len() - 1) as f64 * p).round() as usize];
-    let mean = heights.iter().sum::<f64>() / heights.len() as f64;
-    let (lo, hi) = (heights[0], heights[heights.len() - 1]);
+    let mut heights: Vec<f32> = (0..domain.len()).filter(|&i| domain.inside(i)).map(|i| z[i]).collect();
+    let mean = heights.iter().map(|&v| f64::from(v)).sum::<f64>() / heights.len() as f64;
+    let mut pct = |p: f64| {
+        let k = ((heights.len() - 1) as f64 * p).round() as usize;
+        f64::from(*heights.select_nth_unstable_by(k, f32::total_cmp).1)
+    };
+    let (lo, hi, p1, p99) = (pct(0.0), pct(1.0), pct(0.01), pct(0.99));
     let mean_slope = (0..domain.len()).filter(|&i| domain.inside(i)).map(|i| f64::from(surface.slope[i])).sum::<f64>()
         / valid as f64;
 
@@ -238,7 +249,7 @@ pub fn analyze(map: &Heightmap, options: &Options) -> Result<Analysis, AnalysisE
         cell_size_y: domain.cell.y,
         valid_cells: valid,
         area_km2,
-        relief: Relief { min: lo, max: hi, p1: pct(0.01), p99: pct(0.99), mean },
+        relief: Relief { min: lo, max: hi, p1, p99, mean },
         hypsometric_integral: (hi > lo).then(|| (mean - lo) / (hi - lo)).and_then(finite),
         mean_slope,
         slope_area: fit,
@@ -253,7 +264,7 @@ pub fn analyze(map: &Heightmap, options: &Options) -> Result<Analysis, AnalysisE
         fine_relief: FineRelief {
             all_m: relief::rms(&fine, |i| domain.inside(i)).unwrap_or(0.0),
             hillslopes_m: relief::rms(&fine, |i| domain.inside(i) && area[i] < channel_area),
-            axis_to_diagonal: relief::axis_to_diagonal_power(&domain, &fine).and_then(finite),
+            axis_to_diagonal,
         },
     };
     let maps = options.maps.then(|| Maps {

@@ -121,14 +121,25 @@ fn plane_blur(domain: &Domain<'_>, z: &[f32], i: usize, radius: isize, kernel: &
     f64::from(z[i]) + a
 }
 
-/// Root mean square of `v` over the cells `keep` accepts, m; `None` when there are none.
+/// Root mean square of `v` over the cells `keep` accepts, m; `None` when there are none. Sums
+/// per chunk of cells, then the chunks in order: the same bits on any thread count.
 pub fn rms(v: &[f32], keep: impl Fn(usize) -> bool + Sync) -> Option<f64> {
-    let (sum, n) = (0..v.len())
-        .into_par_iter()
-        .with_min_len(4096)
-        .filter(|&i| keep(i))
-        .map(|i| (f64::from(v[i]) * f64::from(v[i]), 1usize))
-        .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    const CHUNK: usize = 4096;
+    let parts: Vec<(f64, usize)> = v
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(k, chunk)| {
+            let mut part = (0.0f64, 0usize);
+            for (j, &x) in chunk.iter().enumerate() {
+                if keep(k * CHUNK + j) {
+                    part.0 += f64::from(x) * f64::from(x);
+                    part.1 += 1;
+                }
+            }
+            part
+        })
+        .collect();
+    let (sum, n) = parts.iter().fold((0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     (n > 0).then(|| (sum / n as f64).sqrt())
 }
 
@@ -166,8 +177,8 @@ pub fn axis_to_diagonal_power(domain: &Domain<'_>, relief: &[f32]) -> Option<f64
             let (mut a, mut d) = (0.0f64, 0.0f64);
             for (r, v) in col.iter().enumerate() {
                 let fy = freq(r, h);
-                let f = fx.hypot(fy);
-                if !(0.1..=0.5).contains(&f) {
+                let f2 = fx * fx + fy * fy;
+                if !(0.01..=0.25).contains(&f2) {
                     continue;
                 }
                 let p = f64::from(v.norm_sqr());

@@ -39,7 +39,7 @@ fn local(w: &[f64; 9], dx: f64, dy: f64) -> (f64, f64, f64) {
     // Horn's weighted differences; rows grow southwards, so +y is south
     let gx = ((w[2] + 2.0 * w[5] + w[8]) - (w[0] + 2.0 * w[3] + w[6])) / (8.0 * dx);
     let gy = ((w[6] + 2.0 * w[7] + w[8]) - (w[0] + 2.0 * w[1] + w[2])) / (8.0 * dy);
-    let slope = gx.hypot(gy);
+    let slope = (gx * gx + gy * gy).sqrt();
     // Zevenbergen & Thorne's quadratic surface through the window
     let d = ((w[3] + w[5]) / 2.0 - w[4]) / (dx * dx);
     let e = ((w[1] + w[7]) / 2.0 - w[4]) / (dy * dy);
