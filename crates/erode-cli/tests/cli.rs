@@ -44,6 +44,15 @@ fn render_and_demo_write_pictures() {
     ok(&["render", "t.tif", "-o", "t.png", "--overlay", "t.tif", "--water", "t.tif"], d);
     let png = std::fs::read(d.join("t.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG"));
+    // a 1:1 crop is the window of the whole picture
+    ok(&["render", "t.tif", "-o", "crop.png", "--crop", "10,20,30,16"], d);
+    let size = |name: &str| {
+        let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(d.join(name)).unwrap()));
+        let info = decoder.read_info().unwrap();
+        (info.info().width, info.info().height)
+    };
+    assert_eq!(size("crop.png"), (30, 16));
+    refused(&["render", "t.tif", "-o", "bad.png", "--crop", "60,0,10,10"], d, "inside the 64 x 64 map");
     ok(&["demo", "-o", "out", "--size", "64", "--iterations", "50", "--quiet"], d);
     for f in ["before.png", "after.png", "height-before.tif", "height.tif", "erosion.tif", "report.json"] {
         assert!(d.join("out").join(f).exists(), "demo wrote no {f}");

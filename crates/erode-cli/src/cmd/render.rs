@@ -9,7 +9,8 @@ use crate::input::InputArgs;
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   erode render t.tif -o t.png
-  erode render out/height.tif --overlay out/erosion.tif --water out/water.tif -o shot.png")]
+  erode render out/height.tif --overlay out/erosion.tif --water out/water.tif -o shot.png
+  erode render out/height.tif --crop 320,320,384,384 -o detail.png     (a 1:1 crop)")]
 pub struct Args {
     /// The heightmap.
     heightmap: PathBuf,
@@ -25,6 +26,10 @@ pub struct Args {
     /// Vertical exaggeration of the shading.
     #[arg(long, default_value_t = 1.0)]
     z_factor: f64,
+    /// Only this window of the map, `COLUMN,ROW,WIDTH,HEIGHT` in cells (shaded as in the whole
+    /// map: the colours span the whole map's heights).
+    #[arg(long, value_name = "C,R,W,H")]
+    crop: Option<String>,
     #[command(flatten)]
     input: InputArgs,
 }
@@ -56,7 +61,30 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let overlay = extra(&a.overlay)?;
     let water = extra(&a.water)?;
     let style = PreviewStyle { z_factor: a.z_factor, ..Default::default() };
-    let image = render(&map, overlay.as_ref(), water.as_ref(), &style);
+    let crop = a.crop.as_deref().map(|t| parse_crop(t, map.heights.width(), map.heights.height())).transpose()?;
+    let mut image = render(&map, overlay.as_ref(), water.as_ref(), &style);
+    if let Some((c, r, w, h)) = crop {
+        let mut pixels = Vec::with_capacity(w * h * 3);
+        for row in r..r + h {
+            let start = (row * image.width + c) * 3;
+            pixels.extend_from_slice(&image.pixels[start..start + w * 3]);
+        }
+        image = erode::preview::Rgb8Image { width: w, height: h, pixels };
+    }
     erode_io::write_rgb_png(&a.output, &image)?;
     Ok(())
+}
+
+/// `COLUMN,ROW,WIDTH,HEIGHT` inside a `width x height` map.
+fn parse_crop(text: &str, width: usize, height: usize) -> anyhow::Result<(usize, usize, usize, usize)> {
+    let parts: Vec<usize> = text
+        .split(',')
+        .map(|p| p.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| anyhow::anyhow!("--crop {text}: expected COLUMN,ROW,WIDTH,HEIGHT in whole cells"))?;
+    let [c, r, w, h] = parts[..] else { bail!("--crop {text}: expected COLUMN,ROW,WIDTH,HEIGHT in whole cells") };
+    if w == 0 || h == 0 || c + w > width || r + h > height {
+        bail!("--crop {text}: the window must lie inside the {width} x {height} map");
+    }
+    Ok((c, r, w, h))
 }
