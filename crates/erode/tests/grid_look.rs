@@ -26,7 +26,7 @@ fn the_default_carves_the_artist_bench() {
     let after = eroded(&before, 600);
     let (a, b) = (figures(&before, 400.0), figures(&after, 400.0));
     let (fa, fb) = (a.slope_area.unwrap(), b.slope_area.unwrap());
-    // measured: θ 0.167 -> 0.329, R² 0.85; pits 1537 -> 1358 per km²; hillslope fine relief x1.46
+    // measured: θ 0.167 -> 0.359, R² 0.79; pits 1537 -> 1366 per km²; hillslope fine relief x1.32
     assert!(fb.theta >= fa.theta + 0.1, "concavity {} -> {}", fa.theta, fb.theta);
     assert!(fb.r_squared >= 0.7, "slope–area R² {}", fb.r_squared);
     assert!(
@@ -43,7 +43,7 @@ fn the_default_carves_the_artist_bench() {
 
 /// The same land at 2 m and 1 m cells, the same terrain time: the fine run's change, averaged
 /// to the coarse grid, against the coarse run's. The goal is a correlation of 0.9 and θ within
-/// 0.1; measured here 0.886 and 0.340 / 0.311 (mean |Δh| 0.88 / 0.79 m), so this guards what
+/// 0.1; measured here 0.889 and 0.356 / 0.288 (mean |Δh| 0.55 / 0.50 m), so this guards what
 /// holds rather than the goal.
 #[test]
 fn the_same_land_at_2_m_and_1_m_cells_changes_alike() {

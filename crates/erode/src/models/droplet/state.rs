@@ -139,7 +139,7 @@ impl DropletState {
 }
 
 const MAGIC: &[u8; 8] = b"ERODEDRP";
-// 3: the hardness map is resistance (1 erodes least), not 000's erodibility
+// 3: the hardness map is resistance (1 erodes least), not the erodibility of Jákó & Tóth's equations
 const VERSION: u32 = 3;
 /// Header words after magic and version.
 const HEADER_WORDS: usize = 14;

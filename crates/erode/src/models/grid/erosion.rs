@@ -1,4 +1,4 @@
-//! Stage 5, `erosion_deposition`: capacity (000 eq. 8, 001's, or excess shear), dissolving (eq. 9
+//! Stage 5, `erosion_deposition`: capacity (Jákó & Tóth eq. 8, McLeod et al.'s, or excess shear), dissolving (eq. 9
 //! with the erodibility of the cell's hardness) or deposition (eq. 10), the water adjustment of
 //! eqs. 9c/10c, and softening (eq. 11, with hardness as resistance: deposits get softer).
 //! Never dissolves below the floor, never deposits more than is suspended, never removes more
@@ -91,14 +91,16 @@ pub(super) fn erode_cell(
     let cap = capacity(k, bx, by, u, v, d);
     let above = height - k.floor;
     let above = if above > 0.0 { above } else { 0.0 };
-    // hardness is resistance: erodibility 1 for loose soil (H = 0), `rock_erodibility` at H = 1
-    let want = k.dt * (1.0 - hard * k.loss) * k.ks * (cap - s);
-    let dissolved = if want < above { want } else { above };
     // the bed moves at most `bed_change_limit·d` per sub-step (d at most `max_flow_depth`), so
     // the flow can follow it
     let flow_depth = if d < k.depth_cap { d } else { k.depth_cap };
     let most = k.bed_step * flow_depth + k.bed_unlimited;
-    let dissolved = if dissolved < most { dissolved } else { most };
+    // what the flow would take, within that limit; hardness is resistance: the ground yields
+    // its erodibility's share of it (1 for loose soil, H = 0; `rock_erodibility` at H = 1)
+    let pull = k.dt * k.ks * (cap - s);
+    let pull = if pull < most { pull } else { most };
+    let want = (1.0 - hard * k.loss) * pull;
+    let dissolved = if want < above { want } else { above };
     let settle = k.dt * k.kd * (s - cap);
     let deposited = if settle < s { settle } else { s };
     let deposited = if deposited < most { deposited } else { most };

@@ -104,7 +104,7 @@ pub enum HardnessMode {
     /// A hardness map (0..1 per cell) given to the simulator.
     Map,
     /// 001: `hardness` plus seeded noise of `hardness_noise` amplitude plus `hardness_depth_gain`
-    /// times how low the cell lies in the terrain's range (rock below is harder, as 001 means).
+    /// times how low the cell lies in the terrain's range (rock below is harder, as McLeod et al. mean).
     Noise,
 }
 
@@ -229,7 +229,7 @@ pub struct Params {
     /// Thermal erosion rate `Kt`, 1/s of terrain time (eq. 14; accelerated like the water's
     /// erosion). Default 0.05; 0 turns thermal erosion off.
     pub thermal_rate: f64,
-    /// Talus slope from hardness (004): `tan α = talus_scale·H + talus_bias`. Default 0.4.
+    /// Talus slope from hardness (bshishov): `tan α = talus_scale·H + talus_bias`. Default 0.4.
     pub talus_scale: f64,
     /// See `talus_scale`. Default 0.4 (so tan α = 0.8, about 39°, at R = 1).
     pub talus_bias: f64,

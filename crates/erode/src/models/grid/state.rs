@@ -358,7 +358,7 @@ fn noise_hardness(terrain: &Grid<f32>, params: &Params, lo: f32, hi: f32) -> Vec
 
 const MAGIC: &[u8; 8] = b"ERODEGRD";
 // 2: terrain and floor relative to the reference height
-// 3: hardness is resistance (1 erodes least), not 000's erodibility
+// 3: hardness is resistance (1 erodes least), not the erodibility of Jákó & Tóth's equations
 const VERSION: u32 = 3;
 
 /// FNV-1a, 64 bit: the checkpoint checksum (written here so the format never changes under us).

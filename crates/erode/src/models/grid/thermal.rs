@@ -2,7 +2,7 @@
 //! the largest drop `D` to the 8 neighbours sets `ΔS = Δt·Kt·k(H)·D/2` leaving the cell, shared among
 //! the neighbours steeper than the talus in proportion to their drop; `k(H)` is the erodibility of
 //! the cell's hardness (see `Params::erodibility`) and the talus rises with hardness,
-//! `tan α = talus_scale·H + talus_bias` (004). `thermal_flux` computes, from
+//! `tan α = talus_scale·H + talus_bias` (bshishov). `thermal_flux` computes, from
 //! the terrain before erosion, each cell's `ΔS / Σ drops` (its share per metre of drop) and its
 //! talus; `thermal_apply` recomputes every move from those and the same old terrain, so the
 //! eight moves per cell never go through memory, and adds them after transport. Sender and

@@ -10,7 +10,7 @@ struct UpdateUniforms {
     pipes: u32,
     // 0 closed, 1 open, 2 wrap
     border: u32,
-    // 0 mei (000), 1 sine (001), 2 shear
+    // 0 mei (Jákó & Tóth), 1 sine (McLeod et al.), 2 shear
     capacity_model: u32,
     // 1: the signed form (the flux is already the net flow out)
     signed: u32,
@@ -138,9 +138,10 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     // the bed moves at most `bed_change_limit·d` per sub-step (d at most `max_flow_depth`)
     let most = u.bed_step * min(d2, u.depth_cap) + u.bed_unlimited;
     if (cap > s) {
-        // hardness is resistance: erodibility 1 at 0, rock_erodibility at 1
-        let want = u.dt * (1.0 - hard * u.erodibility_loss) * u.dissolve * (cap - s);
-        let dissolved = min(min(want, max(b - u.floor_height, 0.0)), most);
+        // the flow's pull within the limit; hardness is resistance: the ground yields its
+        // erodibility's share (1 at hardness 0, rock_erodibility at 1)
+        let pull = min(u.dt * u.dissolve * (cap - s), most);
+        let dissolved = min((1.0 - hard * u.erodibility_loss) * pull, max(b - u.floor_height, 0.0));
         b_new = b - dissolved;
         s_new = s + dissolved;
         d_new = d2 + dissolved * u.water_per_soil;
