@@ -31,7 +31,7 @@ enum Command {
     Render(cmd::render::Args),
     Analyze(cmd::analyze::Args),
     Params(cmd::params::Args),
-    Simulate(cmd::simulate::Args),
+    Simulate(Box<cmd::simulate::Args>),
     Demo(cmd::demo::Args),
     /// List the GPU adapters and their limits.
     GpuInfo(cmd::gpu_info::Args),
@@ -89,7 +89,7 @@ fn main() -> ExitCode {
         Command::Render(a) => cmd::render::run(a),
         Command::Analyze(a) => cmd::analyze::run(a),
         Command::Params(a) => cmd::params::run(a),
-        Command::Simulate(a) => cmd::simulate::run(a, cli.quiet),
+        Command::Simulate(a) => cmd::simulate::run(*a, cli.quiet),
         Command::Demo(a) => cmd::demo::run(a, cli.quiet),
         Command::View(a) => cmd::view::run(a),
     };

@@ -97,7 +97,7 @@ fn params_round_trip_and_bad_parameters_are_refused() {
     refused(&["simulate", "grid", "t.tif", "-o", "b", "--format", "bmp"], d, "bmp");
     refused(&["simulate", "grid", "t.tif", "-o", "b", "--preset", "lunar"], d, "rivers, gentle");
     refused(&["simulate", "grid", "t.tif", "-o", "b", "--duration", "2 fortnights"], d, "--duration");
-    refused(&["simulate", "droplet", "t.tif", "-o", "b", "--preset", "rivers"], d, "grid model");
+    refused(&["simulate", "droplet", "t.tif", "-o", "b", "--preset", "rivers"], d, "default, gentle, beyer");
     assert!(!d.join("b/report.json").exists(), "a refused run wrote a report");
     // a damaged checkpoint is named as such
     ok(&["simulate", "grid", "t.tif", "-o", "c", "--iterations", "4", "-q"], d);
@@ -167,7 +167,7 @@ fn droplets_on_real_dems_and_below_sea_level_are_finite_exact_and_deterministic(
     for (k, dem) in dems.iter().enumerate() {
         let run = |out: &str, threads: &str, extra: &[&str]| {
             let mut args = vec!["simulate", "droplet", dem.as_str(), "-o", out, "--threads", threads, "-q"];
-            args.extend_from_slice(&["--set", "max_lifetime=40", "--set", "radius=3", "--set", "batch_size=2000"]);
+            args.extend_from_slice(&["--set", "max_distance=40", "--set", "radius=3", "--set", "batch_size=2000"]);
             args.extend_from_slice(extra);
             ok(&args, d);
         };
@@ -198,7 +198,7 @@ fn simulate_droplet_books_threads_and_resume() {
     ok(&["generate", "--size", "256", "--seed", "5", "--relief", "8", "-o", "t.tif"], d);
     let run = |out: &str, threads: &str, extra: &[&str]| {
         let mut args = vec!["simulate", "droplet", "t.tif", "-o", out, "--threads", threads, "-q"];
-        args.extend_from_slice(&["--set", "radius=2", "--set", "max_lifetime=10", "--set", "batch_size=500"]);
+        args.extend_from_slice(&["--set", "radius=2", "--set", "max_distance=10", "--set", "batch_size=500"]);
         args.extend_from_slice(extra);
         ok(&args, d);
     };
@@ -219,15 +219,25 @@ fn simulate_droplet_books_threads_and_resume() {
         assert!(one == bytes(d.join(format!("res/{map}.tif"))), "resumed {map} differs");
     }
     // `auto` keeps droplets on the CPU where a GPU batch would hold a handful (256² cells over
-    // paths of 300 · 11 cells at the default lifetime and radius: 19), without trying a GPU
+    // paths of 150 · 9 cells at the default path length and radius on 1 m cells: 48), without
+    // trying a GPU
     let out = erode(&["simulate", "droplet", "t.tif", "-o", "auto", "--droplets", "200", "--backend", "auto"], d);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("running on the CPU: a GPU batch holds 19 droplets on this map"), "{err}");
+    assert!(err.contains("running on the CPU: a GPU batch holds 48 droplets on this map"), "{err}");
     assert_eq!(report(&d.join("auto"))["backend"], "cpu");
     let toml = ok(&["params", "droplet"], d);
-    assert!(toml.contains("inertia = 0.3") && toml.contains("max_lifetime = 300"));
+    assert!(toml.contains("inertia_length = 2.0") && toml.contains("max_distance = 150.0"), "{toml}");
     refused(&["simulate", "droplet", "t.tif", "-o", "bad", "--set", "inertia=2"], d, "inertia");
+    refused(&["simulate", "droplet", "t.tif", "-o", "bad", "--set", "inertia_length=-1"], d, "inertia_length");
+    // lengths that do not fit this map of 1 m cells, counts that overflow
+    refused(&["simulate", "droplet", "t.tif", "-o", "bad", "--set", "radius=100"], d, "radius");
+    refused(&["simulate", "droplet", "t.tif", "-o", "bad", "--set", "max_distance=1e6"], d, "100,000 cells");
+    refused(&["simulate", "droplet", "t.tif", "-o", "bad", "--droplets-per-cell=-1"], d, "--droplets-per-cell");
+    refused(&["simulate", "droplet", "t.tif", "-o", "bad", "--droplets-per-cell", "1e12"], d, "--droplets-per-cell");
+    assert!(!d.join("bad").exists(), "a refused droplet run wrote its folder");
+    let gentle = ok(&["params", "droplet", "--preset", "gentle"], d);
+    assert!(gentle.contains("capacity = 0.1") && gentle.contains("Preset `gentle`"), "{gentle}");
 }
 
 #[test]
@@ -296,7 +306,7 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
     // asked for explicitly, the GPU runs even where its batches are tiny, with a note
     let out = erode(&["simulate", "droplet", "t.tif", "-o", "dgn", "--droplets", "8", "--backend", "gpu"], d);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && err.contains("note: a GPU batch holds 1 droplet on this map"), "{err}");
+    assert!(out.status.success() && err.contains("note: a GPU batch holds 3 droplets on this map"), "{err}");
     assert_eq!(report(&d.join("dgn"))["backend"], "gpu");
     assert_eq!(r["mass_balance"]["books_relative_error"], 0.0);
     assert!(r["mass_balance"]["eroded_m3"].as_f64().unwrap() > 0.0);

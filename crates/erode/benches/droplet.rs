@@ -16,8 +16,8 @@ fn scene(size: usize, params: DropletParams) -> (DropletState, DropletParams) {
 fn droplets(c: &mut Criterion) {
     let n = 100_000u64;
     let cases = [
-        ("002_100x100", 100, DropletParams::default()),
-        ("seblague_1024x1024", 1024, DropletParams { max_lifetime: 30, radius: 3.0, ..Default::default() }),
+        ("002_100x100", 100, DropletParams::beyer()),
+        ("seblague_1024x1024", 1024, DropletParams { max_distance: 30.0, radius: 3.0, ..DropletParams::beyer() }),
     ];
     let mut group = c.benchmark_group("droplets_100k");
     group.sample_size(10);

@@ -12,7 +12,7 @@ fn main() {
     let args: Vec<f64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let size = args.first().copied().unwrap_or(256.0) as usize;
     let droplets = args.get(1).copied().unwrap_or(100_000.0) as u64;
-    let lifetime = args.get(2).copied().unwrap_or(30.0) as u32;
+    let lifetime = args.get(2).copied().unwrap_or(30.0);
     let radius = args.get(3).copied().unwrap_or(3.0);
     let relief = args.get(4).copied().unwrap_or(size as f64 * 0.04);
     let t = bench_terrain(size, relief).expect("terrain");
@@ -25,7 +25,7 @@ fn main() {
     // the last row: a serial run with another seed, for scale (two equally valid runs)
     for (batch, seed) in [(1u32, 0u64), (4, 0), (16, 0), (64, 0), (256, 0), (1024, 0), (4096, 0), (16384, 0), (1, 1)] {
         let params = floor_at_lowest(
-            DropletParams { max_lifetime: lifetime, radius, batch_size: batch, seed, ..Default::default() },
+            DropletParams { max_distance: lifetime, radius, batch_size: batch, seed, ..DropletParams::beyer() },
             &t,
         );
         let mut st = DropletState::new(&t).expect("state");

@@ -2,7 +2,8 @@
 //! `cargo run --release -p erode --example droplet_probe -- [size] [droplets] [lifetime] [radius] [runs]`
 //!
 //! The scene is the droplet bench's: fBm terrain with 4 % of its size in relief, floor at its
-//! lowest height, the other parameters 002's. Prints seconds per run, droplet steps, ns per step
+//! lowest height, the other parameters Beyer's (`DropletParams::beyer`, 1 m cells: a lifetime
+//! of N steps is a path of N m). Prints seconds per run, droplet steps, ns per step
 //! and a checksum of the terrain (to see whether a change moved any bit).
 use erode::models::droplet::scene::{bench_terrain, floor_at_lowest};
 use erode::models::droplet::{DropletParams, DropletSim, DropletState};
@@ -11,11 +12,11 @@ fn main() {
     let args: Vec<f64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let size = args.first().copied().unwrap_or(100.0) as usize;
     let droplets = args.get(1).copied().unwrap_or(100_000.0) as u64;
-    let lifetime = args.get(2).copied().unwrap_or(300.0) as u32;
+    let lifetime = args.get(2).copied().unwrap_or(300.0);
     let radius = args.get(3).copied().unwrap_or(5.0);
     let runs = args.get(4).copied().unwrap_or(3.0) as usize;
     let t = bench_terrain(size, size as f64 * 0.04).expect("terrain");
-    let params = floor_at_lowest(DropletParams { max_lifetime: lifetime, radius, ..Default::default() }, &t);
+    let params = floor_at_lowest(DropletParams { max_distance: lifetime, radius, ..DropletParams::beyer() }, &t);
     println!(
         "{size}x{size}, {droplets} droplets, lifetime {lifetime}, radius {radius}, {} threads",
         rayon::current_num_threads()

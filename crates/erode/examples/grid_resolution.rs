@@ -6,17 +6,15 @@ use erode::models::grid::{CpuSim, Params, StartMaps, State};
 use erode::terrain::bench::{Bench, at_cell_size};
 use erode::{Grid, Heightmap};
 
-fn run(params: &Params, map: &Heightmap, seconds: f64) -> (Vec<f32>, Heightmap, u64) {
+fn run(params: &Params, map: &Heightmap, seconds: f64) -> (Heightmap, u64) {
     let mut st = State::new(&map.heights, params, StartMaps::default()).unwrap();
     let mut sim = CpuSim::new(params.clone(), &st).unwrap();
     // the same terrain time on both grids (with a morphological step: the same iterations)
     while st.terrain_time < seconds {
         sim.run(&mut st, 1);
     }
-    let h = st.heights();
-    let dz: Vec<f32> = h.iter().zip(map.heights.as_slice()).map(|(a, b)| a - b).collect();
-    let after = Heightmap::new(Grid::from_vec(st.width, st.height, st.cell_size, h).unwrap()).unwrap();
-    (dz, after, st.iteration)
+    let after = Heightmap::new(Grid::from_vec(st.width, st.height, st.cell_size, st.heights()).unwrap()).unwrap();
+    (after, st.iteration)
 }
 
 fn main() {
@@ -33,23 +31,10 @@ fn main() {
     let coarse = at_cell_size(Bench::Artist, size, 2.0).unwrap();
     let fine = at_cell_size(Bench::Artist, 2 * size, 1.0).unwrap();
     let t0 = std::time::Instant::now();
-    let (dc, ac, ic) = run(&params, &coarse, seconds);
-    let (df, af, i_f) = run(&params, &fine, seconds);
-    // the fine change, mean of each 2 x 2 block
-    let down: Vec<f32> = (0..size * size)
-        .map(|i| {
-            let (r, c) = (i / size, i % size);
-            let at = |rr: usize, cc: usize| df[(2 * r + rr) * 2 * size + 2 * c + cc];
-            (at(0, 0) + at(0, 1) + at(1, 0) + at(1, 1)) / 4.0
-        })
-        .collect();
-    let n = (size * size) as f64;
-    let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / n;
-    let (mc, md) = (mean(&dc), mean(&down));
-    let cov: f64 = dc.iter().zip(&down).map(|(&x, &y)| (f64::from(x) - mc) * (f64::from(y) - md)).sum();
-    let var = |v: &[f32], m: f64| v.iter().map(|&x| (f64::from(x) - m).powi(2)).sum::<f64>();
-    let corr = cov / (var(&dc, mc) * var(&down, md)).sqrt();
-    let abs = |v: &[f32]| v.iter().map(|&x| f64::from(x.abs())).sum::<f64>() / v.len() as f64;
+    let (ac, ic) = run(&params, &coarse, seconds);
+    let (af, i_f) = run(&params, &fine, seconds);
+    let alike = erode::analysis::compare::downsampled_change(&coarse, &ac, &fine, &af).unwrap();
+    let corr = alike.correlation;
     // the same drainage areas in m² on both grids: 100 cells of 2 m
     let theta = |m: &Heightmap| {
         let cells = 400.0 / m.heights.cell_size().area();
@@ -58,8 +43,8 @@ fn main() {
     };
     println!(
         "{preset} {seconds} s: 2 m {ic} it, 1 m {i_f} it; corr {corr:.3}; mean |dh| 2 m {:.4} 1 m {:.4}; θ in {:.3}/{:.3} out {:.3}/{:.3}; {:.1} s",
-        abs(&dc),
-        abs(&df),
+        alike.mean_abs_coarse,
+        alike.mean_abs_fine,
         theta(&coarse),
         theta(&fine),
         theta(&ac),

@@ -243,4 +243,12 @@ pub enum AnalysisError {
         /// What is accepted.
         expected: &'static str,
     },
+    /// Two maps to compare do not cover the same land at a whole ratio of cell counts.
+    #[error("maps of {coarse:?} and {fine:?} cells: the fine map needs k x k cells per coarse cell")]
+    Mismatch {
+        /// Coarse map's columns and rows.
+        coarse: (usize, usize),
+        /// Fine map's columns and rows.
+        fine: (usize, usize),
+    },
 }

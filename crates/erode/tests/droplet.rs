@@ -6,8 +6,7 @@ use erode::models::droplet::{DropletBorder, DropletMaps, DropletParams, DropletS
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
 use erode::{CellSize, Grid};
 
-/// A terrain as gentle as 002's (slopes of a few hundredths of a metre per cell: the droplet
-/// model works in cells, so its parameters assume such slopes).
+/// A gentle terrain on 1 m cells (slopes of a few hundredths), as in Beyer's (2015) examples.
 fn terrain(kind: TerrainKind, size: usize, seed: u64, base: f64) -> Grid<f32> {
     let spec = TerrainSpec {
         kind,
@@ -73,7 +72,7 @@ fn finite_on_random_flat_and_below_sea_level_terrains() {
 fn bands_in_parallel_give_the_same_bits_for_any_thread_count_and_across_a_resume() {
     // lifetime 10, radius 2: a reach of 14 rows, so 192 rows make 6 bands
     let t = terrain(TerrainKind::Fbm, 192, 6, 0.0);
-    let params = DropletParams { max_lifetime: 10, radius: 2.0, batch_size: 700, ..Default::default() };
+    let params = DropletParams { max_distance: 10.0, radius: 2.0, batch_size: 700, ..Default::default() };
     let sim = DropletSim::new(params.clone(), &DropletState::new(&t).unwrap()).unwrap();
     assert_eq!(sim.parallel_bands(192), 6);
     let in_pool = |threads: usize, n: u64| {
@@ -133,7 +132,7 @@ fn a_cone_erodes_around_its_apex() {
     })
     .unwrap();
     for seed in 0..13 {
-        let st = run(&DropletParams { seed, radius: 3.0, max_lifetime: 60, ..Default::default() }, &cone, 8000);
+        let st = run(&DropletParams { seed, radius: 3.0, max_distance: 60.0, ..Default::default() }, &cone, 8000);
         let total: f64 = st.eroded.iter().map(|&e| f64::from(e)).sum();
         let cx: f64 = st.eroded.iter().enumerate().map(|(i, &e)| (i % size) as f64 * f64::from(e)).sum::<f64>() / total;
         let cy: f64 = st.eroded.iter().enumerate().map(|(i, &e)| (i / size) as f64 * f64::from(e)).sum::<f64>() / total;
@@ -149,7 +148,7 @@ fn border_bands_erode_no_more_than_interior_bands_of_the_same_slope() {
     let (w, h) = (96usize, 64usize);
     let ramp = Grid::from_fn(w, h, CellSize::default(), |_, c| (0.03 * (w - c) as f64) as f32).unwrap();
     for seed in 0..13 {
-        let st = run(&DropletParams { seed, radius: 3.0, max_lifetime: 80, ..Default::default() }, &ramp, 6000);
+        let st = run(&DropletParams { seed, radius: 3.0, max_distance: 80.0, ..Default::default() }, &ramp, 6000);
         let band = |rows: std::ops::Range<usize>| -> f64 {
             let mut sum = 0.0;
             let mut n = 0.0;
@@ -252,7 +251,7 @@ fn hardness_1_erodes_least_and_rain_places_the_droplets() {
     let rain = Grid::from_fn(w, h, cell, |r, c| if (20..26).contains(&r) && (30..36).contains(&c) { 1.0 } else { 0.0 })
         .unwrap();
     let mut st = DropletState::with_maps(&t, DropletMaps { hardness: None, rain: Some(&rain) }).unwrap();
-    let one_step = DropletParams { max_lifetime: 1, ..params.clone() };
+    let one_step = DropletParams { max_distance: 1.0, ..params.clone() };
     DropletSim::new(one_step, &st).unwrap().run(&mut st, 2000, &mut |_| {});
     let mut visits_near = 0.0;
     for (i, &v) in st.flow.iter().enumerate() {

@@ -56,7 +56,7 @@ fn bytes(st: &DropletState) -> Vec<u8> {
 fn the_same_seed_gives_the_same_bytes_and_the_books_are_exact() {
     let Some(ctx) = context() else { return };
     for border in [DropletBorder::Open, DropletBorder::Closed, DropletBorder::Wrap] {
-        let p = DropletParams { border, radius: 3.0, max_lifetime: 60, seed: 9, ..Default::default() };
+        let p = DropletParams { border, radius: 3.0, max_distance: 60.0, seed: 9, ..Default::default() };
         let start = terrain(96, 2, -400.0);
         let a = on_gpu(&ctx, &p, &start, 8_000);
         let b = on_gpu(&ctx, &p, &start, 8_000);
@@ -82,7 +82,7 @@ fn the_same_seed_gives_the_same_bytes_and_the_books_are_exact() {
 #[test]
 fn stopping_at_a_batch_and_resuming_equals_a_straight_run() {
     let Some(ctx) = context() else { return };
-    let p = DropletParams { radius: 2.0, max_lifetime: 40, seed: 3, ..Default::default() };
+    let p = DropletParams { radius: 2.0, max_distance: 40.0, seed: 3, ..Default::default() };
     let start = terrain(64, 5, 0.0);
     let straight = on_gpu(&ctx, &p, &start, 3_000);
     let mut sim = DropletGpuSim::new(ctx.clone(), &p, &start).unwrap();
@@ -101,7 +101,7 @@ fn the_gpu_erodes_about_what_the_cpu_erodes() {
     let Some(ctx) = context() else { return };
     let mut ratios = Vec::new();
     for seed in 0..13u64 {
-        let p = DropletParams { radius: 3.0, max_lifetime: 30, seed, ..Default::default() };
+        let p = DropletParams { radius: 3.0, max_distance: 30.0, seed, ..Default::default() };
         let start = terrain(96, 11 + seed, 0.0);
         let gpu = on_gpu(&ctx, &p, &start, 15_000);
         let mut cpu = start.clone();

@@ -2,7 +2,9 @@
 //! stage's name, and each uniform struct's size and member offsets in WGSL match the
 //! `#[repr(C)]` Rust type that fills it.
 
-use erode::models::droplet::gpu::{APPLY_DELTAS_WGSL, ApplyUniforms, LIFE_WGSL, LifeUniforms};
+use erode::models::droplet::gpu::{
+    APPLY_DELTAS_WGSL, ApplyUniforms, LIFE_WGSL, LifeUniforms, SMOOTH_CHANGE_WGSL, SmoothUniforms,
+};
 use erode::models::grid::gpu::{
     DepthUniforms, FluxUniforms, IncrementUniforms, MAX_DEPTH_WGSL, SCALE_BY_DONOR_WGSL, SEDIMENT_TRANSPORT_WGSL,
     THERMAL_APPLY_WGSL, THERMAL_FLUX_WGSL, ThermalUniforms, TransportUniforms, UPDATE_AND_ERODE_WGSL, UpdateUniforms,
@@ -158,13 +160,13 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
             events,
             inertia,
             capacity,
-            min_slope,
+            min_drop,
             deposition,
             erosion,
             gravity,
             evaporation,
             radius,
-            initial_water,
+            speed_kept,
             initial_speed,
             floor,
             quantum
@@ -172,6 +174,8 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
     );
     let apply = module("apply_deltas", APPLY_DELTAS_WGSL);
     same_layout!(apply, ApplyUniforms, [cells, quantum]);
+    let smooth = module("smooth_change", SMOOTH_CHANGE_WGSL);
+    same_layout!(smooth, SmoothUniforms, [width, height, wrap, share, quantum]);
     let depth = module("max_depth", MAX_DEPTH_WGSL);
     same_layout!(depth, DepthUniforms, [cells]);
 }

@@ -2,6 +2,7 @@
 //! carves (the slope–area concavity rises, pits do not multiply, hillslopes keep their fine
 //! relief) and the same land at two cell sizes changes alike.
 
+use erode::analysis::compare::downsampled_change;
 use erode::analysis::{Figures, Options, analyze};
 use erode::models::grid::{CpuSim, Params, StartMaps, State};
 use erode::terrain::bench::{Bench, at_cell_size, bench};
@@ -51,25 +52,9 @@ fn the_same_land_at_2_m_and_1_m_cells_changes_alike() {
     let coarse = at_cell_size(Bench::Artist, size, 2.0).unwrap();
     let fine = at_cell_size(Bench::Artist, 2 * size, 1.0).unwrap();
     let (ec, ef) = (eroded(&coarse, 1000), eroded(&fine, 1000));
-    let dc: Vec<f64> =
-        ec.heights.as_slice().iter().zip(coarse.heights.as_slice()).map(|(a, b)| f64::from(a - b)).collect();
-    let df: Vec<f64> =
-        ef.heights.as_slice().iter().zip(fine.heights.as_slice()).map(|(a, b)| f64::from(a - b)).collect();
-    let down: Vec<f64> = (0..size * size)
-        .map(|i| {
-            let (r, c) = (i / size, i % size);
-            let at = |rr: usize, cc: usize| df[(2 * r + rr) * 2 * size + 2 * c + cc];
-            (at(0, 0) + at(0, 1) + at(1, 0) + at(1, 1)) / 4.0
-        })
-        .collect();
-    let n = dc.len() as f64;
-    let (mc, md) = (dc.iter().sum::<f64>() / n, down.iter().sum::<f64>() / n);
-    let cov: f64 = dc.iter().zip(&down).map(|(x, y)| (x - mc) * (y - md)).sum();
-    let var = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
-    let corr = cov / (var(&dc, mc) * var(&down, md)).sqrt();
-    assert!(corr >= 0.85, "height changes correlate {corr}");
-    let mean_abs = |v: &[f64]| v.iter().map(|x| x.abs()).sum::<f64>() / v.len() as f64;
-    let (ac, af) = (mean_abs(&dc), mean_abs(&df));
+    let alike = downsampled_change(&coarse, &ec, &fine, &ef).unwrap();
+    assert!(alike.correlation >= 0.85, "height changes correlate {}", alike.correlation);
+    let (ac, af) = (alike.mean_abs_coarse, alike.mean_abs_fine);
     assert!((af - ac).abs() <= 0.15 * ac, "mean |Δh| {ac} m at 2 m, {af} m at 1 m");
     let theta = |m: &Heightmap| figures(m, 400.0).slope_area.unwrap().theta;
     let (tc, tf) = (theta(&ec), theta(&ef));

@@ -1,5 +1,5 @@
 use anyhow::Context;
-use erode::models::droplet::{DROPLET_PARAM_DOCS, DropletParams};
+use erode::models::droplet::{DROPLET_PARAM_DOCS, DROPLET_PRESETS, droplet_preset};
 use erode::models::grid;
 
 /// Print a model's default parameters (or a grid preset's) as commented TOML (a starting point
@@ -8,6 +8,8 @@ use erode::models::grid;
 #[command(after_help = "Grid presets: rivers (the default: channel networks, valley deposits), gentle (weathering
 only), badlands (dense gullies), alpine (hard rock, steep channels and talus), classic (Jákó &
 Tóth 2011 as written).
+Droplet presets: default (rills and gullies, valleys kept), gentle (light weathering), beyer (Beyer
+2015's numbers read at 1 m cells).
 
 Examples:
   erode params grid > grid.toml
@@ -18,7 +20,7 @@ Examples:
 pub struct Args {
     /// The model.
     model: Model,
-    /// Grid: print this preset instead of the defaults.
+    /// Grid or droplet: print this preset instead of the defaults.
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
 }
@@ -31,8 +33,8 @@ enum Model {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    if a.preset.is_some() && !matches!(a.model, Model::Grid) {
-        anyhow::bail!("--preset is for the grid model");
+    if a.preset.is_some() && matches!(a.model, Model::Sph) {
+        anyhow::bail!("--preset is for the grid and droplet models");
     }
     match a.model {
         Model::Grid => {
@@ -49,9 +51,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             print!("{}", erode_io::params::to_commented_toml(&params, &docs, &header));
         }
         Model::Droplet => {
-            let header = "erode droplet model parameters (Beyer 2015 as told in 002; 002's settings).\n\
-                          Positions and radius in cells, heights in metres. Each value below is the default.";
-            let mut table = erode_io::params::to_commented_toml(&DropletParams::default(), DROPLET_PARAM_DOCS, header);
+            let name = a.preset.as_deref().unwrap_or("default");
+            let params = droplet_preset(name).context("--preset")?;
+            let summary = DROPLET_PRESETS.iter().find(|p| p.0 == name).map_or("", |p| p.1);
+            let header = format!(
+                "erode droplet model parameters (Beyer 2015, in metres and seconds: the same values\n\
+                 give the same change at any cell size). Each droplet is the rain of one cell.\n\
+                 Preset `{name}`: {summary}.\n\
+                 Use it with --params FILE, or directly with --preset {name}."
+            );
+            let mut table = erode_io::params::to_commented_toml(&params, DROPLET_PARAM_DOCS, &header);
             // TOML has no -inf literal for "unset": say it instead
             table = table.replace("min_height = -inf", "# min_height = 0.0   (unset: the input's lowest height)");
             print!("{table}");

@@ -21,7 +21,8 @@ Examples:
   erode simulate grid t.tif -o out --iterations 300 --checkpoint-every 100
   erode simulate grid t.tif -o out --iterations 600 --resume
   erode simulate grid t.tif -o out --backend gpu            (see erode gpu-info)
-  erode simulate droplet t.tif -o out --droplets 200000 --seed 3 --set radius=3
+  erode simulate droplet t.tif -o out --droplets-per-cell 2 --seed 3 --set radius=6
+  erode simulate droplet t.tif -o out --preset gentle
   erode simulate droplet t.tif -o out --rain-map rain.png --hardness-map rock.png
   erode simulate sph --scene tunnel --iterations 2000 -o out
   erode simulate sph --scene lake --particles 12528 --faces 9068 --iterations 500 -o out
@@ -38,8 +39,9 @@ pub struct Args {
     /// Output folder (created if missing).
     #[arg(short, long)]
     output: PathBuf,
-    /// Grid: start from a named parameter set (rivers, gentle, badlands, alpine, classic; see
-    /// `erode params grid --preset NAME`); --params and --set apply on top. Default rivers.
+    /// Start from a named parameter set: grid rivers, gentle, badlands, alpine, classic (default
+    /// rivers); droplet default, gentle, beyer (see `erode params MODEL --preset NAME`).
+    /// --params and --set apply on top.
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
     /// Parameter file (TOML; see `erode params grid`).
@@ -56,9 +58,14 @@ pub struct Args {
     /// `morphological_factor` times as long. With --resume, in total.
     #[arg(long, value_name = "TIME", conflicts_with = "iterations")]
     duration: Option<String>,
-    /// Droplets in total (droplet; with --resume, including those already done).
-    #[arg(long, default_value_t = 100_000)]
-    droplets: u64,
+    /// Droplets in total (droplet; with --resume, including those already done). Default: one
+    /// per cell (see --droplets-per-cell).
+    #[arg(long)]
+    droplets: Option<u64>,
+    /// Droplets per cell of the map, in total (droplet): each droplet is the rain of one cell,
+    /// so the same figure gives the same rain per m² at any cell size. Default 1.
+    #[arg(long, value_name = "D", conflicts_with = "droplets")]
+    droplets_per_cell: Option<f64>,
     /// Seed of the random parts (overrides the parameter `seed`).
     #[arg(long)]
     seed: Option<u64>,
@@ -266,8 +273,11 @@ fn read_map(
 }
 
 pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
-    if a.model != Model::Grid && (a.preset.is_some() || a.duration.is_some()) {
-        bail!("--preset and --duration are for the grid model");
+    if a.model == Model::Sph && a.preset.is_some() {
+        bail!("--preset is for the grid and droplet models");
+    }
+    if a.model != Model::Grid && a.duration.is_some() {
+        bail!("--duration is for the grid model");
     }
     if a.model == Model::Sph {
         if a.backend != Backend::Cpu {
@@ -476,7 +486,9 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
 fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> {
     use erode::models::droplet::{DropletMaps, DropletParams, DropletSim, DropletState, droplet_params_fingerprint};
     let formats = crate::output::formats(&a.format)?;
-    let mut params: DropletParams = erode_io::params::load(a.params.as_deref(), &a.sets)?;
+    let preset = a.preset.as_deref().unwrap_or("default");
+    let base = erode::models::droplet::droplet_preset(preset).context("--preset")?;
+    let mut params: DropletParams = erode_io::params::load_onto(&base, a.params.as_deref(), &a.sets)?;
     if let Some(seed) = a.seed {
         params.seed = seed;
     }
@@ -487,6 +499,8 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
         params.min_height = f64::from(loaded.map.stats().min);
     }
     params.validate()?;
+    params.step_rule(terrain.cell_size()).with_context(|| format!("{}: on this map", input_file.display()))?;
+    let total = droplet_count(a.droplets, a.droplets_per_cell, terrain.len())?;
     std::fs::create_dir_all(&a.output)
         .with_context(|| format!("{}: cannot create the output folder", a.output.display()))?;
     erode_io::check_output(&a.output.join("report.json"))?;
@@ -518,7 +532,7 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     };
     // a GPU batch holds the droplets that rarely cross paths: on a small map with long-lived
     // droplets that is a handful (3 on 002's 100² at lifetime 300), which no GPU runs fast
-    let gpu_batch = erode::models::droplet::gpu::gpu_batch(&params, st.width * st.height);
+    let gpu_batch = erode::models::droplet::gpu::gpu_batch(sim.rule(), params.batch_size, st.width * st.height);
     let few = format!(
         "a GPU batch holds {gpu_batch} droplet{} on this map (those whose paths rarely cross; a GPU needs about \
          {MIN_GPU_DROPLET_BATCH})",
@@ -539,8 +553,8 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     };
     let mut gpu = on_backend(backend, quiet, start_gpu)?;
     let start = st.droplets;
-    let todo = a.droplets.saturating_sub(st.droplets);
-    let bar = progress::bar(a.droplets, "droplets", quiet);
+    let todo = total.saturating_sub(st.droplets);
+    let bar = progress::bar(total, "droplets", quiet);
     bar.set_position(st.droplets);
     bar.set_message("droplet");
     let write_ckpt =
@@ -602,6 +616,7 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     let done = st.droplets - start;
     let report = json!({
         "model": "droplet",
+        "preset": preset,
         "backend": if gpu.is_some() { "gpu" } else { "cpu" },
         "adapter": gpu.as_ref().map(|(_, name)| name.clone()),
         "threads": threads,
@@ -628,6 +643,28 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     });
     erode_io::write_atomic(&a.output.join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
     Ok(())
+}
+
+/// Most droplets one run takes (about 30 hours at a million a second).
+const MAX_DROPLETS: f64 = 1e11;
+
+/// The droplets a run goes to: `--droplets`, or `--droplets-per-cell` (default 1) times the cells.
+fn droplet_count(droplets: Option<u64>, per_cell: Option<f64>, cells: usize) -> anyhow::Result<u64> {
+    if let Some(n) = droplets {
+        if n as f64 > MAX_DROPLETS {
+            bail!("--droplets {n}: more than {MAX_DROPLETS:e}, which would run for days");
+        }
+        return Ok(n);
+    }
+    let d = per_cell.unwrap_or(1.0);
+    if !(d.is_finite() && d >= 0.0) {
+        bail!("--droplets-per-cell {d}: must be a number >= 0");
+    }
+    let n = (d * cells as f64).round();
+    if n > MAX_DROPLETS {
+        bail!("--droplets-per-cell {d}: {n:e} droplets on {cells} cells, more than {MAX_DROPLETS:e}");
+    }
+    Ok(n as u64)
 }
 
 /// Seconds from `90`, `90s`, `30min` or `2h`.

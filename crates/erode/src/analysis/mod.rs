@@ -19,6 +19,7 @@
 //! Nodata cells are outside the domain: flow that reaches them leaves the map there, as it does
 //! across the map's edge ([`domain`]), and they never count as terrain.
 
+pub mod compare;
 pub mod depressions;
 pub mod domain;
 pub mod fill;

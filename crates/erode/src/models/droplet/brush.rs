@@ -29,7 +29,7 @@ pub(super) const NARROW: usize = 8;
 const NARROW_RADIUS: f64 = 4.0;
 
 /// Weight units per cell of distance (weights are whole numbers of them).
-const WEIGHT_UNITS: f64 = 1_048_576.0;
+pub(super) const WEIGHT_UNITS: f64 = 1_048_576.0;
 
 /// 2⁵²: adding and removing it rounds an f64 in 0..2⁵² to a whole number without a conversion.
 const TWO_52: f64 = 4_503_599_627_370_496.0;
@@ -57,14 +57,16 @@ pub(super) fn share_f(want: f64, erodibility: f64, height: f32, floor: f64) -> f
 }
 
 /// One cell's erosion: removes its share of `want` metres from `height`, adds it to `eroded`,
-/// returns the quanta. A zero `want` changes nothing.
+/// returns the quanta the f32 height actually lost (a share below half its last digit is no
+/// change at all, and is not booked). A zero `want` changes nothing.
 #[inline(always)]
-fn erode_cell(want: f64, erodibility: f64, height: &mut f32, eroded: &mut f32, floor: f64) -> f64 {
+pub(super) fn erode_cell(want: f64, erodibility: f64, height: &mut f32, eroded: &mut f32, floor: f64) -> f64 {
     let q = share_f(want, erodibility, *height, floor);
-    let m = q * (1.0 / QUANTA_PER_METRE);
-    *height = (f64::from(*height) - m) as f32;
-    *eroded += m as f32;
-    q
+    let old = f64::from(*height);
+    *height = (old - q * (1.0 / QUANTA_PER_METRE)) as f32;
+    let lost = old - f64::from(*height);
+    *eroded += lost as f32;
+    quanta_f(lost)
 }
 
 /// `x.floor()` as an integer, without a libm call.

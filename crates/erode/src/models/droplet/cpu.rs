@@ -16,17 +16,11 @@
 
 use rayon::prelude::*;
 
-use super::brush::{Brush, MAX_AMOUNT, Plane, floor_i, quanta_f, share_f};
-use super::params::{DropletBorder, DropletParams};
+use super::brush::{Brush, MAX_AMOUNT, Plane, WEIGHT_UNITS, floor_i, quanta_f};
+use super::params::{DropletBorder, DropletParams, StepRule};
 use super::state::{DropletBooks, DropletState, QUANTA_PER_METRE};
 use crate::error::SimError;
 use crate::rng::SplitMix64;
-
-/// [`share_f`] as an integer.
-#[inline(always)]
-fn share(want: f64, hardness: f64, height: f32, floor: f64) -> i64 {
-    share_f(want, hardness, height, floor) as i64
-}
 
 /// The rows a droplet may change: the state's fields from row `first_row` on (the whole map, or
 /// a band's rows and reach). Cells are addressed by their index in the whole map.
@@ -44,11 +38,12 @@ impl Ground<'_> {
     fn height(&self, i: usize) -> f32 {
         self.terrain[i - self.base]
     }
+    /// Removes up to `want` metres (its erodibility's share, above the floor) from cell `i`;
+    /// returns the quanta the height lost.
     #[inline]
-    fn erode(&mut self, i: usize, q: i64) {
-        let (i, m) = (i - self.base, q as f64 / QUANTA_PER_METRE);
-        self.terrain[i] = (f64::from(self.terrain[i]) - m) as f32;
-        self.eroded[i] += m as f32;
+    fn erode(&mut self, i: usize, want: f64, erodibility: f64, floor: f64) -> i64 {
+        let i = i - self.base;
+        super::brush::erode_cell(want, erodibility, &mut self.terrain[i], &mut self.eroded[i], floor) as i64
     }
     #[inline]
     fn deposit(&mut self, i: usize, q: i64) {
@@ -118,6 +113,8 @@ impl Observe for Watch<'_> {
 /// Runs droplets on the CPU; identical results for any thread count.
 pub struct DropletSim {
     params: DropletParams,
+    /// What a step does on this map.
+    rule: StepRule,
     /// Cumulative rain per cell, when droplets start where it rains.
     spawn: Option<Vec<f64>>,
     /// The brush of the current erosion step (serial runs reuse it).
@@ -211,7 +208,7 @@ fn spawn_table(st: &DropletState) -> Option<Vec<f64>> {
 impl DropletSim {
     /// A simulator for `state` with `params` (validated here). The map needs at least 2 x 2 cells.
     pub fn new(params: DropletParams, state: &DropletState) -> Result<Self, SimError> {
-        params.validate()?;
+        let rule = params.step_rule(state.cell_size)?;
         if state.width < 2 || state.height < 2 {
             return Err(crate::error::GridError::Empty { width: state.width, height: state.height }.into());
         }
@@ -220,7 +217,7 @@ impl DropletSim {
             return Err(SimError::NoRain);
         }
         let erodibility = state.hardness.as_deref().map(|h| erodibility(h, params.rock_erodibility));
-        Ok(Self { params, spawn, brush: Brush::default(), erodibility })
+        Ok(Self { params, rule, spawn, brush: Brush::default(), erodibility })
     }
 
     /// The parameters.
@@ -228,9 +225,14 @@ impl DropletSim {
         &self.params
     }
 
+    /// What one step does on this map (the parameters in cells and shares per step).
+    pub fn rule(&self) -> &StepRule {
+        &self.rule
+    }
+
     /// Rows a droplet can reach from the row it starts in (see the module's text).
     pub fn reach(&self) -> usize {
-        self.params.max_lifetime as usize + self.params.radius.ceil() as usize + 2
+        self.rule.steps as usize + self.rule.radius.ceil() as usize + 2
     }
 
     /// How many bands of rows a batch of droplets is split into on a map of `height` rows (1:
@@ -256,8 +258,12 @@ impl DropletSim {
         let batch = u64::from(self.params.batch_size);
         let end = st.droplets + count;
         let bands = self.bands(st.height);
+        let mut before = Vec::new();
         while st.droplets < end {
             let batch_end = ((st.droplets / batch + 1) * batch).min(end);
+            if self.params.smoothing > 0.0 {
+                before.clone_from(&st.terrain);
+            }
             match &bands {
                 Some(bounds) => self.batch(st, st.droplets, batch_end, bounds),
                 None => {
@@ -265,6 +271,10 @@ impl DropletSim {
                         self.serial(st, index, &mut ());
                     }
                 }
+            }
+            if self.params.smoothing > 0.0 {
+                let wrap = self.params.border == DropletBorder::Wrap;
+                super::smooth::smooth_change(&mut st.terrain, &before, st.width, wrap, self.params.smoothing);
             }
             st.droplets = batch_end;
             progress(st.droplets);
@@ -305,7 +315,8 @@ impl DropletSim {
             flow: &mut st.flow,
             base: 0,
         };
-        let b = life(&self.params, &map, self.spawn.as_deref(), &mut ground, index, &mut self.brush, observe);
+        let b =
+            life(&self.params, &self.rule, &map, self.spawn.as_deref(), &mut ground, index, &mut self.brush, observe);
         add_books(&mut st.books, &b);
     }
 
@@ -325,7 +336,7 @@ impl DropletSim {
                 groups[bounds.partition_point(|&b| b <= row) - 1].push(index);
             }
         }
-        let (p, spawn) = (&self.params, self.spawn.as_deref());
+        let (p, rule, spawn) = (&self.params, &self.rule, self.spawn.as_deref());
         for parity in 0..2 {
             // each band of this parity owns its rows and `reach` rows on either side; those
             // stretches do not overlap (bands are at least 2·reach tall)
@@ -360,7 +371,7 @@ impl DropletSim {
                     let mut ground = Ground { terrain, eroded, deposited, flow, base };
                     let mut total = DropletBooks::default();
                     for &index in &groups[k] {
-                        add_books(&mut total, &life(p, &map, spawn, &mut ground, index, brush, &mut ()));
+                        add_books(&mut total, &life(p, rule, &map, spawn, &mut ground, index, brush, &mut ()));
                     }
                     total
                 })
@@ -379,47 +390,80 @@ fn add_books(books: &mut DropletBooks, b: &DropletBooks) {
     books.steps += b.steps;
 }
 
-/// Adds `q` quanta at `(x, y)` split bilinearly over the 4 corners (the remainder to the last,
-/// so the sum is exact). Returns `q`.
+/// Adds `q` quanta at `(x, y)` split bilinearly over the 4 corners, the remainder to the
+/// heaviest corner, so the sum is exact; a corner's part below the f32 resolution of its height
+/// (which would round away) goes to the heaviest corner too. Returns `q`.
 fn deposit(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, q: i64) -> i64 {
     if q <= 0 {
         return 0;
     }
     let (cells, u, v) = map.corners(x, y);
     let weights = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
+    let heaviest = (0..4).fold(0, |best, k| if weights[k] > weights[best] { k } else { best });
     let mut left = q;
     for k in 0..4 {
-        let part = if k == 3 { left } else { ((q as f64) * weights[k] + 0.5) as i64 };
-        let part = part.min(left);
-        left -= part;
-        if part > 0 {
-            g.deposit(cells[k], part);
+        if k == heaviest {
+            continue;
         }
+        let part = (((q as f64) * weights[k] + 0.5) as i64).min(left);
+        let resolution = height_resolution(f64::from(g.height(cells[k]))) * QUANTA_PER_METRE;
+        if part > 0 && part as f64 >= resolution {
+            g.deposit(cells[k], part);
+            left -= part;
+        }
+    }
+    if left > 0 {
+        g.deposit(cells[heaviest], left);
     }
     q
 }
 
+/// The spacing of f32 heights near `h`, m (its last digit).
+#[inline]
+fn height_resolution(h: f64) -> f64 {
+    let h = (h as f32).abs().max(f32::MIN_POSITIVE);
+    f64::from(f32::from_bits(h.to_bits() & 0x7f80_0000) * f32::EPSILON)
+}
+
+/// `Σ w²` of the bilinear weights at `(x, y)`: a change of `q` split by the weights moves the
+/// height at `(x, y)` by `q·Σ w²`.
+#[inline]
+fn bilinear_self_weight(x: f64, y: f64) -> f64 {
+    let (u, v) = (x - floor_i(x) as f64, y - floor_i(y) as f64);
+    ((1.0 - u) * (1.0 - u) + u * u) * ((1.0 - v) * (1.0 - v) + v * v)
+}
+
 /// Removes up to `amount` metres through the circular brush of `radius` cells around `(x, y)`
 /// (weights `max(0, radius − distance)`, normalised; each cell's share scaled by its erodibility),
-/// no cell below the floor. Returns the quanta removed.
-fn erode(map: &Map<'_>, g: &mut Ground<'_>, x: f64, y: f64, amount: f64, radius: f64, brush: &mut Brush) -> i64 {
+/// no cell below the floor, and no more than lowers the droplet's own place by `drop` (so one
+/// step never digs it below where it goes next). Returns the quanta removed.
+#[allow(clippy::too_many_arguments)]
+fn erode(
+    map: &Map<'_>,
+    g: &mut Ground<'_>,
+    x: f64,
+    y: f64,
+    amount: f64,
+    drop: f64,
+    radius: f64,
+    brush: &mut Brush,
+) -> i64 {
     let plane = Plane { w: map.w, rows: map.rows, wrap: map.wrap };
     let total = if radius > 0.0 { brush.lay(plane, x, y, radius) } else { 0.0 };
     if total <= 0.0 {
         // radius 0 (or a brush with no cell inside): the 4 corners, bilinearly
+        let amount = amount.min(drop / bilinear_self_weight(x, y));
         let (cells, u, v) = map.corners(x, y);
         let weights = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
         let mut removed = 0;
         for k in 0..4 {
             let i = cells[k];
-            let q = share(amount * weights[k], map.erodibility(i), g.height(i), map.floor);
-            if q > 0 {
-                g.erode(i, q);
-                removed += q;
-            }
+            removed += g.erode(i, amount * weights[k], map.erodibility(i), map.floor);
         }
         return removed;
     }
+    // the centre weighs `radius / total` of the brush (`total` in weight units)
+    let amount = amount.min(drop * total / (radius * WEIGHT_UNITS));
     brush.erode(plane, g.terrain, g.eroded, g.base, amount / total, map.erodibility, map.floor)
 }
 
@@ -442,8 +486,10 @@ fn start(rng: &mut SplitMix64, map: &Map<'_>, spawn: Option<&[f64]>) -> (f64, f6
 }
 
 /// One droplet's life. Returns its books.
+#[allow(clippy::too_many_arguments)]
 fn life<O: Observe>(
     p: &DropletParams,
+    r: &StepRule,
     map: &Map<'_>,
     spawn: Option<&[f64]>,
     g: &mut Ground<'_>,
@@ -455,15 +501,15 @@ fn life<O: Observe>(
     let (w, h) = (map.w as f64, map.rows as f64);
     let (mut x, mut y) = start(&mut rng, map, spawn);
     let (mut dx, mut dy) = (0.0f64, 0.0f64);
-    let (mut speed, mut water) = (p.initial_speed, p.initial_water);
+    let (mut speed, mut water) = (r.initial_speed, 1.0);
     let mut sediment: i64 = 0;
     let mut books = DropletBooks::default();
     let mut alive_at_end = true;
-    for _ in 0..p.max_lifetime {
+    for _ in 0..r.steps {
         books.steps += 1;
         let (h_old, gx, gy) = map.sample(g, x, y);
-        dx = dx * p.inertia - gx * (1.0 - p.inertia);
-        dy = dy * p.inertia - gy * (1.0 - p.inertia);
+        dx = dx * r.inertia - gx * (1.0 - r.inertia);
+        dy = dy * r.inertia - gy * (1.0 - r.inertia);
         let len2 = dx * dx + dy * dy;
         if len2 < 1e-24 {
             let angle = rng.next_f64() * std::f64::consts::TAU;
@@ -492,16 +538,26 @@ fn life<O: Observe>(
         let (h_new, _, _) = map.sample(g, nx, ny);
         let dh = h_new - h_old;
         let carried = sediment as f64 / QUANTA_PER_METRE;
-        let capacity = (-dh).max(p.min_slope) * speed * water * p.capacity;
+        let capacity = (-dh).max(r.min_drop) * speed * water * r.capacity;
         let (kind, moved) = if dh > 0.0 || carried > capacity {
-            let amount = if dh > 0.0 { dh.min(carried) } else { (carried - capacity) * p.deposition };
-            let q = quanta(amount.max(0.0)).clamp(0, sediment);
+            // uphill: fill the dip it leaves up to the height of the next place
+            let amount = if dh > 0.0 {
+                (dh / bilinear_self_weight(x, y)).min(carried)
+            } else {
+                (carried - capacity) * r.deposition
+            };
+            let mut q = quanta(amount.max(0.0)).clamp(0, sediment);
+            if dh <= 0.0 && (q as f64) < 8.0 * height_resolution(h_old) * QUANTA_PER_METRE {
+                // a share of the excess below the f32 heights' resolution here would round
+                // away (and the books would count it): the droplet carries it on instead
+                q = 0;
+            }
             books.deposited += deposit(map, g, x, y, q);
             sediment -= q;
             (if dh > 0.0 { StepKind::DepositUphill } else { StepKind::DepositExcess }, q)
         } else {
-            let amount = ((capacity - carried) * p.erosion).min(-dh);
-            let q = erode(map, g, x, y, amount, p.radius, brush);
+            let amount = (capacity - carried) * r.erosion;
+            let q = erode(map, g, x, y, amount, -dh, r.radius, brush);
             books.eroded += q;
             sediment += q;
             (StepKind::Erode, q)
@@ -518,8 +574,8 @@ fn life<O: Observe>(
                 amount: moved as f64 / QUANTA_PER_METRE,
             });
         }
-        speed = (speed * speed - dh * p.gravity).max(0.0).sqrt();
-        water *= 1.0 - p.evaporation;
+        speed = ((speed * speed - dh * r.gravity) * r.speed_kept).max(0.0).sqrt();
+        water *= 1.0 - r.evaporation;
         (x, y) = (nx, ny);
         let ([cell, ..], _, _) = map.corners(x, y);
         g.visit(cell);

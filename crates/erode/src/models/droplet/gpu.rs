@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use super::params::{DropletBorder, DropletParams};
+use super::params::{DropletBorder, DropletParams, StepRule};
 use super::state::DropletState;
 use crate::error::SimError;
 use crate::gpu::{GpuContext, Kernel, kernel};
@@ -24,6 +24,8 @@ use crate::gpu::{GpuContext, Kernel, kernel};
 pub const LIFE_WGSL: &str = include_str!("shaders/life.wgsl");
 /// `apply_deltas`' shader.
 pub const APPLY_DELTAS_WGSL: &str = include_str!("shaders/apply_deltas.wgsl");
+/// `smooth_change`'s shader.
+pub const SMOOTH_CHANGE_WGSL: &str = include_str!("shaders/smooth_change.wgsl");
 
 /// Metres per quantum on the GPU: 2⁻²⁰ m, so a cell's change in one batch may reach ±2048 m in
 /// an `i32`. One GPU quantum is 2¹² of the CPU's (2⁻³² m), so the books stay exact integers.
@@ -31,12 +33,12 @@ pub const GPU_QUANTUM: f64 = 1.0 / 1_048_576.0;
 const CPU_QUANTA_PER_GPU_QUANTUM: i64 = 1 << 12;
 
 /// Droplets per GPU batch on a map of `cells`: about one per area a droplet's path can touch
-/// (`max_lifetime · (2⌈radius⌉ + 1)` cells), so droplets of one batch rarely meet, and at most
-/// the parameters' `batch_size`. Small maps with long-lived droplets get small batches: their
-/// droplets would all cross each other's paths.
-pub fn gpu_batch(p: &DropletParams, cells: usize) -> u64 {
-    let path = u64::from(p.max_lifetime.max(1)) * (2 * p.radius.ceil() as u64 + 1);
-    (cells as u64 / path).clamp(1, u64::from(p.batch_size.max(1)))
+/// (`steps · (2⌈radius⌉ + 1)` cells), so droplets of one batch rarely meet, and at most
+/// `batch_size`. Small maps with long-lived droplets get small batches: their droplets would all
+/// cross each other's paths.
+pub fn gpu_batch(rule: &StepRule, batch_size: u32, cells: usize) -> u64 {
+    let path = u64::from(rule.steps.max(1)) * (2 * rule.radius.ceil() as u64 + 1);
+    (cells as u64 / path).clamp(1, u64::from(batch_size.max(1)))
 }
 
 /// `life`'s parameters (WGSL `LifeUniforms`).
@@ -67,25 +69,25 @@ pub struct LifeUniforms {
     pub events: u32,
     /// Padding.
     pub pad: u32,
-    /// Share of its direction a droplet keeps.
+    /// Share of its heading a droplet keeps against the gradient per step.
     pub inertia: f32,
-    /// Capacity factor.
+    /// Capacity per metre of drop over a step, per unit speed and water.
     pub capacity: f32,
-    /// Smallest drop used in the capacity, m per cell.
-    pub min_slope: f32,
+    /// Smallest drop over a step used in the capacity, m.
+    pub min_drop: f32,
     /// Share of the excess deposited per step.
     pub deposition: f32,
     /// Share of the free capacity eroded per step.
     pub erosion: f32,
-    /// Gravity.
+    /// `speed² ← speed² − gravity·Δh` (twice g).
     pub gravity: f32,
     /// Share of water lost per step.
     pub evaporation: f32,
     /// Brush radius, cells.
     pub radius: f32,
-    /// Water a droplet starts with.
-    pub initial_water: f32,
-    /// Speed a droplet starts with.
+    /// Share of speed² kept against friction per step.
+    pub speed_kept: f32,
+    /// Speed a droplet starts with, m/s.
     pub initial_speed: f32,
     /// Erosion never digs below this height, m.
     pub floor: f32,
@@ -105,6 +107,24 @@ pub struct ApplyUniforms {
     pub quantum: f32,
 }
 
+/// `smooth_change`'s parameters (WGSL `SmoothUniforms`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SmoothUniforms {
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// 1: the map wraps.
+    pub wrap: u32,
+    /// Share of the batch's change spread over the 3 x 3 cells.
+    pub share: f32,
+    /// Metres per quantum.
+    pub quantum: f32,
+    /// Padding.
+    pub pad: [u32; 3],
+}
+
 /// The droplet model's GPU simulator: buffers and pipelines built once; `run` encodes batches;
 /// reading back is an explicit call.
 pub struct DropletGpuSim {
@@ -121,6 +141,7 @@ pub struct DropletGpuSim {
     life_uniforms: wgpu::Buffer,
     uniforms: LifeUniforms,
     life: Kernel,
+    smooth: Kernel,
     apply: Kernel,
     /// The state as uploaded: its maps and books are the base the GPU's sums add to.
     base: DropletState,
@@ -130,7 +151,7 @@ pub struct DropletGpuSim {
 impl DropletGpuSim {
     /// Uploads `state` and builds both pipelines for `params` on `ctx`'s device.
     pub fn new(ctx: Arc<GpuContext>, params: &DropletParams, state: &DropletState) -> Result<Self, SimError> {
-        params.validate()?;
+        let rule = params.step_rule(state.cell_size)?;
         let (w, h) = (state.width, state.height);
         let n = state.width * state.height;
         ctx.check_binding("droplet books buffer", (n * 6 * 4) as u64)?;
@@ -162,6 +183,7 @@ impl DropletGpuSim {
         let outflow_delta = ctx.storage("droplet outflow delta", &zeros);
         let books = ctx.storage("droplet books", &vec![0.0f32; 6 * n]);
         let flow = ctx.storage("droplet flow", &zeros);
+        let change = ctx.storage("droplet batch change", &zeros);
         let p = params;
         let uniforms = LifeUniforms {
             width: w as u32,
@@ -175,21 +197,21 @@ impl DropletGpuSim {
             count: 0,
             seed_lo: p.seed as u32,
             seed_hi: (p.seed >> 32) as u32,
-            max_lifetime: p.max_lifetime,
+            max_lifetime: rule.steps,
             has_hardness: u32::from(state.hardness.is_some()),
             has_spawn: u32::from(state.rain.is_some()),
             events: 32,
             pad: 0,
-            inertia: p.inertia as f32,
-            capacity: p.capacity as f32,
-            min_slope: p.min_slope as f32,
-            deposition: p.deposition as f32,
-            erosion: p.erosion as f32,
-            gravity: p.gravity as f32,
-            evaporation: p.evaporation as f32,
-            radius: p.radius as f32,
-            initial_water: p.initial_water as f32,
-            initial_speed: p.initial_speed as f32,
+            inertia: rule.inertia as f32,
+            capacity: rule.capacity as f32,
+            min_drop: rule.min_drop as f32,
+            deposition: rule.deposition as f32,
+            erosion: rule.erosion as f32,
+            gravity: rule.gravity as f32,
+            evaporation: rule.evaporation as f32,
+            radius: rule.radius as f32,
+            speed_kept: rule.speed_kept as f32,
+            initial_speed: rule.initial_speed as f32,
             // finite: WGSL leaves infinities to the implementation
             floor: p.min_height.max(-1e30) as f32,
             quantum: GPU_QUANTUM as f32,
@@ -203,13 +225,40 @@ impl DropletGpuSim {
             LIFE_WGSL,
             &[&life_uniforms, &terrain, &hardness, &spawn_buf, &eroded_delta, &outflow_delta, &flow, &deposited_delta],
         )?;
+        let smooth_uniforms = ctx.uniform(
+            "smooth_change",
+            &SmoothUniforms {
+                width: w as u32,
+                height: h as u32,
+                wrap: u32::from(p.border == DropletBorder::Wrap),
+                share: p.smoothing as f32,
+                quantum: GPU_QUANTUM as f32,
+                pad: [0; 3],
+            },
+        );
+        let smooth = kernel(
+            &ctx,
+            "smooth_change",
+            SMOOTH_CHANGE_WGSL,
+            &[&smooth_uniforms, &eroded_delta, &deposited_delta, &change],
+        )?;
         let apply = kernel(
             &ctx,
             "apply_deltas",
             APPLY_DELTAS_WGSL,
-            &[&apply_uniforms, &terrain, &eroded_delta, &deposited_delta, &eroded, &deposited, &outflow_delta, &books],
+            &[
+                &apply_uniforms,
+                &terrain,
+                &eroded_delta,
+                &deposited_delta,
+                &eroded,
+                &deposited,
+                &outflow_delta,
+                &books,
+                &change,
+            ],
         )?;
-        let batch = gpu_batch(p, n);
+        let batch = gpu_batch(&rule, p.batch_size, n);
         Ok(Self {
             ctx,
             params: p.clone(),
@@ -224,6 +273,7 @@ impl DropletGpuSim {
             life_uniforms,
             uniforms,
             life,
+            smooth,
             apply,
             base: state.clone(),
             droplets: state.droplets,
@@ -261,6 +311,15 @@ impl DropletGpuSim {
                 pass.set_pipeline(&self.life.pipeline);
                 pass.set_bind_group(0, &self.life.bindings, &[]);
                 pass.dispatch_workgroups(u.count.div_ceil(64), 1, 1);
+            }
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("smooth_change"),
+                    timestamp_writes: None,
+                });
+                pass.set_pipeline(&self.smooth.pipeline);
+                pass.set_bind_group(0, &self.smooth.bindings, &[]);
+                pass.dispatch_workgroups(gx, gy, 1);
             }
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {

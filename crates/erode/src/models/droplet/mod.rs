@@ -42,8 +42,9 @@ pub mod cpu;
 pub mod gpu;
 pub mod params;
 pub mod scene;
+mod smooth;
 pub mod state;
 
 pub use cpu::{DropletSim, StepKind, StepRecord};
-pub use params::{DROPLET_PARAM_DOCS, DropletBorder, DropletParams};
+pub use params::{DROPLET_PARAM_DOCS, DROPLET_PRESETS, DropletBorder, DropletParams, StepRule, droplet_preset};
 pub use state::{DropletBooks, DropletMaps, DropletState, droplet_params_fingerprint};

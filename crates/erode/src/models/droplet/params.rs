@@ -1,8 +1,9 @@
-//! What the user tunes in the droplet model. Positions and the brush radius are in cells;
-//! heights in metres (the model treats a cell step as one unit of horizontal distance, as 002
-//! does, so slopes are metres per cell).
+//! What the user tunes in the droplet model, in metres and seconds: the same parameters give the
+//! same terrain change on a map sampled at any cell size. [`StepRule`] turns them into what one
+//! step of one cell does on a given map.
 
 use crate::error::ParamError;
+use crate::grid::CellSize;
 
 /// What happens at the map's edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -16,32 +17,45 @@ pub enum DropletBorder {
     Wrap,
 }
 
-/// Droplet model parameters (Beyer 2015 as told in 002; names as the CLI's `--set` uses them).
+/// Droplet model parameters (Beyer 2015, in physical units; names as the CLI's `--set` uses
+/// them). A droplet is the rain of one cell; it moves one cell per step, and every rate is per
+/// metre of its path, so a map at half the cell size takes twice the steps to the same effect.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DropletParams {
-    /// How much of its direction a droplet keeps each step (0..1). Default 0.3 (002).
-    pub inertia: f64,
-    /// Sediment capacity factor (per metre of drop, per unit speed and water). Default 10 (002).
+    /// Path length over which a droplet's heading turns to the downhill direction, m (0: always
+    /// straight downhill). Default 2.
+    pub inertia_length: f64,
+    /// Sediment capacity: cell-heights of sediment (m) a droplet carries per unit slope (m/m)
+    /// and unit speed (m/s), at its starting water. Default 0.3.
     pub capacity: f64,
-    /// Smallest drop used for the capacity, metres per cell. Default 0.01.
+    /// Smallest slope used for the capacity (m/m), so droplets on flat ground still carry some.
+    /// Default 0.01.
     pub min_slope: f64,
-    /// Share of the excess sediment dropped per step (0..1). Default 0.08 (002).
-    pub deposition: f64,
-    /// Share of the free capacity eroded per step (0..1). Default 0.7 (002).
-    pub erosion: f64,
-    /// Gravity in `speed² ← speed² − Δh·g`. Default 9.81 (002).
+    /// Path length over which a droplet drops 63 % of its load above capacity, m. Default 20.
+    pub deposition_length: f64,
+    /// Path length over which a droplet takes 63 % of its free capacity from the ground, m.
+    /// Default 10.
+    pub erosion_length: f64,
+    /// Gravity, m/s²: `speed² ← speed² − 2·g·Δh` over a step. Default 9.81.
     pub gravity: f64,
-    /// Share of water lost per step (0..1). Default 0.02 (002).
-    pub evaporation: f64,
-    /// Most steps a droplet lives. Default 300 (002).
-    pub max_lifetime: u32,
-    /// Erosion brush radius, cells (>= 0; 0 erodes the 4 corners bilinearly). Default 5 (002).
+    /// Path length over which a droplet loses 63 % of its speed² to friction, m: with it, speed
+    /// follows the slope (`speed² → 2·g·slope·friction_length`) instead of growing with every
+    /// metre of drop. Default 50.
+    pub friction_length: f64,
+    /// Path length over which a droplet loses 63 % of its water, m. Default 50.
+    pub evaporation_length: f64,
+    /// Longest path a droplet takes, m. Default 150.
+    pub max_distance: f64,
+    /// Erosion brush radius, m (weights fall linearly to 0 there; below about one cell the
+    /// droplet erodes its 4 corners bilinearly). Default 4.
     pub radius: f64,
-    /// Water a droplet starts with. Default 1.
-    pub initial_water: f64,
-    /// Speed a droplet starts with, cells per step. Default 1.
+    /// Speed a droplet starts with, m/s. Default 1.
     pub initial_speed: f64,
+    /// Share (0..1) of each batch's terrain change spread over the 3 x 3 cells around where it
+    /// happened (a binomial blur), against the single-cell pits of bilinear deposits; volume is
+    /// kept to the quantum. Default 0.5.
+    pub smoothing: f64,
     /// Erosion never digs below this height, metres (the floor against drain valleys). Default:
     /// none (`-inf`); the CLI's default is the input's lowest height.
     pub min_height: f64,
@@ -52,9 +66,10 @@ pub struct DropletParams {
     /// Edge rule. Default open.
     pub border: DropletBorder,
     /// Droplets scheduled together: split by the band of rows they start in, bands far enough
-    /// apart run in parallel (see `droplet::cpu`). 1 runs the droplets strictly one after the
-    /// other. Results do not depend on the thread count either way; stopping at a multiple of
-    /// it and resuming gives a straight run's result. Default 16384.
+    /// apart run in parallel (see `droplet::cpu`); the smoothing runs after each batch. 1 runs
+    /// the droplets strictly one after the other. Results do not depend on the thread count
+    /// either way; stopping at a multiple of it and resuming gives a straight run's result.
+    /// Default 16384.
     pub batch_size: u32,
     /// Seed: droplet `i` draws from `SplitMix64::keyed(seed, i)`. Default 0.
     pub seed: u64,
@@ -63,17 +78,18 @@ pub struct DropletParams {
 impl Default for DropletParams {
     fn default() -> Self {
         Self {
-            inertia: 0.3,
-            capacity: 10.0,
+            inertia_length: 2.0,
+            capacity: 0.3,
             min_slope: 0.01,
-            deposition: 0.08,
-            erosion: 0.7,
+            deposition_length: 20.0,
+            erosion_length: 10.0,
             gravity: 9.81,
-            evaporation: 0.02,
-            max_lifetime: 300,
-            radius: 5.0,
-            initial_water: 1.0,
+            friction_length: 50.0,
+            evaporation_length: 50.0,
+            max_distance: 150.0,
+            radius: 4.0,
             initial_speed: 1.0,
+            smoothing: 0.5,
             min_height: f64::NEG_INFINITY,
             rock_erodibility: 0.1,
             border: DropletBorder::Open,
@@ -83,6 +99,11 @@ impl Default for DropletParams {
     }
 }
 
+/// Most steps a droplet may take (a path longer than this many cells is refused).
+pub const MAX_STEPS: f64 = 100_000.0;
+/// Largest brush, cells.
+pub const MAX_RADIUS_CELLS: f64 = 64.0;
+
 impl DropletParams {
     /// Checks every field; the error names the first one out of range.
     pub fn validate(&self) -> Result<(), ParamError> {
@@ -90,22 +111,20 @@ impl DropletParams {
             if ok { Ok(()) } else { Err(ParamError { name, value, expected }) }
         }
         let unit = |v: f64| (0.0..=1.0).contains(&v);
-        check(unit(self.inertia), "inertia", self.inertia, "0 to 1")?;
-        check(self.capacity.is_finite() && self.capacity >= 0.0, "capacity", self.capacity, ">= 0")?;
-        check(self.min_slope.is_finite() && self.min_slope >= 0.0, "min_slope", self.min_slope, ">= 0")?;
-        check(unit(self.deposition), "deposition", self.deposition, "0 to 1")?;
-        check(unit(self.erosion), "erosion", self.erosion, "0 to 1")?;
-        check(self.gravity.is_finite() && self.gravity >= 0.0, "gravity", self.gravity, ">= 0")?;
-        check(unit(self.evaporation), "evaporation", self.evaporation, "0 to 1")?;
-        check(self.max_lifetime >= 1, "max_lifetime", f64::from(self.max_lifetime), ">= 1")?;
-        check(self.radius.is_finite() && (0.0..=64.0).contains(&self.radius), "radius", self.radius, "0 to 64 cells")?;
-        check(self.initial_water.is_finite() && self.initial_water > 0.0, "initial_water", self.initial_water, "> 0")?;
-        check(
-            self.initial_speed.is_finite() && self.initial_speed >= 0.0,
-            "initial_speed",
-            self.initial_speed,
-            ">= 0",
-        )?;
+        let length = |v: f64| v.is_finite() && v >= 0.0;
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        check(length(self.inertia_length), "inertia_length", self.inertia_length, ">= 0 m")?;
+        check(length(self.capacity), "capacity", self.capacity, ">= 0")?;
+        check(length(self.min_slope), "min_slope", self.min_slope, ">= 0")?;
+        check(positive(self.deposition_length), "deposition_length", self.deposition_length, "> 0 m")?;
+        check(positive(self.erosion_length), "erosion_length", self.erosion_length, "> 0 m")?;
+        check(length(self.gravity), "gravity", self.gravity, ">= 0 m/s²")?;
+        check(positive(self.friction_length), "friction_length", self.friction_length, "> 0 m")?;
+        check(positive(self.evaporation_length), "evaporation_length", self.evaporation_length, "> 0 m")?;
+        check(positive(self.max_distance), "max_distance", self.max_distance, "> 0 m")?;
+        check(length(self.radius), "radius", self.radius, ">= 0 m")?;
+        check(length(self.initial_speed), "initial_speed", self.initial_speed, ">= 0 m/s")?;
+        check(unit(self.smoothing), "smoothing", self.smoothing, "0 to 1")?;
         check(
             !self.min_height.is_nan() && self.min_height < f64::INFINITY,
             "min_height",
@@ -116,24 +135,143 @@ impl DropletParams {
         check(self.batch_size >= 1, "batch_size", f64::from(self.batch_size), ">= 1")?;
         Ok(())
     }
+
+    /// What one step does on a map of `cell` size (validated here): the lengths turned into
+    /// shares per step, the brush and the path into cells. The error names the parameter whose
+    /// length in cells is out of range on this map.
+    pub fn step_rule(&self, cell: CellSize) -> Result<StepRule, ParamError> {
+        self.validate()?;
+        // a step crosses one cell; non-square cells count their geometric mean
+        let step = (cell.x * cell.y).sqrt();
+        let steps = (self.max_distance / step).ceil();
+        if !steps.is_finite() || steps > MAX_STEPS {
+            return Err(ParamError {
+                name: "max_distance",
+                value: self.max_distance,
+                expected: "a path of at most 100,000 cells on this map",
+            });
+        }
+        let radius = self.radius / step;
+        if !radius.is_finite() || radius > MAX_RADIUS_CELLS {
+            return Err(ParamError { name: "radius", value: self.radius, expected: "at most 64 cells on this map" });
+        }
+        let over = |length: f64| 1.0 - (-step / length).exp();
+        // the heading mixes `keep·dir − (1 − keep)·slope`; per cell the gradient is `step`
+        // times the slope, and only the ratio of the two terms matters once it is normalised
+        let keep = (-step / self.inertia_length).exp();
+        let inertia = step * keep / (step * keep + 1.0 - keep);
+        Ok(StepRule {
+            inertia: if inertia.is_finite() { inertia } else { 0.0 },
+            capacity: self.capacity / step,
+            min_drop: self.min_slope * step,
+            erosion: over(self.erosion_length),
+            deposition: over(self.deposition_length),
+            evaporation: over(self.evaporation_length),
+            speed_kept: 1.0 - over(self.friction_length),
+            gravity: 2.0 * self.gravity,
+            radius,
+            steps: steps.max(1.0) as u32,
+            initial_speed: self.initial_speed,
+            floor: self.min_height,
+        })
+    }
+}
+
+/// What one droplet step of one cell does on a given map ([`DropletParams::step_rule`]): Beyer's
+/// step with these numbers. Heights in metres, lengths in cells.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepRule {
+    /// Share of its heading a droplet keeps against the gradient per cell.
+    pub inertia: f64,
+    /// Capacity per metre of drop over a step, per unit speed and water: cell-heights.
+    pub capacity: f64,
+    /// Smallest drop over a step used for the capacity, m.
+    pub min_drop: f64,
+    /// Share of the free capacity eroded per step.
+    pub erosion: f64,
+    /// Share of the load above capacity dropped per step.
+    pub deposition: f64,
+    /// Share of the water lost per step.
+    pub evaporation: f64,
+    /// Share of speed² kept against friction per step.
+    pub speed_kept: f64,
+    /// `speed² ← speed² − gravity·Δh`: twice g.
+    pub gravity: f64,
+    /// Brush radius, cells.
+    pub radius: f64,
+    /// Most steps a droplet takes.
+    pub steps: u32,
+    /// Starting speed, m/s.
+    pub initial_speed: f64,
+    /// Erosion never digs below this height, m.
+    pub floor: f64,
 }
 
 /// One line per parameter, in declaration order, for `erode params droplet`.
 pub const DROPLET_PARAM_DOCS: &[(&str, &str)] = &[
-    ("inertia", "share of its direction a droplet keeps each step (0..1)"),
-    ("capacity", "sediment capacity factor, per metre of drop per unit speed and water (>= 0)"),
-    ("min_slope", "smallest drop used in the capacity, metres per cell (>= 0)"),
-    ("deposition", "share of the excess sediment dropped per step (0..1)"),
-    ("erosion", "share of the free capacity eroded per step (0..1)"),
-    ("gravity", "gravity in speed^2 <- speed^2 - dh*g (>= 0)"),
-    ("evaporation", "share of water lost per step (0..1)"),
-    ("max_lifetime", "most steps a droplet lives (>= 1)"),
-    ("radius", "erosion brush radius, cells (0..64; 0 = bilinear corners)"),
-    ("initial_water", "water a droplet starts with (> 0)"),
-    ("initial_speed", "speed a droplet starts with, cells per step (>= 0)"),
+    ("inertia_length", "path over which a droplet's heading turns downhill, m (>= 0; 0 = straight downhill)"),
+    ("capacity", "sediment carried per unit slope and speed, cell-heights in m per m/s (>= 0)"),
+    ("min_slope", "smallest slope used in the capacity, m/m (>= 0)"),
+    ("deposition_length", "path over which 63 % of the load above capacity drops, m (> 0)"),
+    ("erosion_length", "path over which 63 % of the free capacity is eroded, m (> 0)"),
+    ("gravity", "m/s^2: speed^2 <- speed^2 - 2*g*dh (>= 0)"),
+    ("friction_length", "path over which 63 % of speed^2 is lost to friction, m (> 0)"),
+    ("evaporation_length", "path over which 63 % of the water evaporates, m (> 0)"),
+    ("max_distance", "longest path of a droplet, m (> 0; at most 100,000 cells)"),
+    ("radius", "erosion brush radius, m (>= 0; at most 64 cells; below ~1 cell: bilinear corners)"),
+    ("initial_speed", "speed a droplet starts with, m/s (>= 0)"),
+    ("smoothing", "share of each batch's change spread over the 3 x 3 cells around it (0..1)"),
     ("min_height", "floor erosion never digs below, m (the CLI uses the input's lowest height when unset)"),
     ("rock_erodibility", "erodibility at hardness 1 relative to hardness 0 (0..1): 1 - H*(1 - rock_erodibility)"),
     ("border", "\"open\" (sediment leaves with the droplet), \"closed\" or \"wrap\""),
-    ("batch_size", "droplets scheduled together, in parallel where far apart (>= 1; 1 = strictly serial)"),
+    ("batch_size", "droplets scheduled together, in parallel where far apart, smoothed after (>= 1)"),
     ("seed", "droplet i draws from SplitMix64::keyed(seed, i)"),
 ];
+
+/// The named parameter sets, for `--preset`: (name, what it is for).
+pub const DROPLET_PRESETS: &[(&str, &str)] = &[
+    ("default", "rills and gullies on slopes, valleys kept (DropletParams::default)"),
+    ("gentle", "light weathering: a third of the default's capacity"),
+    ("beyer", "the numbers of Beyer (2015) read at 1 m cells: no friction, no smoothing, long paths"),
+];
+
+/// The parameter set named `name` (see [`DROPLET_PRESETS`]); the error lists the known ones.
+pub fn droplet_preset(name: &str) -> Result<DropletParams, crate::models::grid::UnknownPreset> {
+    let d = DropletParams::default();
+    match name {
+        "default" => Ok(d),
+        "gentle" => Ok(DropletParams { capacity: 0.1, ..d }),
+        "beyer" => Ok(DropletParams::beyer()),
+        _ => Err(crate::models::grid::UnknownPreset {
+            model: "droplet",
+            name: name.to_string(),
+            known: DROPLET_PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),
+        }),
+    }
+}
+
+impl DropletParams {
+    /// Beyer's (2015) per-step numbers on 1 m cells: inertia 0.3, capacity 10 (per metre of
+    /// drop, as `capacity` here), deposition 0.08, erosion 0.7 and evaporation 0.02 per step,
+    /// speed² gaining `9.81·Δh` (002's `speed² + Δh·g`: half our `2·g`), lifetime 300 steps,
+    /// radius 5; each
+    /// share `s` per step is a length `−1 m / ln(1 − s)`. No friction, no smoothing.
+    pub fn beyer() -> Self {
+        let per_step = |share: f64| -1.0 / (1.0 - share).ln();
+        Self {
+            inertia_length: -1.0 / 0.3f64.ln(),
+            capacity: 10.0,
+            min_slope: 0.01,
+            deposition_length: per_step(0.08),
+            erosion_length: per_step(0.7),
+            gravity: 9.81 / 2.0,
+            friction_length: 1e12,
+            evaporation_length: per_step(0.02),
+            max_distance: 300.0,
+            radius: 5.0,
+            initial_speed: 1.0,
+            smoothing: 0.0,
+            ..Self::default()
+        }
+    }
+}

@@ -54,6 +54,7 @@ pub const PRESETS: &[Preset] = &[
 /// The preset called `name`; the error lists the known ones.
 pub fn preset(name: &str) -> Result<Params, UnknownPreset> {
     PRESETS.iter().find(|p| p.name == name).map(|p| (p.params)()).ok_or_else(|| UnknownPreset {
+        model: "grid",
         name: name.to_string(),
         known: PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
     })
@@ -61,8 +62,10 @@ pub fn preset(name: &str) -> Result<Params, UnknownPreset> {
 
 /// A preset name that is not one of [`PRESETS`].
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
-#[error("unknown preset `{name}`: the grid model has {known}")]
+#[error("unknown preset `{name}`: the {model} model has {known}")]
 pub struct UnknownPreset {
+    /// The model asked.
+    pub model: &'static str,
     /// The name asked for.
     pub name: String,
     /// The known names, comma-separated.

@@ -25,15 +25,20 @@ struct LifeUniforms {
     // own changes a droplet remembers (<= 32)
     events: u32,
     pad0: u32,
+    // share of its heading kept against the gradient per step
     inertia: f32,
+    // capacity per metre of drop over a step, per unit speed and water
     capacity: f32,
-    min_slope: f32,
+    // smallest drop over a step used in the capacity, m
+    min_drop: f32,
     deposition: f32,
     erosion: f32,
     gravity: f32,
     evaporation: f32,
+    // brush radius, cells
     radius: f32,
-    initial_water: f32,
+    // share of speed² kept against friction per step
+    speed_kept: f32,
     initial_speed: f32,
     // erosion never digs below this height, m
     floor: f32,
@@ -238,8 +243,16 @@ fn deposit(x: f32, y: f32, q: i32) {
     }
 }
 
-// up to `amount` metres through the circular brush (cpu.rs `erode`); returns the quanta removed
-fn erode(x: f32, y: f32, amount: f32) -> i32 {
+// Σ w² of the bilinear weights at (x, y) (cpu.rs `bilinear_self_weight`)
+fn bilinear_self_weight(x: f32, y: f32) -> f32 {
+    let fu = x - floor(x);
+    let fv = y - floor(y);
+    return ((1.0 - fu) * (1.0 - fu) + fu * fu) * ((1.0 - fv) * (1.0 - fv) + fv * fv);
+}
+
+// up to `want` metres through the circular brush, lowering the droplet's place by at most
+// `drop` (cpu.rs `erode`); returns the quanta removed
+fn erode(x: f32, y: f32, want: f32, drop: f32) -> i32 {
     let r = u.radius;
     var total = 0.0;
     let y0 = i32(floor(y - r));
@@ -260,6 +273,7 @@ fn erode(x: f32, y: f32, amount: f32) -> i32 {
     }
     var removed = 0;
     if (total <= 0.0) {
+        let amount = min(want, drop / bilinear_self_weight(x, y));
         let around = corners(x, y);
         let cells = around.cells;
         let weights = around.weights;
@@ -273,7 +287,8 @@ fn erode(x: f32, y: f32, amount: f32) -> i32 {
         remember(vec2<f32>(x, y), -f32(removed) * u.quantum, 1u);
         return removed;
     }
-    let scale = amount / total;
+    // the centre weighs `r / total` of the brush
+    let scale = min(want, drop * total / r) / total;
     remember(vec2<f32>(x, y), scale, 0u);
     for (var iy = y0; iy <= y1; iy++) {
         if (!wrap && (iy < 0 || iy >= i32(u.height))) { continue; }
@@ -329,7 +344,7 @@ fn life(@builtin(global_invocation_id) id: vec3<u32>) {
     var p = start(&rng);
     var dir = vec2<f32>(0.0, 0.0);
     var speed = u.initial_speed;
-    var water = u.initial_water;
+    var water = 1.0;
     var sediment = 0;
     var leaving = false;
     events_seen = 0u;
@@ -356,11 +371,12 @@ fn life(@builtin(global_invocation_id) id: vec3<u32>) {
         let there = sample(next.x, next.y);
         let dh = there.height - here.height;
         let carried = f32(sediment) * u.quantum;
-        let capacity = max(-dh, u.min_slope) * speed * water * u.capacity;
+        let capacity = max(-dh, u.min_drop) * speed * water * u.capacity;
         if (dh > 0.0 || carried > capacity) {
             var amount = (carried - capacity) * u.deposition;
             if (dh > 0.0) {
-                amount = min(dh, carried);
+                // fill the dip it leaves up to the height of the next place
+                amount = min(dh / bilinear_self_weight(p.x, p.y), carried);
             }
             let q = clamp(i32(floor(max(amount, 0.0) / u.quantum + 0.5)), 0, sediment);
             deposit(p.x, p.y, q);
@@ -368,10 +384,10 @@ fn life(@builtin(global_invocation_id) id: vec3<u32>) {
         } else {
             // the load stays far from the i32 range (2^30 quanta: 1024 m)
             let room = f32(MAX_LOAD - sediment) * u.quantum;
-            let amount = min(min((capacity - carried) * u.erosion, -dh), room);
-            sediment += erode(p.x, p.y, amount);
+            let amount = min((capacity - carried) * u.erosion, room);
+            sediment += erode(p.x, p.y, amount, -dh);
         }
-        speed = sqrt(max(speed * speed - dh * u.gravity, 0.0));
+        speed = sqrt(max((speed * speed - dh * u.gravity) * u.speed_kept, 0.0));
         water = water * (1.0 - u.evaporation);
         p = next;
         atomicAdd(&flow[cell_index(i32(floor(p.x)), i32(floor(p.y)))], 1u);
