@@ -169,7 +169,9 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
             speed_kept,
             initial_speed,
             floor,
-            quantum
+            quantum,
+            visit_area,
+            discharge_exponent
         ]
     );
     let apply = module("apply_deltas", APPLY_DELTAS_WGSL);

@@ -143,6 +143,11 @@ struct Map<'a> {
     wrap: bool,
     erodibility: Option<&'a [f32]>,
     floor: f64,
+    /// Drainage area per droplet visit after `n` droplets is `visit_area / n`, over
+    /// `discharge_area` (0 with `discharge_exponent` 0).
+    visit_area: f64,
+    /// Cells of the map, the least droplet count `visit_area` is divided by.
+    cells: f64,
 }
 
 impl Map<'_> {
@@ -297,7 +302,19 @@ impl DropletSim {
             wrap: self.params.border == DropletBorder::Wrap,
             erodibility: self.erodibility.as_deref(),
             floor: self.params.min_height,
+            visit_area: self.visit_area(st),
+            cells: (st.width * st.height) as f64,
         }
+    }
+
+    /// A cell crossed by every droplet started on `n` cells, after `done` droplets, has been
+    /// visited `n · done / cells` times: its drainage area is `visits · cells · cell area /
+    /// done`. This is that over `discharge_area`, before dividing by `done`.
+    fn visit_area(&self, st: &DropletState) -> f64 {
+        if self.params.discharge_exponent == 0.0 {
+            return 0.0;
+        }
+        (st.width * st.height) as f64 * st.cell_size.area() / self.params.discharge_area
     }
 
     fn serial<O: Observe>(&mut self, st: &mut DropletState, index: u64, observe: &mut O) {
@@ -307,6 +324,8 @@ impl DropletSim {
             wrap: self.params.border == DropletBorder::Wrap,
             erodibility: self.erodibility.as_deref(),
             floor: self.params.min_height,
+            visit_area: self.visit_area(st),
+            cells: (st.width * st.height) as f64,
         };
         let mut ground = Ground {
             terrain: &mut st.terrain,
@@ -344,13 +363,7 @@ impl DropletSim {
                 .step_by(2)
                 .map(|k| (k, bounds[k].saturating_sub(reach), (bounds[k + 1] + reach).min(h)))
                 .collect();
-            let map = Map {
-                w,
-                rows: h,
-                wrap: false,
-                erodibility: self.erodibility.as_deref(),
-                floor: self.params.min_height,
-            };
+            let map = Map { wrap: false, ..self.map(st) };
             let mut fields = [&mut st.terrain[..], &mut st.eroded[..], &mut st.deposited[..], &mut st.flow[..]];
             let mut tasks: Vec<(usize, [&mut [f32]; 4], usize)> = Vec::with_capacity(owned.len());
             let mut done_rows = 0;
@@ -538,7 +551,16 @@ fn life<O: Observe>(
         let (h_new, _, _) = map.sample(g, nx, ny);
         let dh = h_new - h_old;
         let carried = sediment as f64 / QUANTA_PER_METRE;
-        let capacity = (-dh).max(r.min_drop) * speed * water * r.capacity;
+        let mut capacity = (-dh).max(r.min_drop) * speed * water * r.capacity;
+        if map.visit_area > 0.0 {
+            // droplet `index` has those before it to read (or fewer, running beside them in a
+            // batch: then it reads less area, never more); until a quarter droplet per cell has
+            // run, the count is taken as that many, so a few visits do not read as a river
+            let ([cell, ..], _, _) = map.corners(x, y);
+            let per_visit = map.visit_area / (index as f64).max(map.cells / 4.0);
+            let area = f64::from(g.flow[cell - g.base]) * per_visit;
+            capacity *= (1.0 + area).powf(p.discharge_exponent);
+        }
         let (kind, moved) = if dh > 0.0 || carried > capacity {
             // uphill: fill the dip it leaves up to the height of the next place
             let amount = if dh > 0.0 {

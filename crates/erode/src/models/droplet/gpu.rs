@@ -93,6 +93,15 @@ pub struct LifeUniforms {
     pub floor: f32,
     /// Metres per quantum.
     pub quantum: f32,
+    /// Drainage area per visit after one droplet, over `discharge_area` (divided by the
+    /// droplet's index, at least a quarter of the cells; 0: off).
+    pub visit_area: f32,
+    /// Capacity × (1 + area)^this.
+    pub discharge_exponent: f32,
+    /// Padding.
+    pub pad1: u32,
+    /// Padding.
+    pub pad2: u32,
 }
 
 /// `apply_deltas`' parameters (WGSL `ApplyUniforms`).
@@ -182,7 +191,9 @@ impl DropletGpuSim {
         let deposited = ctx.storage("droplet deposited", &state.deposited);
         let outflow_delta = ctx.storage("droplet outflow delta", &zeros);
         let books = ctx.storage("droplet books", &vec![0.0f32; 6 * n]);
-        let flow = ctx.storage("droplet flow", &zeros);
+        // visits so far, as whole counts (the discharge the droplets read; the buffer holds u32s)
+        let visits: Vec<f32> = state.flow.iter().map(|&v| f32::from_bits(v.max(0.0) as u32)).collect();
+        let flow = ctx.storage("droplet flow", &visits);
         let change = ctx.storage("droplet batch change", &zeros);
         let p = params;
         let uniforms = LifeUniforms {
@@ -215,6 +226,15 @@ impl DropletGpuSim {
             // finite: WGSL leaves infinities to the implementation
             floor: p.min_height.max(-1e30) as f32,
             quantum: GPU_QUANTUM as f32,
+            // as the CPU's `DropletSim::visit_area`
+            visit_area: if p.discharge_exponent > 0.0 {
+                (n as f64 * state.cell_size.area() / p.discharge_area) as f32
+            } else {
+                0.0
+            },
+            discharge_exponent: p.discharge_exponent as f32,
+            pad1: 0,
+            pad2: 0,
         };
         let life_uniforms = ctx.uniform("life", &uniforms);
         let apply_uniforms =
@@ -350,7 +370,7 @@ impl DropletGpuSim {
         state.terrain = terrain;
         state.eroded = self.ctx.read(&self.eroded)?;
         state.deposited = self.ctx.read(&self.deposited)?;
-        state.flow = base.flow.iter().zip(&flow).map(|(&b, &v)| b + v as f32).collect();
+        state.flow = flow.iter().map(|&v| v as f32).collect();
         state.books.eroded = base.books.eroded + sum(0) * CPU_QUANTA_PER_GPU_QUANTUM;
         state.books.deposited = base.books.deposited + sum(1) * CPU_QUANTA_PER_GPU_QUANTUM;
         state.books.outflow = base.books.outflow + sum(2) * CPU_QUANTA_PER_GPU_QUANTUM;

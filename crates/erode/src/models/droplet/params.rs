@@ -27,7 +27,7 @@ pub struct DropletParams {
     /// straight downhill). Default 2.
     pub inertia_length: f64,
     /// Sediment capacity: cell-heights of sediment (m) a droplet carries per unit slope (m/m)
-    /// and unit speed (m/s), at its starting water. Default 0.3.
+    /// and unit speed (m/s), at its starting water. Default 0.2.
     pub capacity: f64,
     /// Smallest slope used for the capacity (m/m), so droplets on flat ground still carry some.
     /// Default 0.01.
@@ -43,7 +43,7 @@ pub struct DropletParams {
     /// follows the slope (`speed² → 2·g·slope·friction_length`) instead of growing with every
     /// metre of drop. Default 50.
     pub friction_length: f64,
-    /// Path length over which a droplet loses 63 % of its water, m. Default 50.
+    /// Path length over which a droplet loses 63 % of its water, m. Default 100.
     pub evaporation_length: f64,
     /// Longest path a droplet takes, m. Default 150.
     pub max_distance: f64,
@@ -52,6 +52,15 @@ pub struct DropletParams {
     pub radius: f64,
     /// Speed a droplet starts with, m/s. Default 1.
     pub initial_speed: f64,
+    /// How the capacity grows with the drainage area the droplets trace: `× (1 + A /
+    /// discharge_area)^discharge_exponent`, where `A` is the droplet paths crossing the cell per
+    /// droplet started on each cell (so far), times the cell area, m². A river carries more
+    /// than a rill, as in stream-power laws; 0 is Beyer's droplet, blind to where others went.
+    /// Default 0.7.
+    pub discharge_exponent: f64,
+    /// The drainage area at which the capacity has grown by `2^discharge_exponent`, m². Default
+    /// 200.
+    pub discharge_area: f64,
     /// Share (0..1) of each batch's terrain change spread over the 3 x 3 cells around where it
     /// happened (a binomial blur), against the single-cell pits of bilinear deposits; volume is
     /// kept to the quantum. Default 0.5.
@@ -79,16 +88,18 @@ impl Default for DropletParams {
     fn default() -> Self {
         Self {
             inertia_length: 2.0,
-            capacity: 0.3,
+            capacity: 0.2,
             min_slope: 0.01,
             deposition_length: 20.0,
             erosion_length: 10.0,
             gravity: 9.81,
             friction_length: 50.0,
-            evaporation_length: 50.0,
+            evaporation_length: 100.0,
             max_distance: 150.0,
             radius: 4.0,
             initial_speed: 1.0,
+            discharge_exponent: 0.7,
+            discharge_area: 200.0,
             smoothing: 0.5,
             min_height: f64::NEG_INFINITY,
             rock_erodibility: 0.1,
@@ -124,6 +135,13 @@ impl DropletParams {
         check(positive(self.max_distance), "max_distance", self.max_distance, "> 0 m")?;
         check(length(self.radius), "radius", self.radius, ">= 0 m")?;
         check(length(self.initial_speed), "initial_speed", self.initial_speed, ">= 0 m/s")?;
+        check(
+            self.discharge_exponent.is_finite() && (0.0..=4.0).contains(&self.discharge_exponent),
+            "discharge_exponent",
+            self.discharge_exponent,
+            "0 to 4",
+        )?;
+        check(positive(self.discharge_area), "discharge_area", self.discharge_area, "> 0 m²")?;
         check(unit(self.smoothing), "smoothing", self.smoothing, "0 to 1")?;
         check(
             !self.min_height.is_nan() && self.min_height < f64::INFINITY,
@@ -220,6 +238,11 @@ pub const DROPLET_PARAM_DOCS: &[(&str, &str)] = &[
     ("max_distance", "longest path of a droplet, m (> 0; at most 100,000 cells)"),
     ("radius", "erosion brush radius, m (>= 0; at most 64 cells; below ~1 cell: bilinear corners)"),
     ("initial_speed", "speed a droplet starts with, m/s (>= 0)"),
+    (
+        "discharge_exponent",
+        "capacity x (1 + A/discharge_area)^this, A the drainage area droplets traced (0..4; 0 = off)",
+    ),
+    ("discharge_area", "drainage area where the capacity has grown by 2^discharge_exponent, m^2 (> 0)"),
     ("smoothing", "share of each batch's change spread over the 3 x 3 cells around it (0..1)"),
     ("min_height", "floor erosion never digs below, m (the CLI uses the input's lowest height when unset)"),
     ("rock_erodibility", "erodibility at hardness 1 relative to hardness 0 (0..1): 1 - H*(1 - rock_erodibility)"),
@@ -271,6 +294,7 @@ impl DropletParams {
             radius: 5.0,
             initial_speed: 1.0,
             smoothing: 0.0,
+            discharge_exponent: 0.0,
             ..Self::default()
         }
     }

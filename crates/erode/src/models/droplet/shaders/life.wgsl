@@ -44,6 +44,13 @@ struct LifeUniforms {
     floor: f32,
     // metres per quantum
     quantum: f32,
+    // drainage area per visit after one droplet, over discharge_area (0: off); a droplet
+    // divides it by its index, at least a quarter of the cells (cpu.rs `life`)
+    visit_area: f32,
+    // capacity × (1 + area)^discharge_exponent
+    discharge_exponent: f32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> u: LifeUniforms;
@@ -371,7 +378,12 @@ fn life(@builtin(global_invocation_id) id: vec3<u32>) {
         let there = sample(next.x, next.y);
         let dh = there.height - here.height;
         let carried = f32(sediment) * u.quantum;
-        let capacity = max(-dh, u.min_drop) * speed * water * u.capacity;
+        var capacity = max(-dh, u.min_drop) * speed * water * u.capacity;
+        if (u.visit_area > 0.0) {
+            let visits = f32(atomicLoad(&flow[cell_index(i32(floor(p.x)), i32(floor(p.y)))]));
+            let per_visit = u.visit_area / max(f32(index), 0.25 * f32(u.width * u.height));
+            capacity = capacity * pow(1.0 + visits * per_visit, u.discharge_exponent);
+        }
         if (dh > 0.0 || carried > capacity) {
             var amount = (carried - capacity) * u.deposition;
             if (dh > 0.0) {
