@@ -234,12 +234,13 @@ fn write_outputs(
     maps: Vec<(&str, Vec<f32>)>,
     overlay: &[f32],
 ) -> anyhow::Result<()> {
-    let mut first = None;
-    for (name, field) in maps {
-        let map = crate::output::write_map(out, name, formats, loaded, field)?;
-        first.get_or_insert(map);
-    }
-    if let Some(terrain) = &first {
+    // each map is compressed and written on its own thread
+    use rayon::prelude::*;
+    let written: Vec<erode::Heightmap> = maps
+        .into_par_iter()
+        .map(|(name, field)| crate::output::write_map(out, name, formats, loaded, field))
+        .collect::<anyhow::Result<_>>()?;
+    if let Some(terrain) = written.first() {
         let g = &terrain.heights;
         let overlay = erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), overlay.to_vec())?;
         let image = render(terrain, None, Some(&overlay), &PreviewStyle::default());
@@ -598,11 +599,12 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     })?;
     let seconds = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
-    if every == 0 || !st.droplets.is_multiple_of(every) {
-        write_ckpt(&st)?;
-    }
+    let last_checkpoint = every == 0 || !st.droplets.is_multiple_of(every);
     let finite = [&st.terrain, &st.eroded, &st.deposited, &st.flow].iter().all(|f| f.iter().all(|v| v.is_finite()));
     if !finite {
+        if last_checkpoint {
+            write_ckpt(&st)?;
+        }
         bail!("the run produced non-finite values; the checkpoint holds the state for inspection");
     }
     let maps = vec![
@@ -611,7 +613,13 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
         ("deposition", st.deposited.clone()),
         ("flow", st.flow.clone()),
     ];
-    write_outputs(&a.output, &loaded, &formats, maps, &st.flow)?;
+    // the final checkpoint is written beside the maps
+    let (checkpoint, outputs) = rayon::join(
+        || if last_checkpoint { write_ckpt(&st) } else { Ok(()) },
+        || write_outputs(&a.output, &loaded, &formats, maps, &st.flow),
+    );
+    checkpoint?;
+    outputs?;
     let (books_error, field_error) = st.balance();
     let done = st.droplets - start;
     let report = json!({

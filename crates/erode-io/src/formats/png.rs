@@ -110,6 +110,8 @@ pub(crate) fn encode_rgb8(image: &Rgb8Image) -> Result<Vec<u8>, FormatError> {
     let mut out = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut out, dim(image.width)?, dim(image.height)?);
+        // previews and renders: encoding time is the user's wait, a few per cent of size is not
+        enc.set_compression(png::Compression::Fast);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
         let mut w = enc.write_header().map_err(encoder_error)?;

@@ -120,7 +120,9 @@ pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Result<Vec<u8>,
     {
         let mut enc = TiffEncoder::new(&mut out)
             .map_err(write_error)?
-            .with_compression(Compression::Deflate(DeflateLevel::Balanced));
+            // fast deflate: float heights compress little more at higher levels, and writing the
+            // maps is much of a short run's wall time
+            .with_compression(Compression::Deflate(DeflateLevel::Fast));
         let mut img = enc.new_image::<Gray32Float>(w, h).map_err(write_error)?;
         let dir = img.encoder();
         let cell = g.cell_size();

@@ -147,6 +147,7 @@ pub struct DropletGpuSim {
     deposited: wgpu::Buffer,
     books: wgpu::Buffer,
     flow: wgpu::Buffer,
+    visits_before: wgpu::Buffer,
     life_uniforms: wgpu::Buffer,
     uniforms: LifeUniforms,
     life: Kernel,
@@ -194,6 +195,9 @@ impl DropletGpuSim {
         // visits so far, as whole counts (the discharge the droplets read; the buffer holds u32s)
         let visits: Vec<f32> = state.flow.iter().map(|&v| f32::from_bits(v.max(0.0) as u32)).collect();
         let flow = ctx.storage("droplet flow", &visits);
+        // the visits as the batch starts: what the droplets read, so the GPU's scheduling (which
+        // droplet of the batch counted its visit first) cannot change a bit
+        let visits_before = ctx.storage("droplet visits at batch start", &visits);
         let change = ctx.storage("droplet batch change", &zeros);
         let p = params;
         let uniforms = LifeUniforms {
@@ -243,7 +247,17 @@ impl DropletGpuSim {
             &ctx,
             "life",
             LIFE_WGSL,
-            &[&life_uniforms, &terrain, &hardness, &spawn_buf, &eroded_delta, &outflow_delta, &flow, &deposited_delta],
+            &[
+                &life_uniforms,
+                &terrain,
+                &hardness,
+                &spawn_buf,
+                &eroded_delta,
+                &outflow_delta,
+                &flow,
+                &deposited_delta,
+                &visits_before,
+            ],
         )?;
         let smooth_uniforms = ctx.uniform(
             "smooth_change",
@@ -290,6 +304,7 @@ impl DropletGpuSim {
             deposited,
             books,
             flow,
+            visits_before,
             life_uniforms,
             uniforms,
             life,
@@ -325,6 +340,9 @@ impl DropletGpuSim {
             self.ctx.queue.write_buffer(&self.life_uniforms, 0, bytemuck::bytes_of(&u));
             let mut encoder =
                 self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("droplets") });
+            if self.uniforms.visit_area > 0.0 {
+                encoder.copy_buffer_to_buffer(&self.flow, 0, &self.visits_before, 0, self.flow.size());
+            }
             {
                 let mut pass = encoder
                     .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("life"), timestamp_writes: None });

@@ -67,6 +67,8 @@ struct LifeUniforms {
 @group(0) @binding(6) var<storage, read_write> flow: array<atomic<u32>>;
 // this batch's deposition per cell, quanta
 @group(0) @binding(7) var<storage, read_write> deposited_delta: array<atomic<i32>>;
+// droplet visits per cell as the batch started (the discharge droplets read)
+@group(0) @binding(8) var<storage, read> visits_before: array<u32>;
 
 const TAU: f32 = 6.28318530717958647692;
 const MAX_EVENTS: u32 = 32u;
@@ -380,7 +382,7 @@ fn life(@builtin(global_invocation_id) id: vec3<u32>) {
         let carried = f32(sediment) * u.quantum;
         var capacity = max(-dh, u.min_drop) * speed * water * u.capacity;
         if (u.visit_area > 0.0) {
-            let visits = f32(atomicLoad(&flow[cell_index(i32(floor(p.x)), i32(floor(p.y)))]));
+            let visits = f32(visits_before[cell_index(i32(floor(p.x)), i32(floor(p.y)))]);
             let per_visit = u.visit_area / max(f32(index), 0.25 * f32(u.width * u.height));
             capacity = capacity * pow(1.0 + visits * per_visit, u.discharge_exponent);
         }
