@@ -364,3 +364,27 @@ fn on_real_dems_the_gpu_follows_the_cpu() {
         assert!(change > 0.0 && diff <= 0.05 * change, "{name}: GPU differs by {diff}, mean change {change}");
     }
 }
+
+/// The default droplet run (one droplet per cell) on both real DEMs, measured with `erode
+/// analyze`: relief (p99 − p1) kept to 85 %, closed depressions no more than 1.5 times the
+/// input's. Measured 2026-11-24: the lidar DEM keeps 87 % of its relief, pits 488 -> 369 per
+/// km²; the terra DEM (cells of ~750 m, beyond a 150 m path) 100 %, 0 -> 0.
+#[test]
+fn default_droplets_keep_the_relief_of_real_dems_and_add_no_pits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for (k, name) in ["lidar-dem.tif", "terra-elev.tif"].iter().enumerate() {
+        let Some(dem) = testdata(name) else { continue };
+        let dem = dem.to_str().unwrap().to_string();
+        let out = format!("dd{k}");
+        ok(&["simulate", "droplet", &dem, "-o", &out, "-q"], d);
+        let figures =
+            |file: &str| -> serde_json::Value { serde_json::from_str(&ok(&["analyze", file, "--json"], d)).unwrap() };
+        let (before, after) = (figures(&dem), figures(&format!("{out}/height.tif")));
+        let relief = |f: &serde_json::Value| f["relief"]["p99"].as_f64().unwrap() - f["relief"]["p1"].as_f64().unwrap();
+        let kept = relief(&after) / relief(&before);
+        assert!(kept >= 0.85, "{name}: relief kept {kept}");
+        let pits = |f: &serde_json::Value| f["depressions"]["per_km2"].as_f64().unwrap();
+        assert!(pits(&after) <= 1.5 * pits(&before), "{name}: pits {} -> {} per km²", pits(&before), pits(&after));
+    }
+}
