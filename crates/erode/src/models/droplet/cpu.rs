@@ -1,4 +1,4 @@
-//! The CPU droplet simulator. Every droplet changes the terrain in place as it goes, as in 002,
+//! The CPU droplet simulator. Every droplet changes the terrain in place as it goes, as in Beyer's,
 //! and sees what the droplets before it (and itself) changed.
 //!
 //! Parallel and deterministic by keeping droplets apart: a droplet of lifetime `L` and brush

@@ -1,28 +1,33 @@
-//! The droplet model: particle erosion after Beyer (2015), as told in 002 and read as
-//! `shared/MODEL.md` section 2 says.
+//! The droplet model: particle erosion after Beyer (2015), in metres and seconds
+//! (`docs/droplet-model.md`).
 //!
-//! Each droplet starts at a random position (cells), and for up to `max_lifetime` steps: reads the
-//! bilinear height and gradient, turns `dir = dir·inertia − grad·(1 − inertia)` (a random
-//! direction on flat ground), moves one cell, and compares heights `Δh = h(new) − h(old)`.
-//! Uphill it drops `min(Δh, sediment)` at the old position; downhill its capacity is
-//! `max(−Δh, min_slope)·speed·water·capacity`: above capacity it drops `(sediment − capacity)·
-//! deposition`, below it erodes `min((capacity − sediment)·erosion, −Δh)` through a circular
-//! brush of `radius` cells centred on the true position (weights `max(0, r − dist)`, normalised;
-//! distances in f32, weights rounded to 2⁻²⁰ cell).
-//! Deposits split bilinearly over the 4 corners. Then `speed = sqrt(max(0, speed² − Δh·g))`,
-//! `water *= 1 − evaporation`. A droplet that dies deposits its load; one leaving an open edge
-//! takes it away (booked as outflow).
+//! Each droplet is the rain of one cell. It starts at a random position (or where the rain map
+//! says) and for up to `max_distance` metres, one cell per step: reads the bilinear height and
+//! gradient, turns `dir = dir·k − grad·(1 − k)` (a random direction on flat ground), moves one
+//! cell, and compares heights `Δh = h(new) − h(old)`. The parameters are lengths of path;
+//! [`StepRule`] turns them into shares per step for the map's cell size, so the same parameters
+//! give the same change at any resolution. Uphill it fills the dip it leaves up to the next
+//! place's height (`Δh / Σw²` of the bilinear weights, at most its load); downhill its capacity
+//! is `max(−Δh, min_slope·cell)·speed·water·capacity/cell`, times `(1 + A/discharge_area)^
+//! discharge_exponent` with `A` the drainage area the droplets before it traced (their visits,
+//! McDonald 2020): above capacity it drops a share of the excess, below it takes a share of the
+//! free capacity through a circular brush of `radius` metres centred on the true position
+//! (weights `max(0, r − dist)`, normalised; distances in f32, weights rounded to 2⁻²⁰ cell),
+//! never lowering its place below the next one. Deposits split bilinearly over the 4 corners.
+//! Then `speed² ← (speed² − 2·g·Δh)·friction share`, `water ← water·(1 − evaporation share)`.
+//! A droplet that dies deposits its load; one leaving an open edge takes it away (booked as
+//! outflow). After each batch a share of the batch's change is spread over 3 x 3 cells
+//! (`smooth.rs`), against the pits single droplets leave.
 //!
 //! Every droplet changes the terrain as it goes and sees what came before it, itself included.
-//! A hardness map scales what each cell yields to the brush (000's `R`: 1 soft, 0 bedrock); a
-//! rain map makes droplets start in a cell with probability proportional to its rain.
-//!
+//! A hardness map makes cells resist (1 erodes least: `rock_erodibility` of soil's share).
+
 //! # Determinism and parallelism
 //!
 //! Droplet `i` draws from `SplitMix64::keyed(seed, i)`. Droplets run in batches of `batch_size`;
 //! within a batch they are grouped by the band of rows they start in, with bands at least two
 //! reaches tall (a droplet never moves further than its lifetime, so it never touches a row more
-//! than `reach = max_lifetime + ⌈radius⌉ + 2` away). The even bands' droplets run in parallel,
+//! than `reach = steps + ⌈radius⌉ + 2` rows away, path and radius in cells). The even bands' droplets run in parallel,
 //! each band's in droplet order, then the odd bands': no two droplets running at the same time
 //! touch the same cell, and the result is the same bits for any thread count. Against a strictly
 //! serial run (`batch_size = 1`, or a map shorter than eight reaches) only the order of droplets

@@ -276,7 +276,7 @@ pub fn droplet_preset(name: &str) -> Result<DropletParams, crate::models::grid::
 impl DropletParams {
     /// Beyer's (2015) per-step numbers on 1 m cells: inertia 0.3, capacity 10 (per metre of
     /// drop, as `capacity` here), deposition 0.08, erosion 0.7 and evaporation 0.02 per step,
-    /// speed² gaining `9.81·Δh` (002's `speed² + Δh·g`: half our `2·g`), lifetime 300 steps,
+    /// speed² gaining `9.81·Δh` (his `speed² + Δh·g`: half our `2·g`), lifetime 300 steps,
     /// radius 5; each
     /// share `s` per step is a length `−1 m / ln(1 − s)`. No friction, no smoothing.
     pub fn beyer() -> Self {

@@ -8,7 +8,7 @@ use crate::terrain::{TerrainKind, TerrainSpec, generate};
 
 /// fBm terrain of `size` x `size` cells (1 m), seed 2, features half the map across, with
 /// `relief` metres between its lowest and highest cell. At 4 % of the size (the bench's) its
-/// slopes are the gentle ones of 002's examples: droplets at 002's settings take ~39 steps.
+/// slopes are the gentle ones of Beyer's examples: droplets at his settings take ~39 steps.
 pub fn bench_terrain(size: usize, relief: f64) -> Result<Grid<f32>, TerrainError> {
     let spec = TerrainSpec {
         kind: TerrainKind::Fbm,

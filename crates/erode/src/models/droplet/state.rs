@@ -27,7 +27,7 @@ pub struct DropletState {
     pub width: usize,
     /// Rows.
     pub height: usize,
-    /// Cell size, m (outputs only; the model works in cells).
+    /// Cell size, m: the step length and the area a droplet drains.
     pub cell_size: CellSize,
     /// Terrain heights, m.
     pub terrain: Vec<f32>,
@@ -35,7 +35,7 @@ pub struct DropletState {
     pub eroded: Vec<f32>,
     /// Total deposited per cell, m.
     pub deposited: Vec<f32>,
-    /// Droplet visits per cell (002's path map).
+    /// Droplet visits per cell (the path map; the droplets read it as discharge).
     pub flow: Vec<f32>,
     /// Droplets run so far.
     pub droplets: u64,
