@@ -318,15 +318,9 @@ impl DropletSim {
     }
 
     fn serial<O: Observe>(&mut self, st: &mut DropletState, index: u64, observe: &mut O) {
-        let map = Map {
-            w: st.width,
-            rows: st.height,
-            wrap: self.params.border == DropletBorder::Wrap,
-            erodibility: self.erodibility.as_deref(),
-            floor: self.params.min_height,
-            visit_area: self.visit_area(st),
-            cells: (st.width * st.height) as f64,
-        };
+        // the brush is lent out so the map can borrow the rest of `self`
+        let mut brush = std::mem::take(&mut self.brush);
+        let map = self.map(st);
         let mut ground = Ground {
             terrain: &mut st.terrain,
             eroded: &mut st.eroded,
@@ -334,9 +328,9 @@ impl DropletSim {
             flow: &mut st.flow,
             base: 0,
         };
-        let b =
-            life(&self.params, &self.rule, &map, self.spawn.as_deref(), &mut ground, index, &mut self.brush, observe);
+        let b = life(&self.params, &self.rule, &map, self.spawn.as_deref(), &mut ground, index, &mut brush, observe);
         add_books(&mut st.books, &b);
+        self.brush = brush;
     }
 
     /// Droplets `first..end`: grouped by the band they start in; the even bands' groups in
