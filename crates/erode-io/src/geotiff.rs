@@ -10,6 +10,10 @@ pub struct GeoRef {
     pub pixel_scale: Option<Vec<f64>>,
     /// ModelTiepointTag (33922): `(i, j, k, x, y, z)` raster point to model point.
     pub tiepoint: Option<Vec<f64>>,
+    /// ModelTransformationTag (34264): the 4 x 4 raster-to-model matrix, row by row, used
+    /// instead of a pixel scale and tiepoint. Only north-up forms are read (no rotation or
+    /// shear; see [`GeoRef::check_transformation`]).
+    pub transformation: Option<Vec<f64>>,
     /// GeoKeyDirectoryTag (34735).
     pub geokeys: Option<Vec<u16>>,
     /// GeoDoubleParamsTag (34736).
@@ -29,6 +33,9 @@ pub enum CrsKind {
     /// A pixel scale without GeoKeys: taken as metres.
     Local,
 }
+
+/// Two numbers along x and y.
+type Pair = (f64, f64);
 
 const MODEL_TYPE: u16 = 1024;
 const GEOGRAPHIC_TYPE: u16 = 2048;
@@ -66,9 +73,43 @@ impl GeoRef {
         None
     }
 
+    /// Refuses a ModelTransformationTag that is not 16 values, or that rotates or shears the
+    /// raster (the models need rows and columns along the axes); the error says which.
+    pub fn check_transformation(&self) -> Result<(), String> {
+        let Some(m) = &self.transformation else { return Ok(()) };
+        if m.len() != 16 || m.iter().any(|v| !v.is_finite()) {
+            return Err(format!("ModelTransformationTag holds {} values, not 16 finite ones", m.len()));
+        }
+        if m[1] != 0.0 || m[4] != 0.0 {
+            return Err(format!(
+                "the ModelTransformationTag rotates or shears the raster (x = {}·col + {}·row, y = {}·col + {}·row); \
+                 only north-up rasters are read: warp it first (gdalwarp)",
+                m[0], m[1], m[4], m[5]
+            ));
+        }
+        if m[0] == 0.0 || m[5] == 0.0 {
+            return Err("the ModelTransformationTag gives a pixel size of 0".into());
+        }
+        Ok(())
+    }
+
+    /// The pixel size in CRS units along columns and rows (both > 0 for a north-up raster;
+    /// the row size is positive when rows run south) and the model point of the raster's
+    /// top-left corner, from either georeference form.
+    fn scale_and_origin(&self) -> Option<(Pair, Option<Pair>)> {
+        if let Some(m) = self.transformation.as_ref().filter(|m| m.len() == 16) {
+            return Some(((m[0], -m[5]), Some((m[3], m[7]))));
+        }
+        let s = self.pixel_scale.as_ref()?;
+        let scale = (*s.first()?, *s.get(1)?);
+        let origin =
+            self.tiepoint.as_ref().filter(|t| t.len() >= 6).map(|t| (t[3] - t[0] * scale.0, t[4] + t[1] * scale.1));
+        Some((scale, origin))
+    }
+
     /// Projected, geographic or local.
     pub fn crs_kind(&self) -> Option<CrsKind> {
-        self.pixel_scale.as_ref()?;
+        self.scale_and_origin()?;
         Some(match self.key(MODEL_TYPE).map(|v| v as u16) {
             Some(2) => CrsKind::Geographic,
             Some(1) => CrsKind::Projected,
@@ -90,20 +131,21 @@ impl GeoRef {
 
     /// Model coordinates of the top-left corner of the raster.
     pub fn origin(&self) -> Option<(f64, f64)> {
-        let t = self.tiepoint.as_ref()?;
-        let s = self.pixel_scale.as_ref()?;
-        if t.len() < 6 || s.len() < 2 {
-            return None;
-        }
-        Some((t[3] - t[0] * s[0], t[4] + t[1] * s[1]))
+        self.scale_and_origin()?.1
+    }
+
+    /// Pixel size in CRS units `(x, y)`, from the pixel scale or the transformation.
+    pub fn pixel_size(&self) -> Option<(f64, f64)> {
+        Some(self.scale_and_origin()?.0)
     }
 
     /// Cell size in metres: the pixel scale in metres for projected CRSs (converting feet), or for
     /// geographic CRSs the metre size of a cell at the raster's centre latitude on the file's
     /// ellipsoid (WGS 84 if it names none).
     pub fn cell_size_metres(&self, height: usize) -> Option<CellSize> {
-        let s = self.pixel_scale.as_ref()?;
-        let (sx, sy) = (*s.first()?, *s.get(1)?);
+        let (sx, sy) = self.pixel_size()?;
+        // a south-up raster (rows running north) has the same cell size
+        let (sx, sy) = (sx.abs(), sy.abs());
         if !(sx > 0.0 && sy > 0.0 && sx.is_finite() && sy.is_finite()) {
             return None;
         }
@@ -119,7 +161,8 @@ impl GeoRef {
             }
             CrsKind::Geographic => {
                 let (_, top) = self.origin()?;
-                let lat = (top - sy * height as f64 / 2.0).clamp(-90.0, 90.0).to_radians();
+                let (_, row_step) = self.pixel_size()?;
+                let lat = (top - row_step * height as f64 / 2.0).clamp(-90.0, 90.0).to_radians();
                 let a = self.key(SEMI_MAJOR).filter(|v| *v > 0.0).unwrap_or(WGS84_A);
                 let inv_f = self.key(INV_FLATTENING).filter(|v| *v > 0.0).unwrap_or(WGS84_INV_F);
                 let f = 1.0 / inv_f;
@@ -162,6 +205,41 @@ mod tests {
         assert!((c60.x / c.x - 0.5).abs() < 0.01);
         assert_eq!(g.epsg(), Some(4326));
         assert_eq!(g.crs_kind(), Some(CrsKind::Geographic));
+    }
+
+    #[test]
+    fn a_transformation_reads_as_the_scale_and_tiepoint_it_equals() {
+        let scaled = geographic(47.0);
+        let transformed = GeoRef {
+            pixel_scale: None,
+            tiepoint: None,
+            transformation: Some(vec![
+                1.0 / 120.0,
+                0.0,
+                0.0,
+                5.0,
+                0.0,
+                -1.0 / 120.0,
+                0.0,
+                47.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                1.0,
+            ]),
+            ..scaled.clone()
+        };
+        assert_eq!(transformed.check_transformation(), Ok(()));
+        assert_eq!(transformed.origin(), scaled.origin());
+        assert_eq!(transformed.cell_size_metres(120), scaled.cell_size_metres(120));
+        assert_eq!(transformed.crs_kind(), Some(CrsKind::Geographic));
+        let mut rotated = transformed.clone();
+        rotated.transformation.as_mut().unwrap()[1] = 0.001;
+        assert!(rotated.check_transformation().unwrap_err().contains("rotates or shears"));
     }
 
     #[test]

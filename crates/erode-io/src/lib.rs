@@ -186,8 +186,9 @@ pub struct WriteOptions {
     /// Georeference to write into TIFF outputs (e.g. the input's). Default: none; the cell size is
     /// still written as a pixel scale.
     pub georef: Option<GeoRef>,
-    /// Sample value written at nodata cells of float outputs and declared as GDAL_NODATA in TIFF.
-    /// Default: NaN.
+    /// Sample value written at nodata cells of TIFF outputs and declared there as GDAL_NODATA
+    /// (as float32). Default: NaN. EXR, NPY and R32 have nowhere to declare a value, so their
+    /// nodata cells are always NaN.
     pub nodata_value: Option<f64>,
 }
 
@@ -220,11 +221,11 @@ pub fn encode(map: &Heightmap, format: Format, options: &WriteOptions) -> Result
     match format {
         Format::Png => formats::png::encode(map, options),
         Format::Tiff => formats::tiff::encode(map, options),
-        Format::Exr => formats::exr::encode(map, options),
+        Format::Exr => formats::exr::encode(map),
         Format::Pgm => formats::pgm::encode(map, options),
-        Format::Npy => Ok(formats::npy::encode(map, options)),
+        Format::Npy => Ok(formats::npy::encode(map)),
         Format::R16 => Ok(formats::raw::encode_r16(map, options)),
-        Format::R32 => Ok(formats::raw::encode_r32(map, options)),
+        Format::R32 => Ok(formats::raw::encode_r32(map)),
     }
 }
 

@@ -69,11 +69,57 @@ fn nodata_survives_every_format() {
 }
 
 #[test]
+fn float_formats_without_a_nodata_tag_write_nan_whatever_the_input_declared() {
+    // an int16 DEM's -32768 must not become a -32768 m cliff in formats that cannot say so
+    let map = map_with_hole();
+    let (w, h) = (map.heights.width(), map.heights.height());
+    let written = WriteOptions { nodata_value: Some(-32768.0), ..Default::default() };
+    for format in [Format::Exr, Format::Npy, Format::R32] {
+        let bytes = encode(&map, format, &written).unwrap();
+        let opts = ReadOptions { nodata: Some(f64::NAN), ..read_options(format, w, h) };
+        let back = decode(&bytes, format, &opts).unwrap();
+        assert_eq!(back.map.nodata_mask(), map.nodata_mask(), "{format:?}");
+    }
+}
+
+#[test]
+fn tiff_nodata_is_declared_as_the_float32_the_cells_hold() {
+    let map = map_with_hole();
+    for value in [-32768.0, -3.402823e38, f64::from(f32::MIN), -9999.5] {
+        let bytes =
+            encode(&map, Format::Tiff, &WriteOptions { nodata_value: Some(value), ..Default::default() }).unwrap();
+        let back = decode(&bytes, Format::Tiff, &ReadOptions::default()).unwrap();
+        let declared = back.info.nodata_value.unwrap();
+        assert_eq!(declared, f64::from(declared as f32), "{value}: {declared} is not a float32");
+        assert_eq!(declared as f32, value as f32);
+        assert_eq!(back.map.nodata_mask(), map.nodata_mask(), "{value}");
+    }
+}
+
+#[test]
+fn tiff_with_a_nodata_text_that_is_no_number_is_refused_unless_given() {
+    use tiff::encoder::{TiffEncoder, colortype::Gray32Float};
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut enc = TiffEncoder::new(&mut out).unwrap();
+        let mut img = enc.new_image::<Gray32Float>(2, 2).unwrap();
+        img.encoder().write_tag(tiff::tags::Tag::GdalNodata, "abc").unwrap();
+        img.write_data(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    }
+    let bytes = out.into_inner();
+    let err = decode(&bytes, Format::Tiff, &ReadOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("GDAL_NODATA") && err.contains("abc"), "{err}");
+    let given = ReadOptions { nodata: Some(-1.0), ..Default::default() };
+    assert!(decode(&bytes, Format::Tiff, &given).is_ok());
+}
+
+#[test]
 fn tiff_carries_georeference_and_nodata_value() {
     let map = map_with_hole();
     let geo = GeoRef {
         pixel_scale: Some(vec![0.000_833_333_333_333_3, 0.000_833_333_333_333_3, 0.0]),
         tiepoint: Some(vec![0.0, 0.0, 0.0, 7.5, 46.25, 0.0]),
+        transformation: None,
         geokeys: Some(vec![1, 1, 0, 3, 1024, 0, 1, 2, 1025, 0, 1, 1, 2048, 0, 1, 4326]),
         geo_doubles: Some(vec![298.257_223_563, 6_378_137.0]),
         geo_ascii: Some("WGS 84|".into()),
@@ -87,6 +133,43 @@ fn tiff_carries_georeference_and_nodata_value() {
     // 3 arc-seconds at 46 degrees north: about 64 m east-west, 93 m north-south
     let c = back.map.heights.cell_size();
     assert!((c.x - 64.5).abs() < 0.5 && (c.y - 92.6).abs() < 0.5, "{c:?}");
+}
+
+/// A float32 TIFF georeferenced by a ModelTransformationTag, as some DEMs are written.
+fn transformed_tiff(matrix: &[f64]) -> Vec<u8> {
+    use tiff::encoder::{TiffEncoder, colortype::Gray32Float};
+    use tiff::tags::Tag;
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut enc = TiffEncoder::new(&mut out).unwrap();
+        let mut img = enc.new_image::<Gray32Float>(4, 3).unwrap();
+        img.encoder().write_tag(Tag::ModelTransformationTag, matrix).unwrap();
+        img.encoder()
+            .write_tag(Tag::GeoKeyDirectoryTag, &[1u16, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 32633][..])
+            .unwrap();
+        img.write_data(&[100.0f32; 12]).unwrap();
+    }
+    out.into_inner()
+}
+
+#[test]
+fn tiff_transformation_gives_cell_size_and_is_written_back() {
+    // 81 m columns, 116 m rows, top-left corner at (500000, 4000000)
+    let m = [81.0, 0.0, 0.0, 500000.0, 0.0, -116.0, 0.0, 4000000.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+    let back = decode(&transformed_tiff(&m), Format::Tiff, &ReadOptions::default()).unwrap();
+    let c = back.map.heights.cell_size();
+    assert_eq!((c.x, c.y), (81.0, 116.0));
+    let geo = back.info.georef.clone().unwrap();
+    assert_eq!(geo.origin(), Some((500000.0, 4000000.0)));
+    let opts = WriteOptions { georef: Some(geo.clone()), ..Default::default() };
+    let again =
+        decode(&encode(&back.map, Format::Tiff, &opts).unwrap(), Format::Tiff, &ReadOptions::default()).unwrap();
+    assert_eq!(again.info.georef, Some(geo));
+    // a rotated raster is refused, naming the tag
+    let mut rotated = m;
+    rotated[1] = 10.0;
+    let err = decode(&transformed_tiff(&rotated), Format::Tiff, &ReadOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("ModelTransformationTag") && err.contains("rotates"), "{err}");
 }
 
 /// An int16 DEM written the way GDAL writes SRTM tiles: LZW or deflate, GDAL_NODATA -32768.

@@ -36,7 +36,7 @@ pub fn describe(path: &std::path::Path, loaded: &Loaded) -> serde_json::Value {
             }),
             "epsg": geo.epsg(),
             "origin": geo.origin().map(|(x, y)| [x, y]),
-            "pixel_scale": geo.pixel_scale,
+            "pixel_size": geo.pixel_size().map(|(x, y)| [x, y]),
         })
     });
     json!({

@@ -5,9 +5,9 @@ use std::io::Cursor;
 use ::exr::prelude::*;
 use erode::Heightmap;
 
+use crate::ReadOptions;
 use crate::error::{FormatError, corrupt, unsupported};
 use crate::samples::{Decoded, FileMeta, Samples, check_size};
-use crate::{ReadOptions, WriteOptions};
 
 const NAME: &str = "OpenEXR";
 
@@ -59,9 +59,9 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> std::result::Result
     Ok(Decoded { width, height, samples: Samples::Float(values), sample_type, mask: None, meta: FileMeta::default() })
 }
 
-pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> std::result::Result<Vec<u8>, FormatError> {
+pub(crate) fn encode(map: &Heightmap) -> std::result::Result<Vec<u8>, FormatError> {
     let g = &map.heights;
-    let data: Vec<f32> = super::raw::float_cells(map, options).collect();
+    let data: Vec<f32> = super::raw::float_cells(map, f32::NAN).collect();
     let channel = AnyChannel::new("Y", FlatSamples::F32(data));
     let layer = Layer::new(
         (g.width(), g.height()),

@@ -2,9 +2,9 @@
 
 use erode::Heightmap;
 
+use crate::ReadOptions;
 use crate::error::{FormatError, corrupt, unsupported};
 use crate::samples::{Decoded, FileMeta, IntKind, Samples, check_size};
-use crate::{ReadOptions, WriteOptions};
 
 const NAME: &str = "NPY";
 const MAGIC: &[u8] = b"\x93NUMPY";
@@ -141,7 +141,7 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
     Ok(Decoded { width, height, samples, sample_type, mask: None, meta: FileMeta::default() })
 }
 
-pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Vec<u8> {
+pub(crate) fn encode(map: &Heightmap) -> Vec<u8> {
     let g = &map.heights;
     let mut dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", g.height(), g.width());
     // pad so that the data starts on a 64-byte boundary, header ends with a newline
@@ -153,6 +153,6 @@ pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Vec<u8> {
     out.extend_from_slice(&[1, 0]);
     out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
     out.extend_from_slice(dict.as_bytes());
-    out.extend(super::raw::float_cells(map, options).flat_map(f32::to_le_bytes));
+    out.extend(super::raw::float_cells(map, f32::NAN).flat_map(f32::to_le_bytes));
     out
 }

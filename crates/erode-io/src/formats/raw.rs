@@ -67,12 +67,12 @@ pub(crate) fn encode_r16(map: &Heightmap, options: &WriteOptions) -> Vec<u8> {
     (0..map.heights.len()).flat_map(|i| (q.sample(map, i) as u16).to_le_bytes()).collect()
 }
 
-/// Float cells; nodata cells hold the nodata value (NaN by default).
-pub(crate) fn float_cells<'a>(map: &'a Heightmap, options: &WriteOptions) -> impl Iterator<Item = f32> + 'a {
-    let nodata = options.nodata_value.unwrap_or(f64::NAN) as f32;
+/// Float cells; nodata cells hold `nodata`.
+pub(crate) fn float_cells(map: &Heightmap, nodata: f32) -> impl Iterator<Item = f32> + '_ {
     map.heights.as_slice().iter().enumerate().map(move |(i, &h)| if map.is_nodata(i) { nodata } else { h })
 }
 
-pub(crate) fn encode_r32(map: &Heightmap, options: &WriteOptions) -> Vec<u8> {
-    float_cells(map, options).flat_map(f32::to_le_bytes).collect()
+/// Nodata cells are NaN: a headerless file cannot say which value means none.
+pub(crate) fn encode_r32(map: &Heightmap) -> Vec<u8> {
+    float_cells(map, f32::NAN).flat_map(f32::to_le_bytes).collect()
 }

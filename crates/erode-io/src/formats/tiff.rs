@@ -38,6 +38,7 @@ fn georef(d: &mut Decoder<Cursor<&[u8]>>) -> Result<GeoRef, FormatError> {
     Ok(GeoRef {
         pixel_scale: tag_f64s(d, Tag::ModelPixelScaleTag)?,
         tiepoint: tag_f64s(d, Tag::ModelTiepointTag)?,
+        transformation: tag_f64s(d, Tag::ModelTransformationTag)?,
         geokeys: d
             .find_tag(Tag::GeoKeyDirectoryTag)
             .map_err(read_error)?
@@ -63,11 +64,26 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
         other => return Err(unsupported(NAME, format!("{other:?}: a heightmap has one band"))),
     }
     let geo = georef(&mut d)?;
-    let nodata = d
-        .find_tag(Tag::GdalNodata)
-        .map_err(read_error)?
-        .and_then(|v| v.into_string().ok())
-        .and_then(|s| s.trim().trim_end_matches('\0').trim().parse::<f64>().ok());
+    geo.check_transformation().map_err(|e| unsupported(NAME, e))?;
+    let nodata = match d.find_tag(Tag::GdalNodata).map_err(read_error)? {
+        None => None,
+        Some(v) => {
+            let text = v.into_string().map_err(|_| corrupt(NAME, "GDAL_NODATA is not text"))?;
+            let text = text.trim().trim_end_matches('\0').trim();
+            // GDAL writes "nan", "-inf" and decimals; anything else would silently mark no cell
+            match text.parse::<f64>() {
+                Ok(v) => Some(v),
+                // the caller's value replaces the file's
+                Err(_) if options.nodata.is_some() => None,
+                Err(_) => {
+                    return Err(corrupt(
+                        NAME,
+                        format!("GDAL_NODATA {text:?} is not a number (give the nodata value with --nodata)"),
+                    ));
+                }
+            }
+        }
+    };
     let cell_size = geo.cell_size_metres(height);
     let image = d.read_image().map_err(read_error)?;
     let n = width * height;
@@ -103,9 +119,18 @@ fn write_error(e: TiffError) -> FormatError {
     FormatError::Options(format!("TIFF encoder: {e}"))
 }
 
-/// GDAL's text for a nodata value.
-fn nodata_text(v: f64) -> String {
-    if v.is_nan() { "nan".into() } else { format!("{v:?}") }
+/// GDAL's text for a float32 nodata value: the value the cells hold, printed so that it reads
+/// back as exactly that float32 (a text of an f64 between two float32s is refused or warned about
+/// by GDAL's readers).
+fn nodata_text(v: f32) -> String {
+    let v = f64::from(v);
+    if v.is_nan() {
+        "nan".into()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:e}")
+    }
 }
 
 pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Result<Vec<u8>, FormatError> {
@@ -114,8 +139,8 @@ pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Result<Vec<u8>,
         u32::try_from(g.width()).map_err(|_| FormatError::Options("too wide for TIFF".into()))?,
         u32::try_from(g.height()).map_err(|_| FormatError::Options("too tall for TIFF".into()))?,
     );
-    let nodata = options.nodata_value.unwrap_or(f64::NAN);
-    let data: Vec<f32> = super::raw::float_cells(map, options).collect();
+    let nodata = options.nodata_value.unwrap_or(f64::NAN) as f32;
+    let data: Vec<f32> = super::raw::float_cells(map, nodata).collect();
     let mut out = Cursor::new(Vec::new());
     {
         let mut enc = TiffEncoder::new(&mut out)
@@ -133,6 +158,9 @@ pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Result<Vec<u8>,
                 }
                 if let Some(v) = &geo.tiepoint {
                     dir.write_tag(Tag::ModelTiepointTag, &v[..]).map_err(write_error)?;
+                }
+                if let Some(v) = &geo.transformation {
+                    dir.write_tag(Tag::ModelTransformationTag, &v[..]).map_err(write_error)?;
                 }
                 if let Some(v) = &geo.geokeys {
                     dir.write_tag(Tag::GeoKeyDirectoryTag, &v[..]).map_err(write_error)?;
