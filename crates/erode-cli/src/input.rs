@@ -17,7 +17,7 @@ pub struct InputArgs {
     #[arg(long, value_name = "METRES", allow_negative_numbers = true)]
     pub max_height: Option<f64>,
     /// Metres per integer sample unit instead of a range (heights = min-height + sample * scale).
-    #[arg(long, value_name = "METRES", conflicts_with = "max_height")]
+    #[arg(long, value_name = "METRES", conflicts_with = "max_height", allow_negative_numbers = true)]
     pub height_scale: Option<f64>,
     /// Cell size in metres, `S` or `XxY`. Default: from GeoTIFF tags or erode's metadata, else 1.
     #[arg(long, value_name = "METRES", allow_negative_numbers = true)]
@@ -28,6 +28,10 @@ pub struct InputArgs {
     /// Sample value marking missing data (`nan` allowed). Default: the file's.
     #[arg(long, value_name = "VALUE", allow_negative_numbers = true)]
     pub nodata: Option<f64>,
+    /// Most memory the command may use, e.g. `6G` or `512M` (it refuses maps whose estimate is
+    /// larger). Default: the memory available.
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_size)]
+    pub max_memory: Option<u64>,
     /// Refuse inputs with more cells than this.
     #[arg(long, value_name = "CELLS", default_value_t = erode_io::DEFAULT_MAX_CELLS)]
     pub max_cells: u64,
@@ -44,11 +48,22 @@ fn pair(text: &str, what: &str) -> anyhow::Result<(f64, f64)> {
     }
 }
 
+/// Smallest cell size accepted, m.
+pub const MIN_CELL_SIZE: f64 = 1e-4;
+/// Largest cell size accepted, m.
+pub const MAX_CELL_SIZE: f64 = 1e7;
+
 /// Parses `S` or `XxY` metres.
 pub fn parse_cell_size(text: &str) -> anyhow::Result<CellSize> {
     let (x, y) = pair(text, "--cell-size")?;
     if !(x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()) {
         bail!("--cell-size `{text}`: must be positive metres");
+    }
+    // beyond these the models' steps underflow or overflow (no terrain is sampled finer than
+    // 0.1 mm or coarser than 10,000 km)
+    let (lo, hi) = (MIN_CELL_SIZE, MAX_CELL_SIZE);
+    if !(lo..=hi).contains(&x) || !(lo..=hi).contains(&y) {
+        bail!("--cell-size `{text}`: must be {lo:e} to {hi:e} m");
     }
     Ok(CellSize { x, y })
 }

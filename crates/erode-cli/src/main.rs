@@ -4,9 +4,11 @@
 
 mod cmd;
 mod input;
+mod memory;
 mod output;
 mod plot;
 mod progress;
+mod stamp;
 
 use std::process::ExitCode;
 

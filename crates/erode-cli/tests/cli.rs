@@ -3,15 +3,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
 use common::*;
-
-fn files_in(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn generate_convert_info_agree_on_every_format() {

@@ -101,7 +101,11 @@ fn params_round_trip_and_bad_parameters_are_refused() {
     assert!(!d.join("b/report.json").exists(), "a refused run wrote a report");
     // a damaged checkpoint is named as such
     ok(&["simulate", "grid", "t.tif", "-o", "c", "--iterations", "4", "-q"], d);
-    let ckpt = std::fs::read_dir(d.join("c/checkpoints")).unwrap().next().unwrap().unwrap().path();
+    let ckpt = std::fs::read_dir(d.join("c/checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "ckpt"))
+        .unwrap();
     let mut raw = std::fs::read(&ckpt).unwrap();
     let mid = raw.len() / 2;
     raw[mid] ^= 1;

@@ -13,6 +13,21 @@ fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
+/// Refuses an output `path` that is the file `input` (the same file under any name): writing it
+/// would replace what is being read.
+pub fn check_not_input(path: &Path, input: &Path) -> Result<(), Error> {
+    let (Ok(input), Ok(folder)) = (input.canonicalize(), parent_of(path).canonicalize()) else { return Ok(()) };
+    let same = path.file_name().is_some_and(|name| folder.join(name) == input)
+        || path.canonicalize().is_ok_and(|p| p == input);
+    if same {
+        return Err(Error::Output {
+            path: path.to_path_buf(),
+            reason: "it is the input file: choose another output name".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Checks, before any long work, that `path` can be written: its folder exists, is a folder, and
 /// accepts a new file; `path` itself is not a folder.
 pub fn check_output(path: &Path) -> Result<(), Error> {

@@ -41,7 +41,7 @@ pub mod scene;
 
 use std::path::Path;
 
-pub use atomic::{check_output, write_atomic};
+pub use atomic::{check_not_input, check_output, write_atomic};
 pub use erode::{CellSize, Heightmap};
 pub use error::{Error, FormatError};
 pub use geotiff::{CrsKind, GeoRef};

@@ -3,6 +3,16 @@
 /// A grid could not be built as asked.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
 pub enum GridError {
+    /// Zero width or height, or fewer than a model needs.
+    #[error("a grid of {width} x {height} cells is too small: this needs at least {min} x {min}")]
+    TooSmall {
+        /// Columns.
+        width: usize,
+        /// Rows.
+        height: usize,
+        /// Least columns and rows.
+        min: usize,
+    },
     /// Zero width or height.
     #[error("grid is empty ({width} x {height} cells)")]
     Empty {
@@ -39,7 +49,8 @@ pub enum GridError {
     },
     /// Heights that are NaN or infinite where no nodata was declared.
     #[error(
-        "{count} height(s) are NaN or infinite, the first at row {row}, column {col} (declare a nodata value if they mark missing data)"
+        "{count} {} NaN or infinite, the first at row {row}, column {col} (declare a nodata value if they mark missing data)",
+        if *count == 1 { "height is" } else { "heights are" }
     )]
     NonFinite {
         /// How many cells.
@@ -126,6 +137,17 @@ pub enum SimError {
     /// An option the GPU backend does not run yet.
     #[error("not on the GPU yet: {0} (use --backend cpu)")]
     NotOnGpu(&'static str),
+    /// The parameters ask for more work per step than a run can do (the estimate says how much
+    /// and which parameter drives it), refused before any of it starts.
+    #[error("parameter `{name}` = {value}: {why}")]
+    TooMuchWork {
+        /// The parameter (TOML key) to change.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+        /// The estimate and the limit.
+        why: String,
+    },
     /// A rain map with no cell above 0: no droplet can start.
     #[error("the rain map has no cell above 0, so no droplet can start")]
     NoRain,

@@ -107,6 +107,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     options.validate()?;
     let formats = output::formats(&a.format)?;
     let loaded = a.input.read(&a.heightmap)?;
+    let g = &loaded.map.heights;
+    crate::memory::check(g.width(), g.height(), crate::memory::Work::Analyze, a.input.max_memory)?;
     let result = analysis::analyze(&loaded.map, &options).with_context(|| a.heightmap.display().to_string())?;
     let figures = &result.figures;
     if let (Some(dir), Some(maps)) = (&a.output, &result.maps) {

@@ -25,6 +25,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let options = a.input.options()?;
     erode_io::Format::from_path(&a.output)?;
     erode_io::check_output(&a.output)?;
+    erode_io::check_not_input(&a.output, &a.input_file)?;
     let loaded = erode_io::read(&a.input_file, &options)?;
     let write =
         WriteOptions { range: None, georef: loaded.info.georef.clone(), nodata_value: loaded.info.nodata_value };

@@ -30,6 +30,9 @@ pub struct Args {
     /// Cell size in metres, `S` or `XxY`.
     #[arg(long, default_value = "1", allow_negative_numbers = true)]
     cell_size: String,
+    /// Most memory to use, e.g. `6G` (larger maps are refused). Default: the memory available.
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_size)]
+    max_memory: Option<u64>,
     /// Height difference between lowest and highest cell, metres.
     #[arg(long, default_value_t = 64.0, allow_negative_numbers = true)]
     relief: f64,
@@ -91,6 +94,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     spec.validate()?;
     erode_io::Format::from_path(&a.output)?;
     erode_io::check_output(&a.output)?;
+    crate::memory::check(spec.width, spec.height, crate::memory::Work::Map, a.max_memory)?;
     let map = generate(&spec).context("generating the terrain")?;
     erode_io::write(&a.output, &map, &Default::default())?;
     Ok(())

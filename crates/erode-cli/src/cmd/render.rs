@@ -42,6 +42,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         bail!("--z-factor {} must be positive", a.z_factor);
     }
     erode_io::check_output(&a.output)?;
+    erode_io::check_not_input(&a.output, &a.heightmap)?;
     let map = a.input.read(&a.heightmap)?.map;
     let extra = |p: &Option<PathBuf>| -> anyhow::Result<Option<erode::Grid<f32>>> {
         let Some(p) = p else { return Ok(None) };

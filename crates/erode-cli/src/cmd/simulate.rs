@@ -64,7 +64,7 @@ pub struct Args {
     droplets: Option<u64>,
     /// Droplets per cell of the map, in total (droplet): each droplet is the rain of one cell,
     /// so the same figure gives the same rain per m² at any cell size. Default 1.
-    #[arg(long, value_name = "D", conflicts_with = "droplets")]
+    #[arg(long, value_name = "D", conflicts_with = "droplets", allow_negative_numbers = true)]
     droplets_per_cell: Option<f64>,
     /// Seed of the random parts (overrides the parameter `seed`).
     #[arg(long)]
@@ -198,6 +198,20 @@ pub(crate) fn newest_checkpoint(dir: &Path, prefix: &str) -> anyhow::Result<(Vec
     Ok((bytes, path))
 }
 
+/// The context of a checkpoint that cannot be read: its path, and the older one to fall back on
+/// if there is one.
+pub(crate) fn unreadable_checkpoint(dir: &Path, prefix: &str, path: &Path) -> String {
+    let all = checkpoints_of(dir, prefix);
+    match all.iter().rev().find(|(_, p)| p != path) {
+        Some((_, older)) => format!(
+            "{} (an older checkpoint, {}, may be intact: remove this one to resume from it)",
+            path.display(),
+            older.display()
+        ),
+        None => path.display().to_string(),
+    }
+}
+
 /// A checkpoint must fit the input it resumes.
 fn check_same_size(path: &Path, got: (usize, usize), terrain: &erode::Grid<f32>) -> anyhow::Result<()> {
     if got != (terrain.width(), terrain.height()) {
@@ -213,12 +227,30 @@ fn check_same_size(path: &Path, got: (usize, usize), terrain: &erode::Grid<f32>)
     Ok(())
 }
 
+/// Most iterations a `--duration` may stand for (more means a time step far below the usual:
+/// gravity or cells out of scale).
+const MAX_DURATION_ITERATIONS: f64 = 1e8;
+
+/// Makes the output folder (once every check has passed, so a refused run leaves none) and
+/// checks that files can be made in it.
+pub(crate) fn create_output_folder(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
+    erode_io::check_output(&dir.join("report.json"))?;
+    Ok(())
+}
+
 /// The worker threads of a run (`--threads`, default one per core).
 pub(crate) fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     let mut b = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         if n == 0 {
             bail!("--threads must be at least 1");
+        }
+        // results are the same for any count: threads beyond the cores only cost memory
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let most = (4 * cores).max(16);
+        if n > most {
+            bail!("--threads {n}: at most {most} on this machine ({cores} cores; results are the same for any count)");
         }
         b = b.num_threads(n);
     }
@@ -260,6 +292,19 @@ fn read_map(
         ..Default::default()
     };
     let m = erode_io::read(p, &opts)?.map.heights;
+    // hardness is a share (0..1), rain a rate (>= 0): a value outside is a wrong file, not
+    // something to clamp quietly
+    let (lo, hi) = if what == "hardness" { (0.0, 1.0) } else { (0.0, f32::INFINITY) };
+    if let Some(i) = m.as_slice().iter().position(|v| !(lo..=hi).contains(v)) {
+        bail!(
+            "{}: the {what} map holds {} at row {}, column {}; expected {}",
+            p.display(),
+            m.as_slice()[i],
+            i / m.width(),
+            i % m.width(),
+            if what == "hardness" { "0 to 1" } else { "0 or more" }
+        );
+    }
     if !m.same_shape(terrain) {
         bail!(
             "{}: the {what} map is {} x {}, the terrain {} x {}",
@@ -323,11 +368,10 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let read_opts = a.input.options()?;
     let loaded = erode_io::read(&input_file, &read_opts)?;
     let terrain = &loaded.map.heights;
+    crate::memory::check(terrain.width(), terrain.height(), crate::memory::Work::Grid, a.input.max_memory)?;
+    let input_stamp = crate::stamp::of_heightmap(&loaded.map);
     let hardness = read_map(&a.hardness_map, "hardness", terrain)?;
     let rain = read_map(&a.rain_map, "rain", terrain)?;
-    std::fs::create_dir_all(&a.output)
-        .with_context(|| format!("{}: cannot create the output folder", a.output.display()))?;
-    erode_io::check_output(&a.output.join("report.json"))?;
     let ckpt_dir = a.output.join("checkpoints");
     let fingerprint = grid::params_fingerprint(&params);
     let pool = thread_pool(a.threads)?;
@@ -337,8 +381,18 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let mut st = if a.resume {
         let (bytes, path) = newest_checkpoint(&ckpt_dir, "grid-")?;
         let st = State::from_bytes(&bytes, fingerprint, read_opts.max_cells)
-            .with_context(|| format!("{}", path.display()))?;
+            .with_context(|| unreadable_checkpoint(&ckpt_dir, "grid-", &path))?;
         check_same_size(&path, (st.width, st.height), terrain)?;
+        crate::stamp::check(&ckpt_dir, input_stamp, &input_file.display().to_string())?;
+        if duration.is_none() && st.iteration > a.iterations {
+            bail!(
+                "{}: the checkpoint is at iteration {}, past --iterations {}; ask for at least that many, or start \
+                 afresh without --resume",
+                path.display(),
+                st.iteration,
+                a.iterations
+            );
+        }
         st
     } else {
         let maps = StartMaps { hardness: hardness.as_ref(), rain: rain.as_ref(), water: None };
@@ -352,6 +406,23 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
             "erode: dt = {} s exceeds the stable step ({:.4} s for these pipes and cells); running {} sub-steps per iteration",
             params.dt, derived.stable_dt, derived.substeps
         );
+    }
+
+    if let Some(total) = duration {
+        let step = derived.dt * f64::from(derived.substeps);
+        let iterations = (total - st.time) / step;
+        if iterations.is_nan() || iterations > MAX_DURATION_ITERATIONS {
+            bail!(
+                "--duration {}: about {iterations:.2e} iterations of {step:.3e} s each (more than {MAX_DURATION_ITERATIONS:.0e}); \
+                 check gravity and the cell size, or give --iterations",
+                a.duration.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    // everything is checked: only now is the output folder made
+    create_output_folder(&a.output)?;
+    if !a.resume {
+        crate::stamp::write(&ckpt_dir, input_stamp)?;
     }
 
     // 3. run, with progress and checkpoints: to --iterations in total, or until --duration of
@@ -496,15 +567,14 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     let read_opts = a.input.options()?;
     let loaded = erode_io::read(&input_file, &read_opts)?;
     let terrain = &loaded.map.heights;
+    crate::memory::check(terrain.width(), terrain.height(), crate::memory::Work::Droplet, a.input.max_memory)?;
+    let input_stamp = crate::stamp::of_heightmap(&loaded.map);
     if params.min_height == f64::NEG_INFINITY {
         params.min_height = f64::from(loaded.map.stats().min);
     }
     params.validate()?;
     params.step_rule(terrain.cell_size()).with_context(|| format!("{}: on this map", input_file.display()))?;
     let total = droplet_count(a.droplets, a.droplets_per_cell, terrain.len())?;
-    std::fs::create_dir_all(&a.output)
-        .with_context(|| format!("{}: cannot create the output folder", a.output.display()))?;
-    erode_io::check_output(&a.output.join("report.json"))?;
     let ckpt_dir = a.output.join("checkpoints");
     let fingerprint = droplet_params_fingerprint(&params);
     let pool = thread_pool(a.threads)?;
@@ -512,8 +582,17 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     let mut st = if a.resume {
         let (bytes, path) = newest_checkpoint(&ckpt_dir, "droplet-")?;
         let st = DropletState::from_bytes(&bytes, fingerprint, read_opts.max_cells)
-            .with_context(|| format!("{}", path.display()))?;
+            .with_context(|| unreadable_checkpoint(&ckpt_dir, "droplet-", &path))?;
         check_same_size(&path, (st.width, st.height), terrain)?;
+        crate::stamp::check(&ckpt_dir, input_stamp, &input_file.display().to_string())?;
+        if st.droplets > total {
+            bail!(
+                "{}: the checkpoint is at droplet {}, past the {total} asked for; ask for at least that many, or \
+                 start afresh without --resume",
+                path.display(),
+                st.droplets
+            );
+        }
         st
     } else {
         let hardness = read_map(&a.hardness_map, "hardness", terrain)?;
@@ -553,6 +632,11 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
         backend => backend,
     };
     let mut gpu = on_backend(backend, quiet, start_gpu)?;
+    // everything is checked: only now is the output folder made
+    create_output_folder(&a.output)?;
+    if !a.resume {
+        crate::stamp::write(&ckpt_dir, input_stamp)?;
+    }
     let start = st.droplets;
     let todo = total.saturating_sub(st.droplets);
     let bar = progress::bar(total, "droplets", quiet);

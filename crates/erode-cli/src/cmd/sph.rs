@@ -51,6 +51,14 @@ fn is_mesh(p: &Path) -> bool {
 fn heightmap_mesh(path: &Path, args: &crate::input::InputArgs, faces: usize) -> anyhow::Result<TriMesh> {
     let loaded = erode_io::read(path, &args.options()?)?;
     let h = &loaded.map.heights;
+    if h.width() < 2 || h.height() < 2 {
+        bail!(
+            "{}: a heightmap of {} x {} cells has no area to mesh (SPH needs at least 2 x 2)",
+            path.display(),
+            h.width(),
+            h.height()
+        );
+    }
     let stats = loaded.map.stats();
     let aspect = (h.width() - 1) as f64 * h.cell_size().x / ((h.height() - 1) as f64 * h.cell_size().y);
     let rows = ((faces as f64 / (2.0 * aspect)).sqrt().round() as usize).clamp(1, h.height() - 1);
@@ -162,10 +170,26 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
     params.validate()?;
     let ckpt_dir = job.output.join("checkpoints");
     let fingerprint = checkpoint::params_fingerprint(&params);
+    // the input: a mesh or heightmap file's bytes, or the scene's name
+    let input_stamp = match job.input {
+        Some(p) => crate::stamp::of_bytes(&std::fs::read(p).with_context(|| format!("{}", p.display()))?),
+        None => crate::stamp::of_bytes(s.name.as_bytes()),
+    };
     // the state: fresh, or the newest checkpoint's (which holds the mesh and particles)
     let (mut st, mut sim) = if job.resume {
         let (bytes, path) = newest_checkpoint(&ckpt_dir, "sph-")?;
-        let (st, frame) = checkpoint::from_bytes(&bytes, fingerprint).with_context(|| format!("{}", path.display()))?;
+        let (st, frame) = checkpoint::from_bytes(&bytes, fingerprint)
+            .with_context(|| crate::cmd::simulate::unreadable_checkpoint(&ckpt_dir, "sph-", &path))?;
+        crate::stamp::check(&ckpt_dir, input_stamp, &s.name)?;
+        if st.iteration > job.iterations {
+            bail!(
+                "{}: the checkpoint is at iteration {}, past --iterations {}; ask for at least that many, or start \
+                 afresh without --resume",
+                path.display(),
+                st.iteration,
+                job.iterations
+            );
+        }
         let sim = SphSim::with_frame(params.clone(), &st, frame)?;
         (st, sim)
     } else {
@@ -178,12 +202,14 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
         let sim = SphSim::new(params.clone(), &st)?;
         (st, sim)
     };
-    std::fs::create_dir_all(job.output)
-        .with_context(|| format!("{}: cannot create the output folder", job.output.display()))?;
-    erode_io::check_output(&job.output.join("report.json"))?;
     let snapshots = job.output.join("snapshots");
     let pool = crate::cmd::simulate::thread_pool(job.threads)?;
     let threads = pool.current_num_threads();
+    // everything is checked: only now is the output folder made
+    crate::cmd::simulate::create_output_folder(job.output)?;
+    if !job.resume {
+        crate::stamp::write(&ckpt_dir, input_stamp)?;
+    }
     if !job.resume {
         write_mesh(&job.output.join("start.ply"), &st.mesh, VertexValues::default())?;
     }

@@ -4,6 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The entries of a folder.
+pub fn files_in(dir: &Path) -> std::collections::BTreeSet<PathBuf> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect()
+}
+
 pub fn erode(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_erode")).args(args).current_dir(dir).output().unwrap()
 }

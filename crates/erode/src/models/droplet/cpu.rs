@@ -215,7 +215,7 @@ impl DropletSim {
     pub fn new(params: DropletParams, state: &DropletState) -> Result<Self, SimError> {
         let rule = params.step_rule(state.cell_size)?;
         if state.width < 2 || state.height < 2 {
-            return Err(crate::error::GridError::Empty { width: state.width, height: state.height }.into());
+            return Err(crate::error::GridError::TooSmall { width: state.width, height: state.height, min: 2 }.into());
         }
         let spawn = spawn_table(state);
         if spawn.as_ref().is_some_and(|s| s.last().is_none_or(|&t| t <= 0.0)) {

@@ -34,6 +34,13 @@ pub const AUTO_SAFETY: f64 = 0.9;
 /// With `dt = 0`, the longest step, s: a dry map's stable step is unbounded.
 pub const MAX_AUTO_DT: f64 = 60.0;
 
+/// Most sub-steps an iteration may take: parameters that need more are refused
+/// ([`Params::check_work`]); a run whose water deepens past it is held to it.
+pub const MAX_SUBSTEPS: u32 = 10_000;
+
+/// Most times the rain buckets of one step may cover the map.
+pub const MAX_BUCKET_COVER: f64 = 100.0;
+
 /// Coefficients of one sub-step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Derived {
@@ -146,15 +153,61 @@ impl Params {
     /// Sub-steps per iteration with water at most `max_depth` m deep: enough that each is within
     /// the stable water step and the thermal bound (always 1 with `dt = 0`).
     pub fn substeps_at(&self, cell: CellSize, max_depth: f64) -> u32 {
+        self.substeps_needed(cell, max_depth).clamp(1.0, f64::from(MAX_SUBSTEPS)) as u32
+    }
+
+    /// [`Params::substeps_at`] before its bound: a whole number >= 1, or infinity.
+    fn substeps_needed(&self, cell: CellSize, max_depth: f64) -> f64 {
         if self.dt <= 0.0 {
-            return 1;
+            return 1.0;
         }
         let depth = (max_depth * DEPTH_MARGIN + 1e-3).min(self.depth_cap());
         let water = (self.dt / self.stable_dt_at(cell, depth)).ceil();
         let terrain_dt =
             if self.morphological_step > 0.0 { self.morphological_step } else { self.dt * self.morphological_factor };
         let thermal = (self.thermal_rate * terrain_dt / MAX_THERMAL_STEP).ceil();
-        water.max(thermal).clamp(1.0, 1e6) as u32
+        let n = water.max(thermal).max(1.0);
+        if n.is_nan() { f64::INFINITY } else { n }
+    }
+
+    /// Refuses parameters whose steps would run away on a map of `cells` cells of `cell` size
+    /// with water at most `max_depth` m deep: more than [`MAX_SUBSTEPS`] sub-steps per
+    /// iteration (a `dt` far above the stable step: gravity or cells far from the usual), or
+    /// rain buckets covering the map more than [`MAX_BUCKET_COVER`] times per step. The error
+    /// carries the estimate.
+    pub fn check_work(&self, cell: CellSize, cells: usize, max_depth: f64) -> Result<(), crate::error::SimError> {
+        use crate::error::SimError;
+        let needed = self.substeps_needed(cell, max_depth);
+        if needed > f64::from(MAX_SUBSTEPS) {
+            let depth = (max_depth * DEPTH_MARGIN + 1e-3).min(self.depth_cap());
+            let stable = self.stable_dt_at(cell, depth);
+            return Err(SimError::TooMuchWork {
+                name: "dt",
+                value: self.dt,
+                why: format!(
+                    "an iteration would need {needed:.3e} sub-steps (at most {MAX_SUBSTEPS}): the stable water step \
+                     is {stable:.3e} s for gravity {:e} m/s² on {:e} x {:e} m cells, and thermal erosion asks for steps of \
+                     at most {MAX_THERMAL_STEP:.3} / thermal_rate; lower dt or use dt = 0 (auto)",
+                    self.gravity, cell.x, cell.y
+                ),
+            });
+        }
+        if self.rain_mode == super::RainMode::Buckets && self.rain_rate > 0.0 {
+            let side = 2.0 * self.bucket_radius.ceil() + 1.0;
+            let cover = f64::from(self.bucket_count) * side * side / cells as f64;
+            if cover > MAX_BUCKET_COVER {
+                return Err(SimError::TooMuchWork {
+                    name: "bucket_count",
+                    value: f64::from(self.bucket_count),
+                    why: format!(
+                        "{} buckets of radius {} cells cover the {cells} cells {cover:.0} times per step (at most \
+                         {MAX_BUCKET_COVER}); use fewer or smaller buckets, or rain_mode = \"uniform\"",
+                        self.bucket_count, self.bucket_radius
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Sub-steps for the constant cross-section (or 1 m of water).

@@ -1,0 +1,146 @@
+//! Memory checked before the big allocations: each command estimates its peak from the map's
+//! cells and what it runs (bytes per cell measured as peak resident size on 1024² and 4096²
+//! maps, rounded up; see BENCHMARKS.md) and refuses with the figure when that exceeds the
+//! memory available (or `--max-memory`), instead of being killed halfway.
+
+use anyhow::bail;
+
+/// Peak bytes per cell of each kind of work (measured 145, 58, 66 and 12 B; rounded up).
+#[derive(Clone, Copy, Debug)]
+pub enum Work {
+    /// The grid model (CPU; the GPU backend holds the same maps on the host).
+    Grid,
+    /// The droplet model.
+    Droplet,
+    /// `erode analyze`.
+    Analyze,
+    /// Reading, generating, converting or rendering one map.
+    Map,
+}
+
+impl Work {
+    fn bytes_per_cell(self) -> u64 {
+        match self {
+            Work::Grid => 160,
+            Work::Droplet => 64,
+            Work::Analyze => 72,
+            Work::Map => 16,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Work::Grid => "the grid model",
+            Work::Droplet => "the droplet model",
+            Work::Analyze => "the analysis",
+            Work::Map => "the map",
+        }
+    }
+}
+
+/// What the program needs besides the maps (code, threads, buffers), bytes.
+const BASE: u64 = 64 << 20;
+
+/// Memory this process may still use, bytes: the system's available memory, lowered by a
+/// cgroup's limit (containers); `None` where neither can be read.
+pub fn available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|t| t.trim().parse::<u64>().ok());
+    let cgroup = match (read("/sys/fs/cgroup/memory.max"), read("/sys/fs/cgroup/memory.current")) {
+        (Some(max), Some(current)) => Some(max.saturating_sub(current)),
+        _ => read("/sys/fs/cgroup/memory/memory.limit_in_bytes")
+            .filter(|&l| l < (1 << 60))
+            .map(|l| l.saturating_sub(read("/sys/fs/cgroup/memory/memory.usage_in_bytes").unwrap_or(0))),
+    };
+    match (meminfo, cgroup) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Parses `--max-memory`: bytes, or a number with K, M, G or T (powers of 1024; a trailing `B`
+/// or `iB` allowed).
+pub fn parse_size(text: &str) -> anyhow::Result<u64> {
+    let t = text.trim();
+    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let (number, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
+        _ => (t, ' '),
+    };
+    let scale: u64 = match unit {
+        ' ' => 1,
+        'K' => 1 << 10,
+        'M' => 1 << 20,
+        'G' => 1 << 30,
+        'T' => 1 << 40,
+        _ => bail!("--max-memory `{text}`: expected bytes or a size like 6G or 512M"),
+    };
+    match number.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok((v * scale as f64) as u64),
+        _ => bail!("--max-memory `{text}`: expected bytes or a size like 6G or 512M"),
+    }
+}
+
+/// Bytes as GB or MB, for messages.
+fn show(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GB", b / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MB", b / (1u64 << 20) as f64)
+    }
+}
+
+/// Refuses `work` on `width` x `height` cells when its estimate exceeds `limit` (`--max-memory`)
+/// or, without one, the memory available.
+pub fn check(width: usize, height: usize, work: Work, limit: Option<u64>) -> anyhow::Result<()> {
+    let cells = (width as u64).saturating_mul(height as u64);
+    let need = cells.saturating_mul(work.bytes_per_cell()).saturating_add(BASE);
+    let (have, limit_text) = match limit {
+        Some(l) => (l, format!("--max-memory is {}", show(l))),
+        None => match available() {
+            Some(a) => (a, format!("{} is available", show(a))),
+            None => return Ok(()),
+        },
+    };
+    if need > have {
+        bail!(
+            "{width} x {height} cells: {} needs about {} (~{} B per cell), {limit_text}; use a smaller map{}",
+            work.name(),
+            show(need),
+            work.bytes_per_cell(),
+            if limit.is_some() {
+                " or raise --max-memory"
+            } else {
+                " or free memory (--max-memory overrides the check)"
+            }
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("6G").unwrap(), 6 << 30);
+        assert_eq!(parse_size("512MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_size("1.5k").unwrap(), 1536);
+        assert_eq!(parse_size("1000").unwrap(), 1000);
+        assert!(parse_size("6X").is_err() && parse_size("-1G").is_err() && parse_size("").is_err());
+    }
+
+    #[test]
+    fn a_map_beyond_the_limit_is_refused_with_the_estimate() {
+        let err = check(8192, 8192, Work::Grid, Some(6 << 30)).unwrap_err().to_string();
+        assert!(err.contains("8192 x 8192") && err.contains("10.1 GB") && err.contains("--max-memory"), "{err}");
+        assert!(check(1024, 1024, Work::Grid, Some(6 << 30)).is_ok());
+    }
+}

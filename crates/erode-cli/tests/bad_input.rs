@@ -1,0 +1,262 @@
+//! Bad input, table-driven: every case must exit with status 2 and one line naming the file or
+//! parameter, leave nothing behind (no output folder, no file), and be refused fast and small:
+//! under 2 s and under 200 MB peak resident size each (measured with GNU time, `/usr/bin/time`,
+//! which `.ci/run` installs; without it the memory is not checked, and the test says so).
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use std::process::Command;
+
+use common::{erode, files_in, ok};
+
+/// Files the cases read: good ones and bad ones.
+fn fixtures(d: &Path) {
+    ok(&["generate", "--size", "16", "-o", "good.tif"], d);
+    ok(&["generate", "--size", "16", "-o", "good.png"], d);
+    ok(&["generate", "--size", "32", "-o", "other.tif"], d);
+    std::fs::write(d.join("garbage.png"), b"this is not a png").unwrap();
+    std::fs::write(d.join("empty.tif"), b"").unwrap();
+    std::fs::write(d.join("plain"), b"x").unwrap();
+    let floats = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    std::fs::write(d.join("row.r32"), floats(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])).unwrap();
+    std::fs::write(d.join("nan.r32"), floats(&[1.0, f32::NAN, 3.0, 4.0])).unwrap();
+    // maps of the good terrain's size: heights 0..1 read as hardness or rain
+    let sixteen = |name: &str, value: f32| {
+        let bytes = floats(&[value; 256]);
+        std::fs::write(d.join(name), bytes).unwrap();
+    };
+    sixteen("zero.r32", 0.0);
+    sixteen("negative.r32", -1.0);
+    sixteen("five.r32", 5.0);
+    ok(&["convert", "zero.r32", "-o", "zero.tif"], d);
+    ok(&["convert", "negative.r32", "-o", "negative.tif"], d);
+    ok(&["convert", "five.r32", "-o", "five.tif"], d);
+    for f in ["zero.r32", "negative.r32", "five.r32"] {
+        std::fs::remove_file(d.join(f)).unwrap();
+    }
+    std::fs::write(d.join("bad.toml"), "gravity = \"strong\"\n").unwrap();
+    std::fs::write(d.join("open.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    tiff_with(d, "badnodata.tif", |img| img.encoder().write_tag(tiff::tags::Tag::GdalNodata, "abc").unwrap());
+    tiff_with(d, "rotated.tif", |img| {
+        let m = [1.0, 0.5, 0.0, 0.0, 0.5, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+        img.encoder().write_tag(tiff::tags::Tag::ModelTransformationTag, &m[..]).unwrap();
+    });
+}
+
+type Image<'a> = tiff::encoder::ImageEncoder<
+    'a,
+    &'a mut std::fs::File,
+    tiff::encoder::colortype::Gray32Float,
+    tiff::encoder::TiffKindStandard,
+>;
+
+/// A 4 x 4 float TIFF with tags set by `tags`.
+fn tiff_with(d: &Path, name: &str, tags: impl FnOnce(&mut Image<'_>)) {
+    let mut file = std::fs::File::create(d.join(name)).unwrap();
+    let mut enc = tiff::encoder::TiffEncoder::new(&mut file).unwrap();
+    let mut img = enc.new_image::<tiff::encoder::colortype::Gray32Float>(4, 4).unwrap();
+    tags(&mut img);
+    img.write_data(&[1.0f32; 16]).unwrap();
+}
+
+/// (arguments, what the one line must name).
+const CASES: &[(&str, &str)] = &[
+    // generate
+    ("generate --relief -5 -o x.tif", "relief"),
+    ("generate --persistence 2 -o x.tif", "persistence"),
+    ("generate --octaves 0 -o x.tif", "octaves"),
+    ("generate -o x.bmp", "x.bmp"),
+    ("generate --size 0 -o x.tif", "0"),
+    ("generate --size 100000 -o x.tif", "100000 x 100000"),
+    ("generate --size 64 --max-memory 1K -o x.tif", "--max-memory"),
+    ("generate --cell-size 0 -o x.tif", "--cell-size"),
+    ("generate --cell-size 1e300 -o x.tif", "--cell-size"),
+    ("generate -o nofolder/x.tif", "nofolder"),
+    // info
+    ("info garbage.png", "garbage.png"),
+    ("info missing.tif", "missing.tif"),
+    ("info empty.tif", "empty.tif"),
+    ("info good.tif --min-height 3", "--max-height"),
+    ("info badnodata.tif", "GDAL_NODATA"),
+    ("info rotated.tif", "ModelTransformationTag"),
+    ("info nan.r32", "nan.r32"),
+    ("info row.r32", "--raw-size"),
+    // convert
+    ("convert garbage.png -o out.tif", "garbage.png"),
+    ("convert good.tif -o out.xyz", "out.xyz"),
+    ("convert good.tif -o plain/out.tif", "plain/out.tif"),
+    ("convert good.tif -o good.tif", "input file"),
+    ("convert good.tif --cell-size -1 -o y.tif", "--cell-size"),
+    ("convert good.png --min-height 5 --max-height 1 -o y.tif", "--max-height"),
+    // render
+    ("render good.tif -o shot.jpg", "shot.jpg"),
+    ("render good.png -o good.png", "input file"),
+    ("render good.tif --z-factor 0 -o r.png", "--z-factor"),
+    // analyze
+    ("analyze garbage.png", "garbage.png"),
+    ("analyze good.tif --max-memory 1M", "--max-memory"),
+    // simulate grid
+    ("simulate grid -o o", "needs an input heightmap"),
+    ("simulate grid missing.tif -o o", "missing.tif"),
+    ("simulate grid good.tif -o o --set nosuch=1", "nosuch"),
+    ("simulate grid good.tif -o o --set gravity=-1", "gravity"),
+    ("simulate grid good.tif -o o --set dt=0.1 --set gravity=1e30", "dt"),
+    ("simulate grid good.tif -o o --set gravity=1e30 --duration 1h", "--duration"),
+    ("simulate grid good.tif -o o --cell-size 1e-300", "--cell-size"),
+    ("simulate grid good.tif -o o --cell-size 1e300", "--cell-size"),
+    ("simulate grid good.tif -o o --set rain_mode=\"buckets\" --set bucket_count=1000000000", "bucket_count"),
+    ("simulate grid good.tif -o o --threads 100000", "--threads"),
+    ("simulate grid good.tif -o o --threads 0", "--threads"),
+    ("simulate grid good.tif -o o --format xyz", "--format"),
+    ("simulate grid good.tif -o o --preset nosuch", "nosuch"),
+    ("simulate grid good.tif -o o --duration abc", "--duration"),
+    ("simulate grid good.tif -o o --hardness-map other.tif", "hardness"),
+    ("simulate grid good.tif -o o --hardness-map five.tif", "five.tif"),
+    ("simulate grid good.tif -o o --rain-map negative.tif --set rain_mode=\"map\"", "negative.tif"),
+    ("simulate grid good.tif -o o --max-memory 1M", "--max-memory"),
+    ("simulate grid good.tif -o o --resume", "checkpoint"),
+    ("simulate grid good.tif -o o --params missing.toml", "missing.toml"),
+    ("simulate grid good.tif -o o --params bad.toml", "bad.toml"),
+    ("simulate grid good.tif -o o --scene lake", "--scene"),
+    ("simulate grid good.tif -o plain", "plain"),
+    // simulate droplet
+    ("simulate droplet good.tif -o o --droplets-per-cell -1", "--droplets-per-cell"),
+    ("simulate droplet good.tif -o o --droplets-per-cell 1e20", "droplets"),
+    ("simulate droplet good.tif -o o --set radius=1000", "radius"),
+    ("simulate droplet good.tif -o o --set max_distance=1e9", "max_distance"),
+    ("simulate droplet good.tif -o o --set evaporation_length=0", "evaporation_length"),
+    ("simulate droplet good.tif -o o --preset nosuch", "nosuch"),
+    ("simulate droplet good.tif -o o --rain-map zero.tif", "zero.tif"),
+    ("simulate droplet good.tif -o o --rain-map negative.tif", "negative.tif"),
+    ("simulate droplet good.tif -o o --hardness-map five.tif", "five.tif"),
+    ("simulate droplet good.tif -o o --max-memory 1M", "--max-memory"),
+    ("simulate droplet good.tif -o o --threads 100000", "--threads"),
+    // simulate sph
+    ("simulate sph row.r32 --raw-size 8x1 -o o", "2 x 2"),
+    ("simulate sph row.r32 --raw-size 1x8 -o o", "2 x 2"),
+    ("simulate sph open.obj -o o", "not closed"),
+    ("simulate sph --scene moon -o o", "--scene moon"),
+    ("simulate sph --scene tank --set cfl=3 -o o", "cfl"),
+    ("simulate sph --scene tank --threads 100000 -o o", "--threads"),
+    // params
+    ("params grid --preset nosuch", "nosuch"),
+    ("params droplet --preset nosuch", "nosuch"),
+];
+
+/// Splits a case's command line at spaces (no case needs a space inside an argument).
+fn args(line: &str) -> Vec<&str> {
+    line.split(' ').collect()
+}
+
+/// GNU time, if installed.
+const GNU_TIME: &str = "/usr/bin/time";
+
+/// Runs `erode args` in `dir` under GNU time: its output and its peak resident size in bytes.
+fn erode_measured(args: &[&str], dir: &Path, report: &Path) -> (std::process::Output, u64) {
+    let out = Command::new(GNU_TIME)
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(report)
+        .arg(env!("CARGO_BIN_EXE_erode"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(report).unwrap();
+    // the last line is the figure, in kilobytes (a line before it may say the exit status)
+    let kb: u64 = text.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or_else(|| panic!("{text}"));
+    (out, kb * 1024)
+}
+
+#[test]
+fn every_bad_input_exits_2_with_one_line_and_leaves_nothing() {
+    assert!(CASES.len() >= 60, "{} cases", CASES.len());
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fixtures(d);
+    let before = files_in(d);
+    let timing = tempfile::tempdir().unwrap();
+    let report = timing.path().join("time.txt");
+    let measure = Path::new(GNU_TIME).exists();
+    if !measure {
+        eprintln!("not checking peak memory: {GNU_TIME} not found (apt-get install time)");
+    }
+    let mut failures = Vec::new();
+    for (line, needle) in CASES {
+        let started = Instant::now();
+        let (out, peak) = if measure { erode_measured(&args(line), d, &report) } else { (erode(&args(line), d), 0) };
+        let took = started.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
+        let problem = if out.status.code() != Some(2) {
+            Some(format!("exit status {:?}", out.status.code()))
+        } else if !err.contains(needle) {
+            Some(format!("does not name `{needle}`"))
+        } else if err.lines().count() != 1 {
+            Some("more than one line".to_string())
+        } else if files_in(d) != before {
+            Some(format!("left {:?}", files_in(d).difference(&before).collect::<Vec<_>>()))
+        } else if took > Duration::from_secs(2) {
+            Some(format!("took {took:?}"))
+        } else if peak >= 200 << 20 {
+            Some(format!("peaked at {} MB", peak >> 20))
+        } else {
+            None
+        };
+        if let Some(p) = problem {
+            failures.push(format!("erode {line}: {p}: {err}"));
+            // clean up for the next case
+            for extra in files_in(d).difference(&before) {
+                let p = d.join(extra);
+                let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), CASES.len(), failures.join("\n"));
+}
+
+#[test]
+fn resume_refuses_another_input_a_shorter_run_and_names_an_older_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "24", "--seed", "1", "-o", "a.tif"], d);
+    ok(&["generate", "--size", "24", "--seed", "2", "-o", "b.tif"], d);
+    for model in ["grid", "droplet"] {
+        let (count, more, fewer) =
+            if model == "grid" { ("--iterations", "30", "5") } else { ("--droplets", "3000", "10") };
+        let every = if model == "grid" { "10" } else { "1000" };
+        let out = format!("{model}-run");
+        let run = |input: &str, n: &str, resume: bool| {
+            let mut args = vec!["simulate", model, input, "-o", &out, count, n, "--checkpoint-every", every, "-q"];
+            if resume {
+                args.push("--resume");
+            }
+            if model == "droplet" {
+                // checkpoints fall on whole batches
+                args.extend(["--set", "batch_size=500"]);
+            }
+            args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+        };
+        let strs = |v: &[String]| v.iter().map(String::as_str).collect::<Vec<_>>().join(" ");
+        ok(&args(&strs(&run("a.tif", if model == "grid" { "20" } else { "2000" }, false))), d);
+        // another map of the same size
+        common::refused(&args(&strs(&run("b.tif", more, true))), d, "b.tif");
+        // fewer than the checkpoint holds
+        common::refused(&args(&strs(&run("a.tif", fewer, true))), d, "past");
+        // a corrupt newest checkpoint: the error names the older one
+        let ckpts: Vec<_> = files_in(&d.join(&out).join("checkpoints"))
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "ckpt"))
+            .collect();
+        assert!(ckpts.len() >= 2, "{ckpts:?}");
+        std::fs::write(ckpts.last().unwrap(), b"garbage").unwrap();
+        let err = common::refused(&args(&strs(&run("a.tif", more, true))), d, "older checkpoint");
+        assert!(err.contains(&ckpts[ckpts.len() - 2].file_name().unwrap().to_string_lossy().to_string()), "{err}");
+        // and without it the run resumes
+        std::fs::remove_file(ckpts.last().unwrap()).unwrap();
+        ok(&args(&strs(&run("a.tif", more, true))), d);
+    }
+}
