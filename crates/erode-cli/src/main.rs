@@ -4,6 +4,7 @@
 
 mod cmd;
 mod input;
+mod interrupt;
 mod memory;
 mod output;
 mod plot;
@@ -83,6 +84,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    interrupt::install();
     let result = match cli.command {
         Command::Generate(a) => cmd::generate::run(a),
         Command::Info(a) => cmd::info::run(a),
@@ -97,6 +99,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => {
+            eprintln!("erode: {e}");
+            ExitCode::from(130)
+        }
         Err(e) => {
             eprintln!("erode: error: {}", one_line(&e));
             ExitCode::from(2)

@@ -179,14 +179,15 @@ fn checkpoints_of(dir: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
 
 /// Writes `bytes` as checkpoint `<prefix><count>.ckpt` in `dir`, atomically, keeping the two
 /// newest (the new one and the one before, in case the new one is damaged later).
-pub(crate) fn write_checkpoint(dir: &Path, prefix: &str, count: u64, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_checkpoint(dir: &Path, prefix: &str, count: u64, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    erode_io::write_atomic(&dir.join(format!("{prefix}{count:012}.ckpt")), bytes)?;
+    let path = dir.join(format!("{prefix}{count:012}.ckpt"));
+    erode_io::write_atomic(&path, bytes)?;
     let all = checkpoints_of(dir, prefix);
     for (_, old) in all.iter().take(all.len().saturating_sub(2)) {
         let _ = std::fs::remove_file(old);
     }
-    Ok(())
+    Ok(path)
 }
 
 /// The bytes of the newest checkpoint `<prefix>*.ckpt` in `dir`, and its path.
@@ -236,6 +237,7 @@ const MAX_DURATION_ITERATIONS: f64 = 1e8;
 pub(crate) fn create_output_folder(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
     erode_io::check_output(&dir.join("report.json"))?;
+    crate::output::remove_stale_temporaries(dir);
     Ok(())
 }
 
@@ -487,6 +489,16 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
                 }
                 write_checkpoint(&ckpt_dir, "grid-", st.iteration, &st.to_bytes(fingerprint))?;
             }
+            if crate::interrupt::requested() {
+                if let Some((g, _)) = &gpu {
+                    g.read_into(&mut st)?;
+                }
+                bar.finish_and_clear();
+                let checkpoint = write_checkpoint(&ckpt_dir, "grid-", st.iteration, &st.to_bytes(fingerprint))?;
+                return Err(
+                    crate::interrupt::Interrupted { at: format!("iteration {}", st.iteration), checkpoint }.into()
+                );
+            }
         }
         if let Some((g, _)) = &gpu {
             g.read_into(&mut st)?;
@@ -498,6 +510,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     if a.checkpoint_every == 0 || !st.iteration.is_multiple_of(a.checkpoint_every) {
         write_checkpoint(&ckpt_dir, "grid-", st.iteration, &st.to_bytes(fingerprint))?;
     }
+    let staging = crate::output::Staging::new(&a.output)?;
 
     // 4. outputs
     let finite = [&st.terrain, &st.water, &st.sediment, &st.hardness, &st.velocity_x, &st.velocity_y]
@@ -507,7 +520,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         bail!("the run produced non-finite values; the checkpoint holds the state for inspection");
     }
     let maps = st.output_maps();
-    write_outputs(&a.output, &loaded, &formats, maps, &st.water)?;
+    write_outputs(staging.path(), &loaded, &formats, maps, &st.water)?;
     let balance = st.balance();
     let stage_seconds: serde_json::Map<String, serde_json::Value> = grid::Stage::ALL
         .iter()
@@ -551,8 +564,8 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         "stage_seconds": stage_seconds,
         "params": params,
     });
-    erode_io::write_atomic(&a.output.join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
-    Ok(())
+    erode_io::write_atomic(&staging.path().join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
+    staging.commit()
 }
 
 fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> {
@@ -675,6 +688,14 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
                     }
                 }
             }
+            if crate::interrupt::requested() && st.droplets < end {
+                if let Some((g, _)) = &gpu {
+                    g.read_into(&mut st)?;
+                }
+                bar.finish_and_clear();
+                let checkpoint = write_ckpt(&st)?;
+                return Err(crate::interrupt::Interrupted { at: format!("droplet {}", st.droplets), checkpoint }.into());
+            }
         }
         if let Some((g, _)) = &gpu {
             g.read_into(&mut st)?;
@@ -698,9 +719,10 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
         ("flow", st.flow.clone()),
     ];
     // the final checkpoint is written beside the maps
+    let staging = crate::output::Staging::new(&a.output)?;
     let (checkpoint, outputs) = rayon::join(
-        || if last_checkpoint { write_ckpt(&st) } else { Ok(()) },
-        || write_outputs(&a.output, &loaded, &formats, maps, &st.flow),
+        || if last_checkpoint { write_ckpt(&st).map(drop) } else { Ok(()) },
+        || write_outputs(staging.path(), &loaded, &formats, maps, &st.flow),
     );
     checkpoint?;
     outputs?;
@@ -733,8 +755,8 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
         "finite": finite,
         "params": params,
     });
-    erode_io::write_atomic(&a.output.join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
-    Ok(())
+    erode_io::write_atomic(&staging.path().join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
+    staging.commit()
 }
 
 /// Most droplets one run takes (about 30 hours at a million a second).

@@ -242,9 +242,19 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
                 )?;
                 write_results(job.output, &st)?;
             }
+            if crate::interrupt::requested() && st.iteration < job.iterations {
+                bar.finish_and_clear();
+                let checkpoint = save(&st, &sim)?;
+                return Err(
+                    crate::interrupt::Interrupted { at: format!("iteration {}", st.iteration), checkpoint }.into()
+                );
+            }
         }
         Ok(())
     });
+    if outcome.as_ref().is_err_and(|e| e.downcast_ref::<crate::interrupt::Interrupted>().is_some()) {
+        return outcome;
+    }
     let seconds = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
     let ran = st.iteration - start_iteration;
@@ -257,7 +267,8 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
     if !finite {
         bail!("the run produced non-finite values at iteration {}", st.iteration);
     }
-    write_results(job.output, &st)?;
+    let staging = crate::output::Staging::new(job.output)?;
+    write_results(staging.path(), &st)?;
     let balance = st.balance();
     let stage_seconds: serde_json::Map<String, serde_json::Value> = SphStage::ALL
         .iter()
@@ -294,6 +305,7 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
         "stage_seconds": stage_seconds,
         "params": params,
     });
-    erode_io::write_atomic(&job.output.join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
+    erode_io::write_atomic(&staging.path().join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
+    staging.commit()?;
     outcome.with_context(|| format!("the last consistent mesh is in {}", job.output.display()))
 }

@@ -1,0 +1,152 @@
+//! Runs that are stopped or starved: a real SIGINT or SIGTERM mid-run leaves a checkpoint and no
+//! output set or temporary file, and `--resume` then gives the straight run's bytes; a full disk
+//! (a small tmpfs) fails with one line and leaves no partial set.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{files_in, ok};
+
+/// Starts `erode args` in `dir`, sends `signal` once `ready` holds (or after `wait`), and
+/// returns the exit code and stderr.
+fn stop(args: &[&str], dir: &Path, signal: &str, ready: impl Fn() -> bool, wait: Duration) -> (Option<i32>, String) {
+    let child =
+        Command::new(env!("CARGO_BIN_EXE_erode")).args(args).current_dir(dir).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    while !ready() && started.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status().unwrap();
+    assert!(status.success(), "kill -{signal} failed: the run ended before the signal; make it longer");
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+#[test]
+fn a_signal_mid_run_leaves_a_checkpoint_and_resume_equals_a_straight_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "512", "--seed", "3", "-o", "t.tif"], d);
+    let cases: [(&str, &[&str], &str); 2] = [
+        // the grid writes a checkpoint every 20 iterations: signal once the first is there
+        ("grid", &["--iterations", "3000", "--checkpoint-every", "20"], "INT"),
+        ("droplet", &["--droplets", "20000000", "--checkpoint-every", "16384"], "TERM"),
+    ];
+    for (model, count, signal) in cases {
+        let out = format!("{model}-stopped");
+        let mut args = vec!["simulate", model, "t.tif", "-o", &out, "-q"];
+        args.extend_from_slice(count);
+        let ckpts = d.join(&out).join("checkpoints");
+        let first_checkpoint = || files_in_or_none(&ckpts).iter().any(|p| p.extension().is_some_and(|e| e == "ckpt"));
+        let (code, err) = stop(&args, d, signal, first_checkpoint, Duration::from_secs(30));
+        assert_eq!(code, Some(130), "{model}: {err}");
+        assert!(err.contains("interrupted at") && err.contains("--resume"), "{model}: {err}");
+        // no output set, no staging folder, no temporary file
+        let left: Vec<_> = files_in(&d.join(&out)).into_iter().collect();
+        assert_eq!(left, vec![d.join(&out).join("checkpoints")], "{model}");
+        for p in files_in(&ckpts) {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            assert!(name.ends_with(".ckpt") || name == "input.fnv1a64", "{model}: {name} left behind");
+        }
+        // resume to a little past where it stopped, and compare with a straight run to there
+        let stopped_at: u64 = files_in(&ckpts)
+            .iter()
+            .filter_map(|p| p.file_stem()?.to_str()?.rsplit('-').next()?.parse().ok())
+            .max()
+            .unwrap();
+        let target = (stopped_at + if model == "grid" { 10 } else { 32768 }).to_string();
+        let rerun = |out: &str, resume: bool| {
+            let mut args = vec!["simulate", model, "t.tif", "-o", out, "-q", count[0], &target];
+            if resume {
+                args.push("--resume");
+            }
+            ok(&args, d);
+        };
+        rerun(&out, true);
+        let straight = format!("{model}-straight");
+        rerun(&straight, false);
+        let a = std::fs::read(d.join(&out).join("height.tif")).unwrap();
+        let b = std::fs::read(d.join(&straight).join("height.tif")).unwrap();
+        assert!(a == b, "{model}: stopped at {stopped_at} and resumed to {target} differs from a straight run");
+    }
+}
+
+/// The entries of `dir`, or none when it does not exist (yet).
+fn files_in_or_none(dir: &Path) -> Vec<std::path::PathBuf> {
+    if dir.is_dir() { files_in(dir).into_iter().collect() } else { Vec::new() }
+}
+
+/// A tmpfs of `bytes` mounted on a fresh folder, unmounted when dropped; `None` (with a
+/// message) where this process may not mount one.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn new(bytes: u64) -> Option<Self> {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(dir.path())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Self { dir }),
+            Ok(o) => {
+                eprintln!("skipping the full-disk case: cannot mount a tmpfs: {}", String::from_utf8_lossy(&o.stderr));
+                None
+            }
+            Err(e) => {
+                eprintln!("skipping the full-disk case: cannot run mount: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// Total size of the files in `dir` and below, bytes.
+fn size_of(dir: &Path) -> u64 {
+    files_in(dir).iter().map(|p| if p.is_dir() { size_of(p) } else { p.metadata().unwrap().len() }).sum()
+}
+
+#[test]
+fn a_full_disk_fails_with_one_line_and_leaves_no_partial_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "96", "-o", "t.tif"], d);
+    ok(&["simulate", "grid", "t.tif", "-o", "roomy", "--iterations", "5", "-q"], d);
+    let checkpoints = size_of(&d.join("roomy/checkpoints"));
+    let outputs = size_of(&d.join("roomy")) - checkpoints;
+    // room for nothing, then room for the checkpoint but not for the whole set
+    for room in [16 * 1024, checkpoints + outputs / 2] {
+        let Some(disk) = SmallDisk::new(room) else { return };
+        let out = disk.dir.path().join("out");
+        let out_arg = out.to_str().unwrap().to_string();
+        let run = common::erode(&["simulate", "grid", "t.tif", "-o", &out_arg, "--iterations", "5", "-q"], d);
+        let err = String::from_utf8_lossy(&run.stderr).trim_end().to_string();
+        assert_eq!(run.status.code(), Some(2), "room {room}: {err}");
+        assert_eq!(err.lines().count(), 1, "room {room}: {err}");
+        assert!(err.contains("No space left"), "room {room}: {err}");
+        // whatever is there: no map, no report, no staging folder, no temporary file
+        let left: Vec<String> = if out.is_dir() {
+            files_in(&out).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect()
+        } else {
+            Vec::new()
+        };
+        assert!(left.iter().all(|n| n == "checkpoints"), "room {room}: left {left:?}");
+        if out.join("checkpoints").is_dir() {
+            for p in files_in(&out.join("checkpoints")) {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                assert!(name.ends_with(".ckpt") || name == "input.fnv1a64", "room {room}: {name} left behind");
+            }
+        }
+    }
+}
