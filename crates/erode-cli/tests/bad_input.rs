@@ -39,11 +39,46 @@ fn fixtures(d: &Path) {
     }
     std::fs::write(d.join("bad.toml"), "gravity = \"strong\"\n").unwrap();
     std::fs::write(d.join("open.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    std::fs::write(d.join("inward.obj"), cubes(&[[0.0; 3]], true)).unwrap();
+    // two closed cubes overlapping by 5 m on each axis (edges cross faces along their diagonals)
+    std::fs::write(d.join("overlap.obj"), cubes(&[[0.0; 3], [5.0; 3]], false)).unwrap();
     tiff_with(d, "badnodata.tif", |img| img.encoder().write_tag(tiff::tags::Tag::GdalNodata, "abc").unwrap());
     tiff_with(d, "rotated.tif", |img| {
         let m = [1.0, 0.5, 0.0, 0.0, 0.5, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
         img.encoder().write_tag(tiff::tags::Tag::ModelTransformationTag, &m[..]).unwrap();
     });
+}
+
+/// OBJ text of 10 m cubes at `corners`, their faces wound outwards (or inwards).
+fn cubes(corners: &[[f64; 3]], inward: bool) -> String {
+    const FACES: [[usize; 3]; 12] = [
+        [0, 1, 3],
+        [0, 3, 2],
+        [4, 6, 7],
+        [4, 7, 5],
+        [0, 4, 5],
+        [0, 5, 1],
+        [2, 3, 7],
+        [2, 7, 6],
+        [0, 2, 6],
+        [0, 6, 4],
+        [1, 5, 7],
+        [1, 7, 3],
+    ];
+    let mut text = String::new();
+    for c in corners {
+        for k in 0..8 {
+            let (dx, dy, dz) = ((k >> 2) & 1, (k >> 1) & 1, k & 1);
+            text += &format!("v {} {} {}\n", c[0] + 10.0 * dx as f64, c[1] + 10.0 * dy as f64, c[2] + 10.0 * dz as f64);
+        }
+    }
+    for (n, _) in corners.iter().enumerate() {
+        for [a, b, c] in FACES {
+            let (b, c) = if inward { (c, b) } else { (b, c) };
+            text += &format!("f {} {} {}\n", 8 * n + a + 1, 8 * n + b + 1, 8 * n + c + 1);
+        }
+    }
+    text
 }
 
 type Image<'a> = tiff::encoder::ImageEncoder<
@@ -138,6 +173,8 @@ const CASES: &[(&str, &str)] = &[
     ("simulate sph row.r32 --raw-size 8x1 -o o", "2 x 2"),
     ("simulate sph row.r32 --raw-size 1x8 -o o", "2 x 2"),
     ("simulate sph open.obj -o o", "not closed"),
+    ("simulate sph inward.obj -o o", "inside out"),
+    ("simulate sph overlap.obj -o o", "intersect"),
     ("simulate sph --scene moon -o o", "--scene moon"),
     ("simulate sph --scene tank --set cfl=3 -o o", "cfl"),
     ("simulate sph --scene tank --threads 100000 -o o", "--threads"),

@@ -449,6 +449,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         // last iteration only), sized for a few progress updates a second, never past a
         // checkpoint
         let mut batch = 1u64;
+        let mut most_substeps = 0u32;
         loop {
             let (iteration, time) = gpu.as_ref().map_or((st.iteration, st.time), |(g, _)| (g.iteration, g.time));
             // iterations left: counted, or estimated from the last step's length
@@ -480,6 +481,18 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
                 Some(_) => bar.set_position(gpu.as_ref().map_or(st.time, |(g, _)| g.time) as u64),
                 None => bar.inc(n),
             }
+            let tally = *gpu.as_ref().map_or(sim.substep_tally(), |(g, _)| g.substep_tally());
+            if tally.max > most_substeps {
+                if !quiet && most_substeps > 0 {
+                    bar.suspend(|| {
+                        eprintln!(
+                            "erode: deeper water: {} sub-steps per iteration now (was {most_substeps}); the run slows",
+                            tally.max
+                        )
+                    });
+                }
+                most_substeps = tally.max;
+            }
             let per_iteration = started.elapsed().as_secs_f64() / n as f64;
             batch = ((0.25 / per_iteration.max(1e-9)) as u64).clamp(1, 256);
             let iteration = gpu.as_ref().map_or(st.iteration, |(g, _)| g.iteration);
@@ -507,6 +520,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     })?;
     let seconds = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
+    let tally = *gpu.as_ref().map_or(sim.substep_tally(), |(g, _)| g.substep_tally());
     if a.checkpoint_every == 0 || !st.iteration.is_multiple_of(a.checkpoint_every) {
         write_checkpoint(&ckpt_dir, "grid-", st.iteration, &st.to_bytes(fingerprint))?;
     }
@@ -546,7 +560,11 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         "simulated_seconds": st.time,
         "terrain_seconds": st.terrain_time,
         "dt": params.dt,
-        "substeps": derived.substeps,
+        "substeps": {
+            "first": derived.substeps,
+            "max": tally.max,
+            "mean": tally.mean(),
+        },
         "stable_dt": derived.stable_dt,
         "mass_balance": {
             "relative_error": balance.relative_error,

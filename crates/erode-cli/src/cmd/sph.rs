@@ -74,7 +74,10 @@ fn load_mesh(path: &Path, args: &crate::input::InputArgs, faces: usize) -> anyho
         return heightmap_mesh(path, args, faces);
     }
     let mesh = read_mesh(path)?;
-    mesh.validate(true, mesh.default_min_area()).with_context(|| format!("{}", path.display()))?;
+    // closed, outward, no degenerate face, no two faces crossing (overlapping parts)
+    erode::models::sph::check_mesh(&mesh, mesh.default_min_area())
+        .and_then(|()| mesh.check_outward())
+        .with_context(|| format!("{}", path.display()))?;
     Ok(mesh)
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::derived::Derived;
+use super::derived::{Derived, SubstepTally};
 use super::fused::Pass;
 use super::params::{Params, RainMode, Units};
 use super::state::Books;
@@ -34,6 +34,7 @@ pub struct CpuSim {
     scratch: Scratch,
     times: StageTimes,
     forced_substeps: Option<u32>,
+    substeps: SubstepTally,
 }
 
 /// Adds a fused pass's volumes to the books.
@@ -120,6 +121,7 @@ impl CpuSim {
             },
             times: StageTimes::default(),
             forced_substeps: None,
+            substeps: SubstepTally::default(),
         })
     }
 
@@ -144,6 +146,11 @@ impl CpuSim {
     /// The coefficients derived from them (sub-steps, stable time step, ...).
     pub fn derived(&self) -> &Derived {
         &self.derived
+    }
+
+    /// The sub-steps the iterations so far took (most, mean).
+    pub fn substep_tally(&self) -> &SubstepTally {
+        &self.substeps
     }
 
     /// Wall time per stage so far.
@@ -178,6 +185,7 @@ impl CpuSim {
             };
         }
         let substeps = self.derived.substeps;
+        self.substeps.record(substeps);
         for k in 0..substeps {
             let key = st.iteration.wrapping_mul(1 << 20).wrapping_add(u64::from(k));
             self.substep(st, key, use_sweep, velocity && k + 1 == substeps);

@@ -38,6 +38,32 @@ pub const MAX_AUTO_DT: f64 = 60.0;
 /// ([`Params::check_work`]); a run whose water deepens past it is held to it.
 pub const MAX_SUBSTEPS: u32 = 10_000;
 
+/// The sub-steps the iterations of a run took: with the depth cross-section they follow the
+/// deepest water, so a report gives the most and the mean, not the first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct SubstepTally {
+    /// Iterations counted.
+    pub iterations: u64,
+    /// Sub-steps over them.
+    pub total: u64,
+    /// The most one iteration took.
+    pub max: u32,
+}
+
+impl SubstepTally {
+    /// Counts one iteration of `substeps`.
+    pub fn record(&mut self, substeps: u32) {
+        self.iterations += 1;
+        self.total += u64::from(substeps);
+        self.max = self.max.max(substeps);
+    }
+
+    /// Mean sub-steps per iteration (0 before any).
+    pub fn mean(&self) -> f64 {
+        if self.iterations == 0 { 0.0 } else { self.total as f64 / self.iterations as f64 }
+    }
+}
+
 /// Most times the rain buckets of one step may cover the map.
 pub const MAX_BUCKET_COVER: f64 = 100.0;
 

@@ -380,6 +380,7 @@ pub struct GpuSim {
     pub time: f64,
     /// Terrain time, s (see `State::terrain_time`).
     pub terrain_time: f64,
+    substeps: super::derived::SubstepTally,
 }
 
 struct Buffers {
@@ -604,6 +605,7 @@ impl GpuSim {
             iteration: state.iteration,
             time: state.time,
             terrain_time: state.terrain_time,
+            substeps: Default::default(),
         })
     }
 }
@@ -716,6 +718,11 @@ impl GpuSim {
         Ok(())
     }
 
+    /// The sub-steps the iterations so far took (most, mean).
+    pub fn substep_tally(&self) -> &super::derived::SubstepTally {
+        &self.substeps
+    }
+
     /// One iteration: `derived().substeps` sub-steps of every stage, encoded and submitted.
     pub fn step(&mut self) -> Result<(), SimError> {
         if self.derived.depth_scaled {
@@ -739,6 +746,7 @@ impl GpuSim {
         }
         self.ctx.queue.submit([encoder.finish()]);
         self.iteration += 1;
+        self.substeps.record(self.derived.substeps);
         let dt = self.derived.dt * f64::from(self.derived.substeps);
         self.time += dt;
         self.terrain_time += dt * self.derived.morphological_factor;

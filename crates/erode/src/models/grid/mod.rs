@@ -62,7 +62,7 @@ pub use cpu::CpuSim;
 pub fn cpu_source_rates(params: &Params, state: &State) -> Result<Vec<f32>, crate::error::SimError> {
     cpu::source_rates(params, state)
 }
-pub use derived::Derived;
+pub use derived::{Derived, SubstepTally};
 pub use params::{
     Border, CapacityModel, CrossSection, FluxForm, HardnessMode, PARAM_DOCS, Params, RainMode, Source, StartWater,
     Transport, Units,

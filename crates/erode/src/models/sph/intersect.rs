@@ -110,8 +110,10 @@ impl FaceGrid {
     }
 }
 
-/// Whether segment `p..q` crosses triangle `abc` strictly inside (touching within a relative
-/// `1e-9` does not count).
+/// Whether segment `p..q` crosses triangle `abc`: strictly between its ends (an end touching
+/// the triangle within a relative `1e-9` does not count), anywhere on the triangle, its edges
+/// included (a segment through the shared edge of two faces crosses the surface there, and
+/// would count for neither face if edges were left out).
 fn segment_crosses(p: DVec3, q: DVec3, a: DVec3, b: DVec3, c: DVec3) -> bool {
     const EPS: f64 = 1e-9;
     let d = q - p;
@@ -125,12 +127,12 @@ fn segment_crosses(p: DVec3, q: DVec3, a: DVec3, b: DVec3, c: DVec3) -> bool {
     let inv = 1.0 / det;
     let s = p - a;
     let u = s.dot(h) * inv;
-    if u <= EPS || u >= 1.0 - EPS {
+    if !(-EPS..=1.0 + EPS).contains(&u) {
         return false;
     }
     let qv = s.cross(e1);
     let v = d.dot(qv) * inv;
-    if v <= EPS || u + v >= 1.0 - EPS {
+    if v < -EPS || u + v > 1.0 + EPS {
         return false;
     }
     let t = e2.dot(qv) * inv;

@@ -170,6 +170,17 @@ impl TriMesh {
         Ok(())
     }
 
+    /// Refuses a closed, consistently oriented mesh whose faces wind inwards (negative
+    /// enclosed volume), for a mesh that is read as a solid: the tank scene is the other way
+    /// round on purpose (the fluid inside, the solid around it).
+    pub fn check_outward(&self) -> Result<(), MeshError> {
+        let volume = self.signed_volume();
+        if volume < 0.0 {
+            return Err(MeshError::InsideOut { volume });
+        }
+        Ok(())
+    }
+
     /// Turns every face so that neighbours agree with the first face of each connected part, then
     /// each part so that its signed volume is positive (normals out of a solid). For the mesh
     /// builders; a loaded mesh is validated, never silently changed.
