@@ -53,9 +53,65 @@ fn georef(d: &mut Decoder<Cursor<&[u8]>>) -> Result<GeoRef, FormatError> {
     })
 }
 
+/// Checks the first directory's tag counts against the file's length before the `tiff` crate
+/// reads it: it reads the first directory with its default limits, so a tag claiming millions
+/// of values in a 10 KB file would have it reserve tens of MB first.
+fn check_first_directory(bytes: &[u8]) -> Result<(), FormatError> {
+    let le = match bytes.get(..2) {
+        Some(b"II") => true,
+        Some(b"MM") => false,
+        _ => return Ok(()), // the decoder names a bad signature
+    };
+    let uint = |at: usize, n: usize| -> Option<u64> {
+        let b = bytes.get(at..at.checked_add(n)?)?;
+        Some(b.iter().enumerate().fold(
+            0u64,
+            |v, (i, &x)| {
+                if le { v | (u64::from(x) << (8 * i)) } else { (v << 8) | u64::from(x) }
+            },
+        ))
+    };
+    let big = match uint(2, 2) {
+        Some(42) => false,
+        Some(43) => true,
+        _ => return Ok(()),
+    };
+    let Some(first) = (if big { uint(8, 8) } else { uint(4, 4) }) else { return Ok(()) };
+    let Ok(at) = usize::try_from(first) else { return Ok(()) };
+    let (count_size, entry_size, count_at, count_len) = if big { (8, 20, 4, 8) } else { (2, 12, 4, 4) };
+    let Some(entries) = uint(at, count_size) else { return Ok(()) };
+    for k in 0..entries.min(4096) as usize {
+        let entry = at + count_size + k * entry_size;
+        let (Some(tag), Some(kind), Some(count)) =
+            (uint(entry, 2), uint(entry + 2, 2), uint(entry + count_at, count_len))
+        else {
+            return Ok(());
+        };
+        let size: u64 = match kind {
+            1 | 2 | 6 | 7 => 1,
+            3 | 8 => 2,
+            4 | 9 | 11 | 13 => 4,
+            5 | 10 | 12 | 16 | 17 | 18 => 8,
+            _ => continue,
+        };
+        if count.saturating_mul(size) > bytes.len() as u64 {
+            return Err(corrupt(
+                NAME,
+                format!("tag {tag} claims {count} values, more than the file's {} bytes hold", bytes.len()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, FormatError> {
+    check_first_directory(bytes)?;
     let mut limits = Limits::default();
     limits.decoding_buffer_size = usize::try_from(options.max_cells.saturating_mul(8)).unwrap_or(usize::MAX);
+    // no compressed strip or tag value is larger than the file holding it: a header claiming
+    // more would make the decoder reserve memory for bytes that are not there
+    limits.intermediate_buffer_size = bytes.len();
+    limits.ifd_value_size = bytes.len().min(limits.ifd_value_size);
     let mut d = Decoder::new(Cursor::new(bytes)).map_err(read_error)?.with_limits(limits);
     let (w, h) = d.dimensions().map_err(read_error)?;
     let (width, height) = check_size(u64::from(w), u64::from(h), options)?;

@@ -1,0 +1,127 @@
+//! The fuzz targets' property on stable Rust, for a bounded time in every test run: every
+//! decoder, given valid files of its format mutated at random (bytes flipped, overwritten with
+//! extreme values, inserted, removed; files truncated and spliced), returns a heightmap or a
+//! typed error: it never panics, and never allocates more than the size limit allows. Seeded:
+//! a failure names the seed and case, and writes the input to `target/mutations-failure.bin`.
+//! (`fuzz/` runs the same property under libFuzzer on nightly for longer.)
+//
+// A counting allocator is the only way to see a decoder's allocations from outside it.
+#![allow(unsafe_code)]
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{map_with_hole, noise_map};
+use erode::rng::SplitMix64;
+use erode_io::{Format, ReadOptions, WriteOptions, decode, encode};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call goes to the system allocator unchanged; only sizes are counted.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(now, Ordering::Relaxed);
+        // SAFETY: the caller's layout is passed on as it came
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: `ptr` came from `alloc` with this layout
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Cells the decoders are allowed, as the fuzz targets set it.
+const MAX_CELLS: u64 = 1 << 20;
+/// Most bytes one decode may hold at once: eight bytes per allowed cell, twice over (samples
+/// and heights), and room for a decoder's buffers.
+const MAX_BYTES: usize = 2 * 8 * (MAX_CELLS as usize) + (16 << 20);
+/// Mutated inputs per format.
+const CASES: usize = 5000;
+
+fn mutate(rng: &mut SplitMix64, good: &[Vec<u8>]) -> Vec<u8> {
+    let pick = |rng: &mut SplitMix64, n: usize| (rng.next_u64() % n.max(1) as u64) as usize;
+    let mut bytes = good[pick(rng, good.len())].clone();
+    for _ in 0..1 + pick(rng, 4) {
+        let len = bytes.len();
+        match pick(rng, 6) {
+            // flip a few bits, most often in the header
+            0 => {
+                let at = if pick(rng, 2) == 0 { pick(rng, len.min(128)) } else { pick(rng, len) };
+                if at < len {
+                    bytes[at] ^= 1 << pick(rng, 8);
+                }
+            }
+            // overwrite a run with an extreme value (sizes, counts, offsets)
+            1 => {
+                let at = pick(rng, len.min(256));
+                let value = [0x00, 0xff, 0x7f, 0x80][pick(rng, 4)];
+                for b in bytes.iter_mut().skip(at).take(1 + pick(rng, 8)) {
+                    *b = value;
+                }
+            }
+            // truncate
+            2 => bytes.truncate(pick(rng, len)),
+            // insert random bytes
+            3 => {
+                let at = pick(rng, len + 1);
+                let extra: Vec<u8> = (0..1 + pick(rng, 16)).map(|_| rng.next_u64() as u8).collect();
+                bytes.splice(at..at, extra);
+            }
+            // remove a run
+            4 => {
+                let at = pick(rng, len);
+                let end = (at + 1 + pick(rng, 64)).min(len);
+                bytes.drain(at..end);
+            }
+            // splice the tail of another valid file
+            _ => {
+                let other = &good[pick(rng, good.len())];
+                let at = pick(rng, len);
+                let from = pick(rng, other.len());
+                bytes.truncate(at);
+                bytes.extend_from_slice(&other[from..]);
+            }
+        }
+    }
+    bytes
+}
+
+#[test]
+fn mutated_files_of_every_format_give_a_map_or_an_error_within_the_size_limit() {
+    let maps = [noise_map(), map_with_hole()];
+    let formats = [Format::Png, Format::Tiff, Format::Exr, Format::Pgm, Format::Npy, Format::R16, Format::R32];
+    for (k, format) in formats.into_iter().enumerate() {
+        let good: Vec<Vec<u8>> = maps.iter().map(|m| encode(m, format, &WriteOptions::default()).unwrap()).collect();
+        let options = ReadOptions { max_cells: MAX_CELLS, nodata: Some(f64::NAN), ..Default::default() };
+        let seed = 0x5eed_0000 + k as u64;
+        let mut rng = SplitMix64::new(seed);
+        for case in 0..CASES {
+            let bytes = mutate(&mut rng, &good);
+            let before = LIVE.load(Ordering::Relaxed);
+            PEAK.store(before, Ordering::Relaxed);
+            let outcome = std::panic::catch_unwind(|| {
+                let _ = decode(&bytes, format, &options);
+            });
+            let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+            if outcome.is_err() || peak > MAX_BYTES {
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mutations-failure.bin");
+                let _ = std::fs::write(&path, &bytes);
+                panic!(
+                    "{format:?}, seed {seed:#x}, case {case}: {} (input in {})",
+                    if outcome.is_err() { "panicked".to_string() } else { format!("held {peak} bytes") },
+                    path.display()
+                );
+            }
+        }
+    }
+}
