@@ -228,6 +228,18 @@ fn check_same_size(path: &Path, got: (usize, usize), terrain: &erode::Grid<f32>)
     Ok(())
 }
 
+/// Says, unless quiet, that the input's nodata cells are eroded as terrain: the models do not
+/// treat them as boundaries yet, so a run beside a hole is not what it would be without it.
+fn warn_nodata(map: &erode::Heightmap, quiet: bool) {
+    let n = map.nodata_count();
+    if n > 0 && !quiet {
+        eprintln!(
+            "erode: note: {n} nodata cells are filled with the mean height and eroded like terrain (the models do not \
+             treat them as boundaries yet); the outputs keep them marked"
+        );
+    }
+}
+
 /// Most iterations a `--duration` may stand for (more means a time step far below the usual:
 /// gravity or cells out of scale).
 const MAX_DURATION_ITERATIONS: f64 = 1e8;
@@ -423,6 +435,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     }
     // everything is checked: only now is the output folder made
     create_output_folder(&a.output)?;
+    warn_nodata(&loaded.map, quiet);
     if !a.resume {
         crate::stamp::write(&ckpt_dir, input_stamp)?;
     }
@@ -665,6 +678,7 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     let mut gpu = on_backend(backend, quiet, start_gpu)?;
     // everything is checked: only now is the output folder made
     create_output_folder(&a.output)?;
+    warn_nodata(&loaded.map, quiet);
     if !a.resume {
         crate::stamp::write(&ckpt_dir, input_stamp)?;
     }
