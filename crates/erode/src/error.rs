@@ -118,6 +118,20 @@ pub enum SimError {
         /// The terrain's height.
         want_h: usize,
     },
+    /// A map given to the model holds a value it cannot mean.
+    #[error("the {what} map holds {value} at row {row}, column {col}; expected {expected}")]
+    MapValue {
+        /// Which map.
+        what: &'static str,
+        /// The first value out of range.
+        value: f64,
+        /// Its row.
+        row: usize,
+        /// Its column.
+        col: usize,
+        /// What is accepted.
+        expected: &'static str,
+    },
     /// A mode needs a map that was not given.
     #[error("{0}")]
     MissingMap(&'static str),

@@ -346,3 +346,20 @@ fn extreme_parameters_stay_finite_or_are_refused() {
         assert_eq!(e.name, name);
     }
 }
+
+#[test]
+fn maps_with_values_they_cannot_mean_are_refused_with_the_first_one() {
+    let terrain = grid(8, 6, 1.0, |r, c| (r + c) as f32);
+    let hard = grid(8, 6, 1.0, |r, c| if (r, c) == (2, 5) { 1.5 } else { 0.5 });
+    let wet = grid(8, 6, 1.0, |r, c| if (r, c) == (4, 1) { -0.1 } else { 0.0 });
+    let params = Params { hardness_mode: HardnessMode::Map, ..Params::default() };
+    let err = State::new(&terrain, &params, StartMaps { hardness: Some(&hard), rain: None, water: None }).unwrap_err();
+    assert!(matches!(err, erode::SimError::MapValue { what: "hardness", row: 2, col: 5, .. }), "{err}");
+    let ok = grid(8, 6, 1.0, |_, _| 0.5);
+    let err =
+        State::new(&terrain, &params, StartMaps { hardness: Some(&ok), rain: Some(&wet), water: None }).unwrap_err();
+    assert!(matches!(err, erode::SimError::MapValue { what: "rain", row: 4, col: 1, .. }), "{err}");
+    let drops = erode::models::droplet::DropletMaps { hardness: Some(&hard), rain: None };
+    let err = erode::models::droplet::DropletState::with_maps(&terrain, drops).unwrap_err();
+    assert!(matches!(err, erode::SimError::MapValue { what: "hardness", .. }), "{err}");
+}

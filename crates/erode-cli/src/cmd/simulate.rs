@@ -84,8 +84,9 @@ pub struct Args {
     /// Continue from the newest checkpoint in OUTDIR up to --iterations in total.
     #[arg(long)]
     resume: bool,
-    /// Hardness map (0..1): grid, for hardness_mode = "map"; droplet, scales each cell's erosion
-    /// (kept in the checkpoint, so --resume needs it not again).
+    /// Hardness map (0..1, 1 erodes least): grid, sets hardness_mode = "map" (give it again with
+    /// --resume: the mode is a parameter); droplet, scales each cell's erosion (kept in the
+    /// checkpoint, so --resume needs it not again).
     #[arg(long)]
     hardness_map: Option<PathBuf>,
     /// Rain map (>= 0): grid, for rain_mode = "map"; droplet, where droplets start (in proportion).
@@ -295,6 +296,20 @@ fn write_outputs(
     Ok(())
 }
 
+/// A model's error about a map given on the command line, prefixed with that map's file.
+fn name_the_map_file(e: erode::SimError, a: &Args) -> anyhow::Error {
+    let file = match &e {
+        erode::SimError::NoRain => a.rain_map.as_ref(),
+        erode::SimError::MapValue { what: "hardness", .. } => a.hardness_map.as_ref(),
+        erode::SimError::MapValue { what: "rain", .. } => a.rain_map.as_ref(),
+        _ => None,
+    };
+    match file {
+        Some(p) => anyhow::anyhow!("{}: {e}", p.display()),
+        None => e.into(),
+    }
+}
+
 fn read_map(
     path: &Option<PathBuf>,
     what: &str,
@@ -306,19 +321,6 @@ fn read_map(
         ..Default::default()
     };
     let m = erode_io::read(p, &opts)?.map.heights;
-    // hardness is a share (0..1), rain a rate (>= 0): a value outside is a wrong file, not
-    // something to clamp quietly
-    let (lo, hi) = if what == "hardness" { (0.0, 1.0) } else { (0.0, f32::INFINITY) };
-    if let Some(i) = m.as_slice().iter().position(|v| !(lo..=hi).contains(v)) {
-        bail!(
-            "{}: the {what} map holds {} at row {}, column {}; expected {}",
-            p.display(),
-            m.as_slice()[i],
-            i / m.width(),
-            i % m.width(),
-            if what == "hardness" { "0 to 1" } else { "0 or more" }
-        );
-    }
     if !m.same_shape(terrain) {
         bail!(
             "{}: the {what} map is {} x {}, the terrain {} x {}",
@@ -378,6 +380,15 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     if let Some(seed) = a.seed {
         params.seed = seed;
     }
+    if a.hardness_map.is_some() {
+        // a hardness map given is a hardness map used (it was silently ignored under the default
+        // uniform hardness); noise hardness and a map do not mix
+        match params.hardness_mode {
+            grid::HardnessMode::Uniform => params.hardness_mode = grid::HardnessMode::Map,
+            grid::HardnessMode::Map => {}
+            grid::HardnessMode::Noise => bail!("--hardness-map: hardness_mode = \"noise\" makes its own hardness"),
+        }
+    }
     params.validate()?;
     let read_opts = a.input.options()?;
     let loaded = erode_io::read(&input_file, &read_opts)?;
@@ -410,7 +421,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         st
     } else {
         let maps = StartMaps { hardness: hardness.as_ref(), rain: rain.as_ref(), water: None };
-        State::new(terrain, &params, maps)?
+        State::new(terrain, &params, maps).map_err(|e| name_the_map_file(e, &a))?
     };
     let mut sim = CpuSim::new(params.clone(), &st)?;
     let mut gpu = on_backend(a.backend, quiet, || start_gpu(&params, &st))?;
@@ -641,12 +652,8 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     } else {
         let hardness = read_map(&a.hardness_map, "hardness", terrain)?;
         let rain = read_map(&a.rain_map, "rain", terrain)?;
-        DropletState::with_maps(terrain, DropletMaps { hardness: hardness.as_ref(), rain: rain.as_ref() }).map_err(
-            |e| match (&e, &a.rain_map) {
-                (erode::SimError::NoRain, Some(p)) => anyhow::anyhow!("{}: {e}", p.display()),
-                _ => e.into(),
-            },
-        )?
+        DropletState::with_maps(terrain, DropletMaps { hardness: hardness.as_ref(), rain: rain.as_ref() })
+            .map_err(|e| name_the_map_file(e, &a))?
     };
     let mut sim = DropletSim::new(params.clone(), &st)?;
     let start_gpu = || -> anyhow::Result<(erode::models::droplet::gpu::DropletGpuSim, String)> {

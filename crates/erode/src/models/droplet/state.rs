@@ -71,18 +71,20 @@ impl DropletState {
     /// A run on `terrain` with a hardness and/or rain map of the same size. Refuses non-finite
     /// heights, maps of another size and a rain map without rain.
     pub fn with_maps(terrain: &Grid<f32>, maps: DropletMaps<'_>) -> Result<Self, SimError> {
-        use crate::models::grid::state::check_shape;
+        use crate::models::grid::state::{check_shape, check_values};
         let hardness = match maps.hardness {
             Some(m) => {
                 check_shape("hardness", m, terrain)?;
-                Some(m.as_slice().iter().map(|&v| if v.is_finite() { v.clamp(0.0, 1.0) } else { 1.0 }).collect())
+                check_values("hardness", m, 0.0, 1.0, "0 to 1")?;
+                Some(m.as_slice().to_vec())
             }
             None => None,
         };
         let rain: Option<Vec<f32>> = match maps.rain {
             Some(m) => {
                 check_shape("rain", m, terrain)?;
-                let r: Vec<f32> = m.as_slice().iter().map(|&v| if v.is_finite() { v.max(0.0) } else { 0.0 }).collect();
+                check_values("rain", m, 0.0, f32::MAX, "a finite rate >= 0")?;
+                let r: Vec<f32> = m.as_slice().to_vec();
                 if !r.iter().any(|&v| v > 0.0) {
                     return Err(SimError::NoRain);
                 }

@@ -103,6 +103,26 @@ pub struct StartMaps<'a> {
     pub water: Option<&'a Grid<f32>>,
 }
 
+/// Refuses a map holding a value outside `lo..=hi` (NaN included), naming the first.
+pub(crate) fn check_values(
+    what: &'static str,
+    g: &Grid<f32>,
+    lo: f32,
+    hi: f32,
+    expected: &'static str,
+) -> Result<(), SimError> {
+    match g.as_slice().iter().position(|v| !(lo..=hi).contains(v)) {
+        None => Ok(()),
+        Some(i) => Err(SimError::MapValue {
+            what,
+            value: f64::from(g.as_slice()[i]),
+            row: i / g.width(),
+            col: i % g.width(),
+            expected,
+        }),
+    }
+}
+
 pub(crate) fn check_shape(what: &'static str, g: &Grid<f32>, terrain: &Grid<f32>) -> Result<(), SimError> {
     if g.same_shape(terrain) {
         Ok(())
@@ -133,7 +153,8 @@ impl State {
             HardnessMode::Map => {
                 let m = maps.hardness.ok_or(SimError::MissingMap("hardness_mode = \"map\" needs a hardness map"))?;
                 check_shape("hardness", m, terrain)?;
-                m.as_slice().iter().map(|&v| v.clamp(0.0, 1.0)).collect()
+                check_values("hardness", m, 0.0, 1.0, "0 to 1")?;
+                m.as_slice().to_vec()
             }
             HardnessMode::Noise => noise_hardness(terrain, params, lo, hi),
         };
@@ -141,14 +162,16 @@ impl State {
             (RainMode::Map, None) => return Err(SimError::MissingMap("rain_mode = \"map\" needs a rain map")),
             (_, Some(m)) => {
                 check_shape("rain", m, terrain)?;
-                Some(m.as_slice().iter().map(|v| if v.is_finite() { v.max(0.0) } else { 0.0 }).collect())
+                check_values("rain", m, 0.0, f32::MAX, "a finite rate >= 0")?;
+                Some(m.as_slice().to_vec())
             }
             (_, None) => None,
         };
         let water = match maps.water {
             Some(m) => {
                 check_shape("water", m, terrain)?;
-                m.as_slice().iter().map(|v| if v.is_finite() { v.max(0.0) } else { 0.0 }).collect()
+                check_values("water", m, 0.0, f32::MAX, "a finite depth >= 0")?;
+                m.as_slice().to_vec()
             }
             None => vec![0.0; n],
         };
