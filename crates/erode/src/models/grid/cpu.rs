@@ -102,7 +102,7 @@ impl CpuSim {
             )));
         }
         let n = state.len();
-        params.check_work(state.cell_size, n, max_depth(state))?;
+        params.check_work(state.cell_size, state.width, state.height, max_depth(state))?;
         let derived = params.derived(state.cell_size, max_depth(state));
         let topo = Topology { width: state.width, height: state.height, border: params.border };
         let source_rate = source_rates(&params, state)?;

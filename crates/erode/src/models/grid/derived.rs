@@ -67,6 +67,9 @@ impl SubstepTally {
 /// Most times the rain buckets of one step may cover the map.
 pub const MAX_BUCKET_COVER: f64 = 100.0;
 
+/// Cells the rain buckets of one step may always touch, however small the map.
+pub const MIN_BUCKET_WORK: f64 = 1e7;
+
 /// Coefficients of one sub-step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Derived {
@@ -196,12 +199,18 @@ impl Params {
         if n.is_nan() { f64::INFINITY } else { n }
     }
 
-    /// Refuses parameters whose steps would run away on a map of `cells` cells of `cell` size
+    /// Refuses parameters whose steps would run away on a `width` x `height` map of `cell` size
     /// with water at most `max_depth` m deep: more than [`MAX_SUBSTEPS`] sub-steps per
     /// iteration (a `dt` far above the stable step: gravity or cells far from the usual), or
-    /// rain buckets covering the map more than [`MAX_BUCKET_COVER`] times per step. The error
-    /// carries the estimate.
-    pub fn check_work(&self, cell: CellSize, cells: usize, max_depth: f64) -> Result<(), crate::error::SimError> {
+    /// rain buckets touching more than [`MAX_BUCKET_COVER`] times the map's cells per step (or
+    /// [`MIN_BUCKET_WORK`] cells on small maps). The error carries the estimate.
+    pub fn check_work(
+        &self,
+        cell: CellSize,
+        width: usize,
+        height: usize,
+        max_depth: f64,
+    ) -> Result<(), crate::error::SimError> {
         use crate::error::SimError;
         let needed = self.substeps_needed(cell, max_depth);
         if needed > f64::from(MAX_SUBSTEPS) {
@@ -219,16 +228,22 @@ impl Params {
             });
         }
         if self.rain_mode == super::RainMode::Buckets && self.rain_rate > 0.0 {
+            // a disc covers at most the map
             let side = 2.0 * self.bucket_radius.ceil() + 1.0;
-            let cover = f64::from(self.bucket_count) * side * side / cells as f64;
-            if cover > MAX_BUCKET_COVER {
+            let disc = side.min(width as f64) * side.min(height as f64);
+            let work = f64::from(self.bucket_count) * disc;
+            let cells = (width * height) as f64;
+            let most = (MAX_BUCKET_COVER * cells).max(MIN_BUCKET_WORK);
+            if work > most {
                 return Err(SimError::TooMuchWork {
                     name: "bucket_count",
                     value: f64::from(self.bucket_count),
                     why: format!(
-                        "{} buckets of radius {} cells cover the {cells} cells {cover:.0} times per step (at most \
-                         {MAX_BUCKET_COVER}); use fewer or smaller buckets, or rain_mode = \"uniform\"",
-                        self.bucket_count, self.bucket_radius
+                        "{} buckets of radius {} cells touch {work:.3e} cells per step, {:.0} times the map's {cells} \
+                         (at most {most:.3e}); use fewer or smaller buckets, or rain_mode = \"uniform\"",
+                        self.bucket_count,
+                        self.bucket_radius,
+                        work / cells
                     ),
                 });
             }

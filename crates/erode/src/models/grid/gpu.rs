@@ -475,7 +475,7 @@ impl GpuSim {
         let (w, h) = (state.width, state.height);
         let pipes = state.flux.len();
         let n = state.len();
-        params.check_work(state.cell_size, n, max_depth(&state.water))?;
+        params.check_work(state.cell_size, w, h, max_depth(&state.water))?;
         let dv = params.derived(state.cell_size, max_depth(&state.water));
         ctx.check_binding("flux buffer", (n * pipes * 4) as u64)?;
         let flat: Vec<f32> = state.flux.iter().flatten().copied().collect();
