@@ -172,18 +172,6 @@ pub enum SimError {
     /// last consistent mesh).
     #[error(transparent)]
     Mesh(#[from] MeshError),
-    /// Particles kept moving far faster than the scene allows (spray): the fluid is unstable.
-    #[error(
-        "iteration {iteration}: particles move at {speed:.1} m/s, over twice the {bound:.1} m/s the scene allows by falling, for 20 iterations in a row: the fluid is unstable (spray); lower cfl or dt, or use a scene at a smaller scale"
-    )]
-    Unstable {
-        /// The iteration it stopped at.
-        iteration: u64,
-        /// The fastest particle then, m/s.
-        speed: f64,
-        /// The scene's speed bound, m/s.
-        bound: f64,
-    },
     /// The erosion left the mesh inconsistent at this iteration; the state keeps the mesh as it
     /// was after the iteration before.
     #[error("iteration {iteration}: the eroded mesh became inconsistent: {source}; the last consistent mesh is kept")]

@@ -141,14 +141,7 @@ pub struct SphSim {
     drift: f64,
     planes: Vec<(DVec3, f64)>,
     times: [Duration; STAGES],
-    /// Iterations in a row in which a particle outran [`SPRAY_FACTOR`] times the speed bound.
-    over_bound: u32,
 }
-
-/// A particle faster than this many times the fastest the scene allows by falling is spray.
-pub const SPRAY_FACTOR: f64 = 2.0;
-/// Iterations in a row with spray after which a run stops as unstable.
-pub const SPRAY_ITERATIONS: u32 = 20;
 
 /// How strongly a wall pushes: its share of the density's gradient times this.
 /// Slack of the face grid beyond the kernel's support, smoothing lengths.
@@ -327,7 +320,6 @@ impl SphSim {
             drift: 0.0,
             planes: Vec::new(),
             times: [Duration::ZERO; STAGES],
-            over_bound: 0,
         })
     }
 
@@ -413,15 +405,7 @@ impl SphSim {
         st.time += self.derived.dt;
         let fastest = st.velocities.iter().map(|v| v.length_squared()).fold(0.0, f64::max).sqrt();
         st.top_speed = st.top_speed.max(fastest);
-        moved.map_err(|source| SimError::MeshInconsistent { iteration: st.iteration, source })?;
-        // a particle far faster than falling from the top of the scene can make it is spray: a
-        // fluid that stays that way for a while is unstable, and its erosion meaningless
-        let bound = self.derived.top_speed_bound;
-        self.over_bound = if fastest > SPRAY_FACTOR * bound { self.over_bound + 1 } else { 0 };
-        if self.over_bound >= SPRAY_ITERATIONS {
-            return Err(SimError::Unstable { iteration: st.iteration, speed: fastest, bound });
-        }
-        Ok(())
+        moved.map_err(|source| SimError::MeshInconsistent { iteration: st.iteration, source })
     }
 
     /// Sorts particles by neighbour cell; those outside the domain leave with their sediment.
