@@ -145,6 +145,16 @@ pub enum SimError {
         /// Its y.
         y: f64,
     },
+    /// A source lies in a nodata hole (every cell it would water is outside the domain).
+    #[error("source {index} at ({x}, {y}) lies in a nodata hole")]
+    SourceInHole {
+        /// Position in the list.
+        index: usize,
+        /// Its x.
+        x: f64,
+        /// Its y.
+        y: f64,
+    },
     /// The GPU backend failed (no adapter, a limit, validation).
     #[error("GPU: {0}")]
     Gpu(String),

@@ -230,7 +230,8 @@ fn hardness_1_erodes_least_and_rain_places_the_droplets() {
     // unerodable rock (hardness 1 with rock_erodibility 0) on the left half: nothing erodes there
     let hard = Grid::from_fn(w, h, cell, |_, c| if c < w / 2 { 1.0 } else { 0.0 }).unwrap();
     let params = DropletParams { radius: 2.0, rock_erodibility: 0.0, ..Default::default() };
-    let mut st = DropletState::with_maps(&t, DropletMaps { hardness: Some(&hard), rain: None }).unwrap();
+    let mut st =
+        DropletState::with_maps(&t, DropletMaps { hardness: Some(&hard), rain: None, ..Default::default() }).unwrap();
     DropletSim::new(params.clone(), &st).unwrap().run(&mut st, 3000, &mut |_| {});
     let eroded_in = |st: &DropletState, cols: std::ops::Range<usize>| -> f64 {
         (0..h).flat_map(|r| cols.clone().map(move |c| r * w + c)).map(|i| f64::from(st.eroded[i])).sum()
@@ -241,7 +242,8 @@ fn hardness_1_erodes_least_and_rain_places_the_droplets() {
     // hardness 0.5 everywhere: less erosion than loose soil (no map: hardness 0)
     let soft = run(&params, &t, 3000);
     let half = Grid::from_fn(w, h, cell, |_, _| 0.5).unwrap();
-    let mut st = DropletState::with_maps(&t, DropletMaps { hardness: Some(&half), rain: None }).unwrap();
+    let mut st =
+        DropletState::with_maps(&t, DropletMaps { hardness: Some(&half), rain: None, ..Default::default() }).unwrap();
     let floor = t.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
     let p = DropletParams { min_height: f64::from(floor), ..params.clone() };
     DropletSim::new(p, &st).unwrap().run(&mut st, 3000, &mut |_| {});
@@ -250,7 +252,8 @@ fn hardness_1_erodes_least_and_rain_places_the_droplets() {
     // rain on a 6 x 6 block only; droplets living one step visit cells next to it only
     let rain = Grid::from_fn(w, h, cell, |r, c| if (20..26).contains(&r) && (30..36).contains(&c) { 1.0 } else { 0.0 })
         .unwrap();
-    let mut st = DropletState::with_maps(&t, DropletMaps { hardness: None, rain: Some(&rain) }).unwrap();
+    let mut st =
+        DropletState::with_maps(&t, DropletMaps { hardness: None, rain: Some(&rain), ..Default::default() }).unwrap();
     let one_step = DropletParams { max_distance: 1.0, ..params.clone() };
     DropletSim::new(one_step, &st).unwrap().run(&mut st, 2000, &mut |_| {});
     let mut visits_near = 0.0;
@@ -266,13 +269,17 @@ fn hardness_1_erodes_least_and_rain_places_the_droplets() {
 
     // maps that cannot work are refused
     let dry = Grid::from_fn(w, h, cell, |_, _| 0.0).unwrap();
-    let err = DropletState::with_maps(&t, DropletMaps { hardness: None, rain: Some(&dry) }).unwrap_err();
+    let err = DropletState::with_maps(&t, DropletMaps { hardness: None, rain: Some(&dry), ..Default::default() })
+        .unwrap_err();
     assert!(matches!(err, SimError::NoRain), "{err}");
     let small = Grid::from_fn(8, 8, cell, |_, _| 1.0).unwrap();
-    let err = DropletState::with_maps(&t, DropletMaps { hardness: Some(&small), rain: None }).unwrap_err();
+    let err = DropletState::with_maps(&t, DropletMaps { hardness: Some(&small), rain: None, ..Default::default() })
+        .unwrap_err();
     assert!(err.to_string().contains("hardness map is 8 x 8"), "{err}");
     // the maps go through a checkpoint
-    let st = DropletState::with_maps(&t, DropletMaps { hardness: Some(&hard), rain: Some(&rain) }).unwrap();
+    let st =
+        DropletState::with_maps(&t, DropletMaps { hardness: Some(&hard), rain: Some(&rain), ..Default::default() })
+            .unwrap();
     let back = DropletState::from_bytes(&st.to_bytes(7), 7, 1 << 20).unwrap();
     assert!(back == st);
 }

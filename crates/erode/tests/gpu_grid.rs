@@ -77,7 +77,7 @@ fn water_increment_and_flux_match_the_cpu() {
             let mut gpu = GpuSim::new(ctx.clone(), &params, &start).unwrap();
             let max_depth = start.water.iter().fold(0.0f32, |a, &b| a.max(b));
             let dv = params.derived(start.cell_size, f64::from(max_depth));
-            let topo = Topology { width: w, height: h, border };
+            let topo = Topology::new(w, h, border);
             let mut cpu = start.clone();
             let rates = erode::models::grid::cpu_source_rates(&params, &cpu).unwrap();
             // three rounds of increment then flux, compared after each stage
@@ -185,7 +185,7 @@ fn every_ported_stage_matches_its_cpu_twin() {
         }
         let mut gpu = GpuSim::new(ctx.clone(), &params, &cpu).unwrap();
         let dv = params.derived(cpu.cell_size, f64::from(cpu.water.iter().fold(0.0f32, |a, &b| a.max(b))));
-        let topo = Topology { width: w, height: h, border };
+        let topo = Topology::new(w, h, border);
         let rates = erode::models::grid::cpu_source_rates(&params, &cpu).unwrap();
         let n = w * h;
         let what = format!("{border:?} {pipes} pipes {capacity_model:?}");

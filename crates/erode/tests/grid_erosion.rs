@@ -136,7 +136,7 @@ fn thermal_never_raises_the_max_nor_lowers_the_min_and_reaches_the_talus() {
         lo = l;
     }
     let talus = (params.talus_scale * params.hardness + params.talus_bias) as f32;
-    let topo = erode::models::grid::topology::Topology { width: size, height: size, border: Border::Closed };
+    let topo = erode::models::grid::topology::Topology::new(size, size, Border::Closed);
     let dist = |e: usize| erode::models::grid::topology::pipe_length(cone.cell_size(), e) as f32;
     let mut worst = 0.0f32;
     for r in 0..size {
@@ -353,13 +353,13 @@ fn maps_with_values_they_cannot_mean_are_refused_with_the_first_one() {
     let hard = grid(8, 6, 1.0, |r, c| if (r, c) == (2, 5) { 1.5 } else { 0.5 });
     let wet = grid(8, 6, 1.0, |r, c| if (r, c) == (4, 1) { -0.1 } else { 0.0 });
     let params = Params { hardness_mode: HardnessMode::Map, ..Params::default() };
-    let err = State::new(&terrain, &params, StartMaps { hardness: Some(&hard), rain: None, water: None }).unwrap_err();
+    let err = State::new(&terrain, &params, StartMaps { hardness: Some(&hard), ..Default::default() }).unwrap_err();
     assert!(matches!(err, erode::SimError::MapValue { what: "hardness", row: 2, col: 5, .. }), "{err}");
     let ok = grid(8, 6, 1.0, |_, _| 0.5);
-    let err =
-        State::new(&terrain, &params, StartMaps { hardness: Some(&ok), rain: Some(&wet), water: None }).unwrap_err();
+    let err = State::new(&terrain, &params, StartMaps { hardness: Some(&ok), rain: Some(&wet), ..Default::default() })
+        .unwrap_err();
     assert!(matches!(err, erode::SimError::MapValue { what: "rain", row: 4, col: 1, .. }), "{err}");
-    let drops = erode::models::droplet::DropletMaps { hardness: Some(&hard), rain: None };
+    let drops = erode::models::droplet::DropletMaps { hardness: Some(&hard), rain: None, ..Default::default() };
     let err = erode::models::droplet::DropletState::with_maps(&terrain, drops).unwrap_err();
     assert!(matches!(err, erode::SimError::MapValue { what: "hardness", .. }), "{err}");
 }

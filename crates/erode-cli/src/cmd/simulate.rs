@@ -229,15 +229,13 @@ fn check_same_size(path: &Path, got: (usize, usize), terrain: &erode::Grid<f32>)
     Ok(())
 }
 
-/// Says, unless quiet, that the input's nodata cells are eroded as terrain: the models do not
-/// treat them as boundaries yet, so a run beside a hole is not what it would be without it.
-fn warn_nodata(map: &erode::Heightmap, quiet: bool) {
+/// Says, unless quiet, how the input's nodata cells take part: outside the domain, with their
+/// edges open or closed (`nodata_border`).
+fn note_nodata(map: &erode::Heightmap, open: bool, quiet: bool) {
     let n = map.nodata_count();
     if n > 0 && !quiet {
-        eprintln!(
-            "erode: note: {n} nodata cells are filled with the mean height and eroded like terrain (the models do not \
-             treat them as boundaries yet); the outputs keep them marked"
-        );
+        let edges = if open { "open: what flows into them leaves, booked as outflow" } else { "closed" };
+        eprintln!("erode: note: {n} nodata cells are outside the domain; their edges are {edges} (nodata_border)");
     }
 }
 
@@ -420,7 +418,12 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         }
         st
     } else {
-        let maps = StartMaps { hardness: hardness.as_ref(), rain: rain.as_ref(), water: None };
+        let maps = StartMaps {
+            hardness: hardness.as_ref(),
+            rain: rain.as_ref(),
+            water: None,
+            nodata: loaded.map.nodata_mask(),
+        };
         State::new(terrain, &params, maps).map_err(|e| name_the_map_file(e, &a))?
     };
     let mut sim = CpuSim::new(params.clone(), &st)?;
@@ -446,7 +449,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     }
     // everything is checked: only now is the output folder made
     create_output_folder(&a.output)?;
-    warn_nodata(&loaded.map, quiet);
+    note_nodata(&loaded.map, params.nodata_border == grid::NodataBorder::Open, quiet);
     if !a.resume {
         crate::stamp::write(&ckpt_dir, input_stamp)?;
     }
@@ -652,8 +655,11 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     } else {
         let hardness = read_map(&a.hardness_map, "hardness", terrain)?;
         let rain = read_map(&a.rain_map, "rain", terrain)?;
-        DropletState::with_maps(terrain, DropletMaps { hardness: hardness.as_ref(), rain: rain.as_ref() })
-            .map_err(|e| name_the_map_file(e, &a))?
+        DropletState::with_maps(
+            terrain,
+            DropletMaps { hardness: hardness.as_ref(), rain: rain.as_ref(), nodata: loaded.map.nodata_mask() },
+        )
+        .map_err(|e| name_the_map_file(e, &a))?
     };
     let mut sim = DropletSim::new(params.clone(), &st)?;
     let start_gpu = || -> anyhow::Result<(erode::models::droplet::gpu::DropletGpuSim, String)> {
@@ -685,7 +691,7 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     let mut gpu = on_backend(backend, quiet, start_gpu)?;
     // everything is checked: only now is the output folder made
     create_output_folder(&a.output)?;
-    warn_nodata(&loaded.map, quiet);
+    note_nodata(&loaded.map, params.nodata_border == erode::models::droplet::NodataBorder::Open, quiet);
     if !a.resume {
         crate::stamp::write(&ckpt_dir, input_stamp)?;
     }

@@ -47,7 +47,7 @@ fn is_mesh(p: &Path) -> bool {
     )
 }
 
-/// A heightmap's closed mesh with about `faces` faces.
+/// A heightmap's closed mesh with about `faces` faces, open where the heightmap has no data.
 fn heightmap_mesh(path: &Path, args: &crate::input::InputArgs, faces: usize) -> anyhow::Result<TriMesh> {
     let loaded = erode_io::read(path, &args.options()?)?;
     let h = &loaded.map.heights;
@@ -65,7 +65,9 @@ fn heightmap_mesh(path: &Path, args: &crate::input::InputArgs, faces: usize) -> 
     let columns = ((rows as f64 * aspect).round() as usize).clamp(1, h.width() - 1);
     let depth = (0.05 * f64::from(stats.max - stats.min)).max(h.cell_size().x);
     let spec = HeightmapMesh { columns, rows, levels: 0, refine: Refine::None, base_depth: depth };
-    spec.build(h).with_context(|| format!("{}: meshing", path.display()))
+    // nodata cells become a walled shaft through the solid (water reaching one falls out of
+    // the domain, booked as outflow)
+    spec.build_with_holes(h, loaded.map.nodata_mask()).with_context(|| format!("{}: meshing", path.display()))
 }
 
 /// A mesh file (validated: closed, oriented, no degenerate face) or a heightmap's mesh.

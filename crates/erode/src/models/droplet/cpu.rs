@@ -17,7 +17,7 @@
 use rayon::prelude::*;
 
 use super::brush::{Brush, MAX_AMOUNT, Plane, WEIGHT_UNITS, floor_i, quanta_f};
-use super::params::{DropletBorder, DropletParams, StepRule};
+use super::params::{DropletBorder, DropletParams, NodataBorder, StepRule};
 use super::state::{DropletBooks, DropletState, QUANTA_PER_METRE};
 use crate::error::SimError;
 use crate::rng::SplitMix64;
@@ -119,8 +119,11 @@ pub struct DropletSim {
     spawn: Option<Vec<f64>>,
     /// The brush of the current erosion step (serial runs reuse it).
     brush: Brush,
-    /// Each cell's share of the erosion it yields, from the state's hardness map (`None`: 1).
+    /// Each cell's share of the erosion it yields, from the state's hardness map (`None`: 1), 0
+    /// in nodata cells.
     erodibility: Option<Vec<f32>>,
+    /// The state's nodata cells (outside the domain), if any.
+    outside: Option<Vec<bool>>,
 }
 
 /// The share of its erosion a cell of each hardness yields: `1 − H·(1 − rock_erodibility)`.
@@ -148,6 +151,8 @@ struct Map<'a> {
     visit_area: f64,
     /// Cells of the map, the least droplet count `visit_area` is divided by.
     cells: f64,
+    /// Nodata cells (outside the domain), if any.
+    outside: Option<&'a [bool]>,
 }
 
 impl Map<'_> {
@@ -189,6 +194,12 @@ impl Map<'_> {
         (height, gx, gy)
     }
 
+    /// Whether the bilinear sample at `(x, y)` would read a nodata cell.
+    #[inline]
+    fn touches_hole(&self, x: f64, y: f64) -> bool {
+        self.outside.is_some_and(|m| self.corners(x, y).0.iter().any(|&i| m[i]))
+    }
+
     /// The share of its erosion cell `i` yields.
     #[inline]
     fn erodibility(&self, i: usize) -> f64 {
@@ -196,14 +207,19 @@ impl Map<'_> {
     }
 }
 
-/// The cumulative rain per cell (where droplets start), or `None` for uniform.
+/// The cumulative rain per cell (where droplets start; none in nodata cells), or `None` for
+/// uniform.
 fn spawn_table(st: &DropletState) -> Option<Vec<f64>> {
-    let rain = st.rain.as_ref()?;
+    if st.rain.is_none() && st.nodata.is_none() {
+        return None;
+    }
     let mut total = 0.0;
     Some(
-        rain.iter()
-            .map(|&r| {
-                total += f64::from(r);
+        (0..st.terrain.len())
+            .map(|i| {
+                if !st.nodata.as_ref().is_some_and(|m| m[i]) {
+                    total += st.rain.as_ref().map_or(1.0, |r| f64::from(r[i]));
+                }
                 total
             })
             .collect(),
@@ -221,8 +237,14 @@ impl DropletSim {
         if spawn.as_ref().is_some_and(|s| s.last().is_none_or(|&t| t <= 0.0)) {
             return Err(SimError::NoRain);
         }
-        let erodibility = state.hardness.as_deref().map(|h| erodibility(h, params.rock_erodibility));
-        Ok(Self { params, rule, spawn, brush: Brush::default(), erodibility })
+        let mut erodibility = state.hardness.as_deref().map(|h| erodibility(h, params.rock_erodibility));
+        if let Some(mask) = &state.nodata {
+            // the brush leaves nodata cells as they are
+            let e = erodibility.get_or_insert_with(|| vec![1.0; mask.len()]);
+            e.iter_mut().zip(mask).filter(|(_, o)| **o).for_each(|(e, _)| *e = 0.0);
+        }
+        let outside = state.nodata.clone();
+        Ok(Self { params, rule, spawn, brush: Brush::default(), erodibility, outside })
     }
 
     /// The parameters.
@@ -279,7 +301,8 @@ impl DropletSim {
             }
             if self.params.smoothing > 0.0 {
                 let wrap = self.params.border == DropletBorder::Wrap;
-                super::smooth::smooth_change(&mut st.terrain, &before, st.width, wrap, self.params.smoothing);
+                let holes = st.nodata.as_deref();
+                super::smooth::smooth_change(&mut st.terrain, &before, st.width, wrap, self.params.smoothing, holes);
             }
             st.droplets = batch_end;
             progress(st.droplets);
@@ -304,6 +327,7 @@ impl DropletSim {
             floor: self.params.min_height,
             visit_area: self.visit_area(st),
             cells: (st.width * st.height) as f64,
+            outside: self.outside.as_deref(),
         }
     }
 
@@ -511,6 +535,10 @@ fn life<O: Observe>(
     let (mut speed, mut water) = (r.initial_speed, 1.0);
     let mut sediment: i64 = 0;
     let mut books = DropletBooks::default();
+    if map.touches_hole(x, y) {
+        // rain beside a hole runs into it
+        return books;
+    }
     let mut alive_at_end = true;
     for _ in 0..r.steps {
         books.steps += 1;
@@ -541,6 +569,17 @@ fn life<O: Observe>(
                     ny = ny.rem_euclid(h);
                 }
             }
+        }
+        if map.touches_hole(nx, ny) {
+            match p.nodata_border {
+                NodataBorder::Open => {
+                    books.outflow += sediment;
+                    sediment = 0;
+                    alive_at_end = false;
+                }
+                NodataBorder::Closed => {}
+            }
+            break;
         }
         let (h_new, _, _) = map.sample(g, nx, ny);
         let dh = h_new - h_old;

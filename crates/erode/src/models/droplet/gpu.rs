@@ -162,6 +162,9 @@ impl DropletGpuSim {
     /// Uploads `state` and builds both pipelines for `params` on `ctx`'s device.
     pub fn new(ctx: Arc<GpuContext>, params: &DropletParams, state: &DropletState) -> Result<Self, SimError> {
         let rule = params.step_rule(state.cell_size)?;
+        if state.nodata.is_some() {
+            return Err(SimError::NotOnGpu("nodata cells (the shaders have no holes in their domain)"));
+        }
         let (w, h) = (state.width, state.height);
         let n = state.width * state.height;
         ctx.check_binding("droplet books buffer", (n * 6 * 4) as u64)?;

@@ -51,5 +51,7 @@ mod smooth;
 pub mod state;
 
 pub use cpu::{DropletSim, StepKind, StepRecord};
-pub use params::{DROPLET_PARAM_DOCS, DROPLET_PRESETS, DropletBorder, DropletParams, StepRule, droplet_preset};
+pub use params::{
+    DROPLET_PARAM_DOCS, DROPLET_PRESETS, DropletBorder, DropletParams, NodataBorder, StepRule, droplet_preset,
+};
 pub use state::{DropletBooks, DropletMaps, DropletState, droplet_params_fingerprint};

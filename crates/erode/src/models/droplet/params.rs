@@ -4,6 +4,7 @@
 
 use crate::error::ParamError;
 use crate::grid::CellSize;
+pub use crate::models::grid::NodataBorder;
 
 /// What happens at the map's edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -74,6 +75,9 @@ pub struct DropletParams {
     pub rock_erodibility: f64,
     /// Edge rule. Default open.
     pub border: DropletBorder,
+    /// The edges of nodata holes: open, a droplet reaching one leaves with its sediment (booked
+    /// as outflow); closed, it stops there and deposits its load. Default open.
+    pub nodata_border: NodataBorder,
     /// Droplets scheduled together: split by the band of rows they start in, bands far enough
     /// apart run in parallel (see `droplet::cpu`); the smoothing runs after each batch. 1 runs
     /// the droplets strictly one after the other. Results do not depend on the thread count
@@ -104,6 +108,7 @@ impl Default for DropletParams {
             min_height: f64::NEG_INFINITY,
             rock_erodibility: 0.1,
             border: DropletBorder::Open,
+            nodata_border: NodataBorder::Open,
             batch_size: 16384,
             seed: 0,
         }
@@ -247,6 +252,7 @@ pub const DROPLET_PARAM_DOCS: &[(&str, &str)] = &[
     ("min_height", "floor erosion never digs below, m (the CLI uses the input's lowest height when unset)"),
     ("rock_erodibility", "erodibility at hardness 1 relative to hardness 0 (0..1): 1 - H*(1 - rock_erodibility)"),
     ("border", "\"open\" (sediment leaves with the droplet), \"closed\" or \"wrap\""),
+    ("nodata_border", "edges of nodata holes: \"open\" (sediment leaves with the droplet) or \"closed\""),
     ("batch_size", "droplets scheduled together, in parallel where far apart, smoothed after (>= 1)"),
     ("seed", "droplet i draws from SplitMix64::keyed(seed, i)"),
 ];

@@ -51,6 +51,9 @@ pub struct DropletState {
     /// Rain per cell (>= 0): droplets start in a cell with probability proportional to it.
     /// `None`: uniform.
     pub rain: Option<Vec<f32>>,
+    /// Cells outside the domain (`true` = nodata), if any: no droplet starts in, crosses or
+    /// changes them (see `DropletParams::nodata_border`).
+    pub nodata: Option<Vec<bool>>,
 }
 
 /// Maps a droplet run can use besides the terrain.
@@ -60,6 +63,8 @@ pub struct DropletMaps<'a> {
     pub hardness: Option<&'a Grid<f32>>,
     /// Rain (>= 0; negative and non-finite values count as 0).
     pub rain: Option<&'a Grid<f32>>,
+    /// Cells outside the domain (`true` = nodata; see [`crate::Heightmap::nodata_mask`]).
+    pub nodata: Option<&'a [bool]>,
 }
 
 impl DropletState {
@@ -98,6 +103,13 @@ impl DropletState {
         }
         let reference = terrain.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
         let n = terrain.len();
+        let nodata = match maps.nodata {
+            Some(m) if m.len() != n => {
+                return Err(SimError::MapShape { what: "nodata mask", got_w: m.len(), got_h: 1, want_w: w, want_h: h });
+            }
+            Some(m) if m.contains(&true) => Some(m.to_vec()),
+            _ => None,
+        };
         let mut st = Self {
             width: w,
             height: h,
@@ -112,6 +124,7 @@ impl DropletState {
             reference_height: f64::from(reference),
             hardness,
             rain,
+            nodata,
         };
         st.start_volume = st.volume();
         Ok(st)
@@ -142,7 +155,8 @@ impl DropletState {
 
 const MAGIC: &[u8; 8] = b"ERODEDRP";
 // 3: the hardness map is resistance (1 erodes least), not the erodibility of Jákó & Tóth's equations
-const VERSION: u32 = 3;
+// 4: the nodata mask, a byte per cell after the fields (version 3 reads as without one)
+const VERSION: u32 = 4;
 /// Header words after magic and version.
 const HEADER_WORDS: usize = 14;
 
@@ -166,7 +180,7 @@ impl DropletState {
             self.start_volume.to_bits(),
             self.reference_height.to_bits(),
             u64::from(self.hardness.is_some()),
-            u64::from(self.rain.is_some()),
+            u64::from(self.rain.is_some()) | u64::from(self.nodata.is_some()) << 1,
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -175,6 +189,9 @@ impl DropletState {
             for v in field.iter() {
                 out.extend_from_slice(&v.to_le_bytes());
             }
+        }
+        if let Some(mask) = &self.nodata {
+            out.extend(mask.iter().map(|&o| u8::from(o)));
         }
         let sum = crate::models::grid::state::fnv1a64(&out);
         out.extend_from_slice(&sum.to_le_bytes());
@@ -193,11 +210,13 @@ impl DropletState {
         if crate::models::grid::state::fnv1a64(body) != word(sum) {
             return Err(err("checksum mismatch: the file is corrupt"));
         }
-        match u32::from_le_bytes([body[8], body[9], body[10], body[11]]) {
-            VERSION => {}
+        let version = u32::from_le_bytes([body[8], body[9], body[10], body[11]]);
+        match version {
+            3 | VERSION => {}
             2 => {
                 return Err(err(
-                    "version 2 (hardness as erodibility); this erode reads 3 (hardness as resistance): start the run again",
+                    "version 2 (hardness as erodibility); this erode reads 3 and 4 (hardness as resistance): start the \
+                     run again",
                 ));
             }
             v => return Err(SimError::Checkpoint(format!("version {v}, this erode reads {VERSION}"))),
@@ -212,9 +231,10 @@ impl DropletState {
         }
         let n = (w * h) as usize;
         let data = &body[12 + HEADER_WORDS * 8..];
-        let (has_hardness, has_rain) = (header[12] == 1, header[13] == 1);
+        let (has_hardness, has_rain) = (header[12] == 1, header[13] & 1 == 1);
+        let has_nodata = version >= 4 && header[13] & 2 == 2;
         let fields = 4 + usize::from(has_hardness) + usize::from(has_rain);
-        if data.len() != n * 4 * fields {
+        if data.len() != n * 4 * fields + if has_nodata { n } else { 0 } {
             return Err(err("truncated"));
         }
         let field = |k: usize| -> Vec<f32> {
@@ -242,6 +262,7 @@ impl DropletState {
             reference_height: f64::from_bits(header[11]),
             hardness: has_hardness.then(|| field(4)),
             rain: has_rain.then(|| field(4 + usize::from(has_hardness))),
+            nodata: has_nodata.then(|| data[n * 4 * fields..].iter().map(|&b| b != 0).collect()),
         })
     }
 }

@@ -60,6 +60,7 @@ pub(super) fn source_rates(params: &Params, st: &State) -> Result<Vec<f32>, SimE
     }
     let (w, h) = (st.width, st.height);
     let mut rate = vec![0.0f64; w * h];
+    let outside = |i: usize| st.nodata.as_ref().is_some_and(|m| m[i]);
     for (index, s) in params.sources.iter().enumerate() {
         let (sx, sy) = match s.units {
             Units::Cells => (1.0, 1.0),
@@ -74,13 +75,18 @@ pub(super) fn source_rates(params: &Params, st: &State) -> Result<Vec<f32>, SimE
         let (cx, cy) = (x.round() as isize, y.round() as isize);
         for r in (cy - reach).max(0)..=(cy + reach).min(h as isize - 1) {
             for c in (cx - reach).max(0)..=(cx + reach).min(w as isize - 1) {
-                if (c as f64 - x).hypot(r as f64 - y) <= radius {
-                    cells.push(r as usize * w + c as usize);
+                let i = r as usize * w + c as usize;
+                if (c as f64 - x).hypot(r as f64 - y) <= radius && !outside(i) {
+                    cells.push(i);
                 }
             }
         }
         if cells.is_empty() {
-            cells.push(cy.clamp(0, h as isize - 1) as usize * w + cx.clamp(0, w as isize - 1) as usize);
+            let i = cy.clamp(0, h as isize - 1) as usize * w + cx.clamp(0, w as isize - 1) as usize;
+            if outside(i) {
+                return Err(SimError::SourceInHole { index, x: s.x, y: s.y });
+            }
+            cells.push(i);
         }
         let per_cell = s.rate / st.cell_size.area() / cells.len() as f64;
         for i in cells {
@@ -104,7 +110,8 @@ impl CpuSim {
         let n = state.len();
         params.check_work(state.cell_size, state.width, state.height, max_depth(state))?;
         let derived = params.derived(state.cell_size, max_depth(state));
-        let topo = Topology { width: state.width, height: state.height, border: params.border };
+        let topo = Topology::new(state.width, state.height, params.border)
+            .with_holes(state.nodata.as_deref(), params.nodata_border);
         let source_rate = source_rates(&params, state)?;
         Ok(Self {
             params,

@@ -8,7 +8,7 @@
 
 use super::derived::Derived;
 use super::erosion::{ErosionConsts, Moved, erode_cell};
-use super::params::{Border, FluxForm, Params};
+use super::params::{FluxForm, Params};
 use super::state::State;
 use super::topology::{Around, Topology, Tri, opposite};
 use super::water::{UpdateConsts, update_cell};
@@ -66,7 +66,6 @@ pub(super) struct UpdateErodeConsts {
     ke: ErosionConsts,
     inv2x: f32,
     inv2y: f32,
-    open: bool,
     signed: bool,
     dt: f32,
     keep: f32,
@@ -81,7 +80,6 @@ impl UpdateErodeConsts {
             ke: ErosionConsts::new(st, p, dv),
             inv2x: (0.5 / st.cell_size.x) as f32,
             inv2y: (0.5 / st.cell_size.y) as f32,
-            open: p.border == Border::Open,
             signed: p.flux_form == FluxForm::Signed,
             dt: dv.dt as f32,
             keep: (1.0 - p.evaporation * dv.dt) as f32,
@@ -153,7 +151,7 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     out: &mut [&mut [f32]],
     k: &UpdateErodeConsts,
 ) -> par::Sums<5> {
-    let (w, h) = (topo.width, topo.height);
+    let w = topo.width;
     let (ku, ke, inv2x, inv2y) = (k.ku, k.ke, k.inv2x, k.inv2y);
     let dt = k.dt;
     // (dissolved, deposited, water removed, evaporated), m of height, summed in a fixed order
@@ -162,17 +160,15 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     let mut border_cell = |c: usize, out: &mut [&mut [f32]], totals: &mut [f64; 4]| {
         let i = r * w + c;
         let q: [f32; P] = std::array::from_fn(|e| net_out(flux, SIGNED, topo, r, c, e));
-        if k.open {
-            for e in 0..P.min(4) {
-                if topo.neighbour(r, c, e).is_none() {
-                    outflow += f64::from(q[e].max(0.0)) * f64::from(dt);
-                }
+        for e in 0..P.min(4) {
+            if topo.neighbour(r, c, e).is_none() && topo.open_beyond(r, c, e) {
+                outflow += f64::from(q[e].max(0.0)) * f64::from(dt);
             }
         }
         let (d2, u, v, dq) = update_cell::<P>(out[1][c], &q, &ku);
-        let (ri, cc) = (r as isize, c as isize);
-        let bx = (b[topo.clamped(ri, cc + 1)] - b[topo.clamped(ri, cc - 1)]) * inv2x;
-        let by = (b[topo.clamped(ri + 1, cc)] - b[topo.clamped(ri - 1, cc)]) * inv2y;
+        // central differences; across an edge or a hole the cell itself stands in
+        let bx = (b[topo.beside(r, c, 0)] - b[topo.beside(r, c, 1)]) * inv2x;
+        let by = (b[topo.beside(r, c, 2)] - b[topo.beside(r, c, 3)]) * inv2y;
         let (hh, ss, dd, rr, dis, dep, wout) = erode_cell(&ke, bx, by, u, v, b[i], out[5][c], d2, out[6][c]);
         // the last stage, `evaporation` (`d ← d·keep`, eq. 13), runs here: no stage after
         // `water_update` reads the depth
@@ -193,22 +189,18 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
         totals[2] += f64::from(wout);
         totals[3] += f64::from(dd - kept);
     };
-    if r == 0 || r + 1 >= h || w < 3 {
-        for c in 0..w {
-            border_cell(c, out, &mut totals);
-        }
-    } else {
-        border_cell(0, out, &mut totals);
-        border_cell(w - 1, out, &mut totals);
-        let n = w - 2;
-        let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e].mid()[1..1 + n]);
-        let back: [&[f32]; P] = std::array::from_fn(|e| &flux[opposite(e)].tri().shifted(e)[..n]);
+    for c in topo.border_columns(r) {
+        border_cell(c, out, &mut totals);
+    }
+    for &(a, z) in topo.interior_spans(r) {
+        let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e].mid()[a..z]);
+        let back: [&[f32]; P] = std::array::from_fn(|e| flux[opposite(e)].tri().span(a, z).shifted(e));
         let [next, d, u, v, q, s, hard, eroded, deposited] = out else { return [0.0; 5] };
-        let i = 1..1 + n;
+        let i = a..z;
         row::<P, SIGNED, VELOCITY>(
             &own,
             &back,
-            Tri::of(b, w, r),
+            Tri::of(b, w, r).span(a, z),
             Rows {
                 next: &mut next[i.clone()],
                 d: &mut d[i.clone()],

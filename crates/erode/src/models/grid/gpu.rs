@@ -472,6 +472,9 @@ impl GpuSim {
         if params.smoothing_strength > 0.0 {
             return Err(SimError::NotOnGpu("smoothing"));
         }
+        if state.nodata.is_some() {
+            return Err(SimError::NotOnGpu("nodata cells (the shaders have no holes in their domain)"));
+        }
         let (w, h) = (state.width, state.height);
         let pipes = state.flux.len();
         let n = state.len();

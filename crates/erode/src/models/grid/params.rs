@@ -42,6 +42,16 @@ pub enum Border {
     Wrap,
 }
 
+/// What the edge of a nodata hole does: nodata cells are outside the domain, never terrain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodataBorder {
+    /// No flow into the hole: water reflects, as at a closed map edge.
+    Closed,
+    /// Water (and its sediment) flowing into the hole leaves the domain, booked as outflow.
+    Open,
+}
+
 /// Sediment transport capacity (MODEL.md section 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -168,6 +178,8 @@ pub struct Params {
     pub pipes: u32,
     /// Borders. Default closed.
     pub border: Border,
+    /// The edges of nodata holes (cells outside the domain). Default closed.
+    pub nodata_border: NodataBorder,
     /// The water at the start when no water map is given. Default dry.
     pub start_water: StartWater,
     /// Rain placement. Default uniform.
@@ -272,6 +284,7 @@ impl Params {
             max_flow_depth: 0.0,
             pipes: 4,
             border: Border::Closed,
+            nodata_border: NodataBorder::Closed,
             start_water: StartWater::Dry,
             rain_mode: RainMode::Uniform,
             rain_rate: 0.005,
@@ -342,6 +355,10 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     },
     ParamDoc { name: "pipes", doc: "4 (axes) or 8 (with diagonals: no axis-aligned channels)" },
     ParamDoc { name: "border", doc: "\"closed\" (reflect), \"open\" (outflow booked as lost) or \"wrap\"" },
+    ParamDoc {
+        name: "nodata_border",
+        doc: "edges of nodata holes: \"closed\" (reflect) or \"open\" (outflow into the hole booked as lost)",
+    },
     ParamDoc {
         name: "start_water",
         doc: "\"dry\", \"lakes\" (depressions full) or \"steady\" (lakes and the steady flow of the rain and sources)",

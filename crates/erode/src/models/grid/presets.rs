@@ -10,7 +10,8 @@
 //! | `classic` | Jákó & Tóth (2011) as written: Mei et al.'s capacity, closed borders, rain against evaporation |
 //!
 //! Why `rivers` carves where `classic` blurs (measured with `erode analyze`; `docs/grid-model.md`):
-//! - water reaches the rivers: open borders give a base level, no evaporation, and the run
+//! - water reaches the rivers: open borders (and open edges of nodata holes) give a base level,
+//!   no evaporation, and the run
 //!   starts from the steady flow of the rain (`start_water = "steady"`), so depth grows with
 //!   drainage area from the first step instead of a film of equal depth everywhere;
 //! - erosion needs shear: the `shear` capacity is 0 below `critical_shear`, so thin films on
@@ -22,7 +23,7 @@
 //!   follow;
 //! - 8 pipes, so channels do not line up with the grid's axes.
 
-use super::params::{Border, CapacityModel, HardnessMode, Params, RainMode, StartWater};
+use super::params::{Border, CapacityModel, HardnessMode, NodataBorder, Params, RainMode, StartWater};
 
 /// A named parameter set.
 pub struct Preset {
@@ -80,6 +81,7 @@ pub fn rivers() -> Params {
         max_flow_depth: 1.0,
         pipes: 8,
         border: Border::Open,
+        nodata_border: NodataBorder::Open,
         start_water: StartWater::Steady,
         rain_mode: RainMode::Uniform,
         rain_rate: 1e-4,

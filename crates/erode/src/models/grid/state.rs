@@ -73,6 +73,9 @@ pub struct State {
     pub discharge_integral: Vec<f32>,
     /// Rain map (0..1 per cell) for rain mode map.
     pub rain_map: Option<Vec<f32>>,
+    /// Cells outside the domain (`true` = nodata), if any: no stage moves water, sediment or
+    /// soil into or out of them (see `Params::nodata_border`), and they keep their terrain.
+    pub nodata: Option<Vec<bool>>,
     /// Iterations done.
     pub iteration: u64,
     /// Simulated time of the water, s.
@@ -101,6 +104,8 @@ pub struct StartMaps<'a> {
     pub rain: Option<&'a Grid<f32>>,
     /// Initial water depth, m.
     pub water: Option<&'a Grid<f32>>,
+    /// Cells outside the domain (`true` = nodata; see [`crate::Heightmap::nodata_mask`]).
+    pub nodata: Option<&'a [bool]>,
 }
 
 /// Refuses a map holding a value outside `lo..=hi` (NaN included), naming the first.
@@ -167,7 +172,14 @@ impl State {
             }
             (_, None) => None,
         };
-        let water = match maps.water {
+        let nodata = match maps.nodata {
+            Some(m) if m.len() != n => {
+                return Err(SimError::MapShape { what: "nodata mask", got_w: m.len(), got_h: 1, want_w: w, want_h: h });
+            }
+            Some(m) if m.contains(&true) => Some(m.to_vec()),
+            _ => None,
+        };
+        let mut water = match maps.water {
             Some(m) => {
                 check_shape("water", m, terrain)?;
                 check_values("water", m, 0.0, f32::MAX, "a finite depth >= 0")?;
@@ -175,6 +187,9 @@ impl State {
             }
             None => vec![0.0; n],
         };
+        if let Some(mask) = &nodata {
+            water.iter_mut().zip(mask).filter(|(_, o)| **o).for_each(|(d, _)| *d = 0.0);
+        }
         let cell_size = terrain.cell_size();
         let area = cell_size.area();
         let reference_height = f64::from(lo);
@@ -199,6 +214,7 @@ impl State {
             deposited: vec![0.0; n],
             discharge_integral: vec![0.0; n],
             rain_map,
+            nodata,
             iteration: 0,
             time: 0.0,
             terrain_time: 0.0,
@@ -227,7 +243,10 @@ impl State {
                 rain * r + sources.get(i).map_or(0.0, |&s| f64::from(s))
             })
             .collect();
-        if let Some(water) = super::start::start_water(terrain, None, params, &inflow) {
+        if let Some(mut water) = super::start::start_water(terrain, self.nodata.as_deref(), params, &inflow) {
+            if let Some(mask) = &self.nodata {
+                water.iter_mut().zip(mask).filter(|(_, o)| **o).for_each(|(d, _)| *d = 0.0);
+            }
             self.water = water;
             self.start_water = self.water_volume();
         }
@@ -382,7 +401,8 @@ fn noise_hardness(terrain: &Grid<f32>, params: &Params, lo: f32, hi: f32) -> Vec
 const MAGIC: &[u8; 8] = b"ERODEGRD";
 // 2: terrain and floor relative to the reference height
 // 3: hardness is resistance (1 erodes least), not the erodibility of Jákó & Tóth's equations
-const VERSION: u32 = 3;
+// 4: the nodata mask (a version 3 checkpoint reads as one without)
+const VERSION: u32 = 4;
 
 /// FNV-1a, 64 bit: the checkpoint checksum (written here so the format never changes under us).
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
@@ -460,10 +480,14 @@ impl State {
         }
         u(self.flux.len() as u64);
         u(u64::from(self.rain_map.is_some()));
+        u(u64::from(self.nodata.is_some()));
         for field in self.fields() {
             for v in field {
                 out.extend_from_slice(&v.to_le_bytes());
             }
+        }
+        if let Some(mask) = &self.nodata {
+            out.extend(mask.iter().map(|&o| u8::from(o)));
         }
         let sum = fnv1a64(&out);
         out.extend_from_slice(&sum.to_le_bytes());
@@ -509,7 +533,7 @@ impl State {
                  start the run again"
             )));
         }
-        if version != VERSION {
+        if version != VERSION && version != 3 {
             return Err(SimError::Checkpoint(format!("version {version}, this erode reads {VERSION}")));
         }
         if r.u64()? != params_fingerprint {
@@ -553,6 +577,7 @@ impl State {
             return Err(err("bad pipe count"));
         }
         let has_rain = r.u64()? == 1;
+        let has_nodata = version >= 4 && r.u64()? == 1;
         let terrain = r.f32s(n)?;
         let water = r.f32s(n)?;
         let sediment = r.f32s(n)?;
@@ -564,6 +589,7 @@ impl State {
         let discharge_integral = r.f32s(n)?;
         let flux = (0..pipes).map(|_| r.f32s(n)).collect::<Result<Vec<_>, _>>()?;
         let rain_map = if has_rain { Some(r.f32s(n)?) } else { None };
+        let nodata = if has_nodata { Some(r.take(n)?.iter().map(|&b| b != 0).collect()) } else { None };
         if r.pos != body.len() {
             return Err(err("trailing bytes"));
         }
@@ -582,6 +608,7 @@ impl State {
             deposited,
             discharge_integral,
             rain_map,
+            nodata,
             iteration,
             time,
             terrain_time,

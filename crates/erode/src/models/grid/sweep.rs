@@ -122,14 +122,15 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     sc: SweepScratch<'_>,
 ) -> SweepTotals {
     let (w, h) = (st.width, st.height);
-    let inc = source_rate.map(|src| Increment::new(p, dv, st.rain_map.as_deref(), src)).filter(|i| !i.is_empty());
+    let inc = source_rate
+        .map(|src| Increment::new(p, dv, st.rain_map.as_deref(), st.nodata.as_deref(), src))
+        .filter(|i| !i.is_empty());
     let wrap = p.border == Border::Wrap;
     let k = Consts {
-        flux: FluxConsts::new(p, dv),
+        flux: FluxConsts::new(dv),
         thermal: ThermalConsts::new(p, dv),
         update: UpdateErodeConsts::new(st, p, dv).with_velocity(velocity),
         thermal_on: p.thermal_rate > 0.0,
-        open: p.border == Border::Open,
         dist: dv.distance,
     };
     let bounds = band_bounds(h);
@@ -225,7 +226,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         let done = par::some_rows(&mut outs, w, &rows, |r, out| {
             let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
             let [sed, next] = out else { return 0.0 };
-            let lost = conservative_row(r, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), sed, k.open);
+            let lost = conservative_row(r, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), sed);
             if k.thermal_on {
                 thermal::apply_row_at(r, topo, b, Around::of(ts, topo, r), Around::of(ta, topo, r), next, k.dist);
             }
@@ -260,7 +261,6 @@ struct Consts {
     thermal: ThermalConsts,
     update: UpdateErodeConsts,
     thermal_on: bool,
-    open: bool,
     dist: [f32; 8],
 }
 
@@ -390,7 +390,7 @@ fn band_moves<const P: usize>(
     let s = band_around(middle[SEDIMENT - UPDATE - 1], a, r, w, h);
     let share = rings.around(SHARE, r, h);
     let out = row_of_mut(sediment_next[0], a, r, w);
-    sums[6] = conservative_row(r, topo, &f, s, share, out, k.open);
+    sums[6] = conservative_row(r, topo, &f, s, share, out);
     if k.thermal_on {
         let ts = rings.around(THERMAL_SHARE, r, h);
         let ta = rings.around(TALUS, r, h);

@@ -91,7 +91,7 @@ pub(super) fn flux_row(
     talus: &mut [f32],
     k: &ThermalConsts,
 ) -> f64 {
-    let (w, h) = (topo.width, topo.height);
+    let w = topo.width;
     let border_cell = |c: usize, share: &mut [f32], talus: &mut [f32]| -> f32 {
         let i = r * w + c;
         let js: [Option<usize>; 8] = std::array::from_fn(|e| topo.neighbour(r, c, e));
@@ -104,31 +104,28 @@ pub(super) fn flux_row(
     };
     // the row's amounts: border cells in order, the interior in stack chunks summed by lanes
     let mut total = 0.0f64;
-    if r == 0 || r + 1 >= h || w < 3 {
-        for c in 0..w {
-            total += f64::from(border_cell(c, share, talus));
-        }
-        return total;
+    for c in topo.border_columns(r) {
+        total += f64::from(border_cell(c, share, talus));
     }
-    total += f64::from(border_cell(0, share, talus));
-    total += f64::from(border_cell(w - 1, share, talus));
-    let tri = Tri::of(b, w, r);
     let mut amounts = [0.0f32; CHUNK];
-    let mut start = 1;
-    while start < w - 1 {
-        let end = (start + CHUNK).min(w - 1);
-        let len = end - start;
-        share_row(
-            tri,
-            start - 1,
-            &hard[start..end],
-            &mut share[start..end],
-            &mut talus[start..end],
-            &mut amounts[..len],
-            *k,
-        );
-        total += par::lane_sum(&amounts[..len]);
-        start = end;
+    for &(a, z) in topo.interior_spans(r) {
+        let tri = Tri::of(b, w, r);
+        let mut start = a;
+        while start < z {
+            let end = (start + CHUNK).min(z);
+            let len = end - start;
+            share_row(
+                tri,
+                start - 1,
+                &hard[start..end],
+                &mut share[start..end],
+                &mut talus[start..end],
+                &mut amounts[..len],
+                *k,
+            );
+            total += par::lane_sum(&amounts[..len]);
+            start = end;
+        }
     }
     total
 }
@@ -186,7 +183,7 @@ pub(super) fn apply_row_at(
     row: &mut [f32],
     dist: [f32; 8],
 ) {
-    let (w, h) = (topo.width, topo.height);
+    let w = topo.width;
     let (sm, tm) = (share.mid(), talus.mid());
     let border_cell = |c: usize| -> f32 {
         let i = r * w + c;
@@ -199,17 +196,13 @@ pub(super) fn apply_row_at(
         }
         change
     };
-    if r == 0 || r + 1 >= h || w < 3 {
-        for c in 0..w {
-            row[c] += border_cell(c);
-        }
-        return;
+    for c in topo.border_columns(r) {
+        row[c] += border_cell(c);
     }
-    let (first, last) = (border_cell(0), border_cell(w - 1));
-    row[0] += first;
-    row[w - 1] += last;
-    let n = w - 2;
-    apply_row(Tri::of(old, w, r), share.tri(), talus.tri(), &mut row[1..1 + n], dist);
+    for &(a, z) in topo.interior_spans(r) {
+        let (o, s, t) = (Tri::of(old, w, r).span(a, z), share.tri().span(a, z), talus.tri().span(a, z));
+        apply_row(o, s, t, &mut row[a..z], dist);
+    }
 }
 
 #[multiversion::multiversion(targets(

@@ -1,6 +1,8 @@
 //! Neighbours of a cell under each border rule, and the geometry of the pipes between them.
 
-use super::params::Border;
+use std::sync::Arc;
+
+use super::params::{Border, NodataBorder};
 use crate::grid::CellSize;
 
 /// Pipe directions, paired so that `opposite(e) == e ^ 1`: E, W, S, N, then the diagonals
@@ -13,20 +15,86 @@ pub const fn opposite(e: usize) -> usize {
     e ^ 1
 }
 
-/// Grid shape and border rule: answers "who is my neighbour in direction e".
-#[derive(Clone, Copy, Debug)]
+/// Grid shape, border rules and the domain: answers "who is my neighbour in direction e", and
+/// which columns of a row the interior kernels may compute without asking.
+#[derive(Clone, Debug)]
 pub struct Topology {
     /// Columns.
     pub width: usize,
     /// Rows.
     pub height: usize,
-    /// Border rule.
+    /// Border rule of the map's edges.
     pub border: Border,
+    /// Border rule of the edges of nodata holes.
+    pub nodata_border: NodataBorder,
+    /// The cells outside the domain (nodata), if any, with each row's interior spans.
+    domain: Option<Arc<Holes>>,
+    /// `[(1, width − 1)]`: the interior span of a row without holes nearby.
+    full: [(usize, usize); 1],
+}
+
+/// Nodata cells and, per row, the runs of columns whose whole 3 × 3 neighbourhood is inside the
+/// map and the domain.
+#[derive(Debug)]
+struct Holes {
+    outside: Vec<bool>,
+    spans: Vec<Vec<(usize, usize)>>,
 }
 
 impl Topology {
+    /// A grid of `width` × `height` cells with `border` at its edges and no holes.
+    pub fn new(width: usize, height: usize, border: Border) -> Self {
+        Self { width, height, border, nodata_border: NodataBorder::Closed, domain: None, full: [(1, width.max(2) - 1)] }
+    }
+
+    /// With the cells of `outside` (`true` = nodata, row-major) out of the domain, their edges
+    /// `nodata_border`. No cell outside: the same as without.
+    pub fn with_holes(mut self, outside: Option<&[bool]>, nodata_border: NodataBorder) -> Self {
+        self.nodata_border = nodata_border;
+        self.domain = outside.filter(|m| m.iter().any(|&o| o)).map(|m| {
+            let (w, h) = (self.width, self.height);
+            let spans = (0..h)
+                .map(|r| {
+                    let mut spans = Vec::new();
+                    if r == 0 || r + 1 >= h || w < 3 {
+                        return spans;
+                    }
+                    // a column is plain when its column and both beside it are valid in all three rows
+                    let valid = |c: usize| (r - 1..=r + 1).all(|rr| !m[rr * w + c]);
+                    let column: Vec<bool> = (0..w).map(valid).collect();
+                    let mut c = 1;
+                    while c + 1 < w {
+                        if column[c - 1] && column[c] && column[c + 1] {
+                            let a = c;
+                            while c + 1 < w && column[c - 1] && column[c] && column[c + 1] {
+                                c += 1;
+                            }
+                            spans.push((a, c));
+                        } else {
+                            c += 1;
+                        }
+                    }
+                    spans
+                })
+                .collect();
+            Arc::new(Holes { outside: m.to_vec(), spans })
+        });
+        self
+    }
+
+    /// Whether cell `i` is outside the domain (nodata).
+    #[inline]
+    pub fn is_outside(&self, i: usize) -> bool {
+        self.domain.as_ref().is_some_and(|d| d.outside[i])
+    }
+
+    /// Whether any cell is outside the domain.
+    pub fn has_holes(&self) -> bool {
+        self.domain.is_some()
+    }
+
     /// Index of the neighbour of `(row, col)` in direction `e`, or `None` across a closed or
-    /// open edge.
+    /// open edge, into or out of a nodata hole.
     #[inline]
     pub fn neighbour(&self, row: usize, col: usize, e: usize) -> Option<usize> {
         let (dr, dc) = DIRS[e];
@@ -38,10 +106,36 @@ impl Topology {
         } else if r < 0 || r >= h || c < 0 || c >= w {
             return None;
         }
-        Some(r as usize * self.width + c as usize)
+        let j = r as usize * self.width + c as usize;
+        match &self.domain {
+            Some(d) if d.outside[j] || d.outside[row * self.width + col] => None,
+            _ => Some(j),
+        }
     }
 
-    /// Index clamped into the grid (replicating edges) or wrapped: for gradients.
+    /// Whether what leaves `(row, col)` in direction `e`, where [`Topology::neighbour`] has no
+    /// cell, leaves the domain (an open edge, or the edge of a hole with open nodata borders)
+    /// rather than being reflected. A cell outside the domain sends nothing anywhere.
+    #[inline]
+    pub fn open_beyond(&self, row: usize, col: usize, e: usize) -> bool {
+        if self.is_outside(row * self.width + col) {
+            return false;
+        }
+        let (dr, dc) = DIRS[e];
+        let (r, c) = (row as isize + dr, col as isize + dc);
+        let on_map =
+            self.border == Border::Wrap || (r >= 0 && r < self.height as isize && c >= 0 && c < self.width as isize);
+        if on_map { self.nodata_border == NodataBorder::Open } else { self.border == Border::Open }
+    }
+
+    /// The cell beside `(row, col)` in direction `e` for a gradient: the neighbour, or the cell
+    /// itself across a closed or open edge or a hole (the edge replicated).
+    #[inline]
+    pub fn beside(&self, row: usize, col: usize, e: usize) -> usize {
+        self.neighbour(row, col, e).unwrap_or(row * self.width + col)
+    }
+
+    /// Index clamped into the grid (replicating edges) or wrapped: for back-traced positions.
     #[inline]
     pub fn clamped(&self, row: isize, col: isize) -> usize {
         let (h, w) = (self.height as isize, self.width as isize);
@@ -51,6 +145,26 @@ impl Topology {
             (row.clamp(0, h - 1), col.clamp(0, w - 1))
         };
         r as usize * self.width + c as usize
+    }
+
+    /// The runs `a..z` of columns of row `r` the interior kernels compute: every cell of them and
+    /// its 8 neighbours lie inside the map and the domain. Every other column goes through
+    /// [`Topology::neighbour`] ([`Topology::border_columns`]).
+    #[inline]
+    pub fn interior_spans(&self, r: usize) -> &[(usize, usize)] {
+        match &self.domain {
+            Some(d) => &d.spans[r],
+            None if r == 0 || r + 1 >= self.height || self.width < 3 => &[],
+            None => &self.full,
+        }
+    }
+
+    /// The columns of row `r` outside its [`Topology::interior_spans`], in order.
+    pub fn border_columns(&self, r: usize) -> impl Iterator<Item = usize> + '_ {
+        let spans = self.interior_spans(r);
+        let starts = std::iter::once(0).chain(spans.iter().map(|s| s.1));
+        let ends = spans.iter().map(|s| s.0).chain(std::iter::once(self.width));
+        starts.zip(ends).flat_map(|(a, z)| a..z)
     }
 }
 
@@ -118,6 +232,14 @@ impl<'a> Tri<'a> {
 }
 
 impl<'a> Tri<'a> {
+    /// The columns `a − 1 ..= z` of the three rows: a view whose [`Tri::centre`] is columns
+    /// `a..z` (`0 < a`, `z < width`).
+    #[inline(always)]
+    pub fn span(&self, a: usize, z: usize) -> Self {
+        let cut = |row: &'a [f32]| &row[a - 1..z + 1];
+        Self { up: cut(self.up), mid: cut(self.mid), down: cut(self.down) }
+    }
+
     /// The interior columns `1..width − 1` of the row (`n = width − 2` values).
     #[inline(always)]
     pub fn centre(&self) -> &'a [f32] {

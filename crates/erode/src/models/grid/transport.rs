@@ -24,21 +24,20 @@ pub fn sediment_transport(
     next: &mut [f32],
 ) -> (f64, f64) {
     match p.transport {
-        Transport::Conservative => (conservative(st, p, dv, topo, share, next), 0.0),
+        Transport::Conservative => (conservative(st, dv, topo, share, next), 0.0),
         Transport::SemiLagrangian => (0.0, semi_lagrangian(st, dv, topo, next)),
     }
 }
 
-fn conservative(st: &State, p: &Params, dv: &Derived, topo: &Topology, share: &[f32], next: &mut [f32]) -> f64 {
+fn conservative(st: &State, dv: &Derived, topo: &Topology, share: &[f32], next: &mut [f32]) -> f64 {
     match st.flux.len() {
-        4 => conservative_pipes::<4>(st, p, dv, topo, share, next),
-        _ => conservative_pipes::<8>(st, p, dv, topo, share, next),
+        4 => conservative_pipes::<4>(st, dv, topo, share, next),
+        _ => conservative_pipes::<8>(st, dv, topo, share, next),
     }
 }
 
 fn conservative_pipes<const P: usize>(
     st: &State,
-    p: &Params,
     dv: &Derived,
     topo: &Topology,
     share: &[f32],
@@ -46,10 +45,9 @@ fn conservative_pipes<const P: usize>(
 ) -> f64 {
     let w = st.width;
     let (flux, s) = (&st.flux, &st.sediment);
-    let open = p.border == Border::Open;
     let sums = par::rows(&mut [next], w, |r, out| {
         let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
-        [conservative_row(r, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), out[0], open), 0.0, 0.0, 0.0]
+        [conservative_row(r, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), out[0]), 0.0, 0.0, 0.0]
     });
     sums[0] * dv.area
 }
@@ -63,9 +61,7 @@ pub(super) fn conservative_row<const P: usize>(
     s: Around<'_>,
     share: Around<'_>,
     out: &mut [f32],
-    open: bool,
 ) -> f64 {
-    let (w, h) = (topo.width, topo.height);
     let positive = |x: f32| if x > 0.0 { x } else { 0.0 };
     let (sm, shm) = (s.mid(), share.mid());
     let mut lost = 0.0f64;
@@ -77,27 +73,23 @@ pub(super) fn conservative_row<const P: usize>(
             value -= sent;
             match topo.neighbour(r, c, e) {
                 Some(j) => value += s.at(j) * share.at(j) * positive(flux[opposite(e)].at(j)),
-                None if open => lost += f64::from(sent),
+                None if topo.open_beyond(r, c, e) => lost += f64::from(sent),
                 None => {}
             }
         }
         out[c] = positive(value);
     };
-    if r == 0 || r + 1 >= h || w < 3 {
-        for c in 0..w {
-            border_cell(c, out);
-        }
-        return lost;
+    for c in topo.border_columns(r) {
+        border_cell(c, out);
     }
-    border_cell(0, out);
-    border_cell(w - 1, out);
-    let n = w - 2;
-    let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e].mid()[1..1 + n]);
-    let back: [&[f32]; P] = std::array::from_fn(|e| &flux[opposite(e)].tri().shifted(e)[..n]);
-    let (st3, sh3) = (s.tri(), share.tri());
-    let s_nb: [&[f32]; P] = std::array::from_fn(|e| &st3.shifted(e)[..n]);
-    let share_nb: [&[f32]; P] = std::array::from_fn(|e| &sh3.shifted(e)[..n]);
-    move_row::<P>(&own, &back, &sm[1..1 + n], &shm[1..1 + n], &s_nb, &share_nb, &mut out[1..1 + n]);
+    for &(a, z) in topo.interior_spans(r) {
+        let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e].mid()[a..z]);
+        let back: [&[f32]; P] = std::array::from_fn(|e| flux[opposite(e)].tri().span(a, z).shifted(e));
+        let (st3, sh3) = (s.tri().span(a, z), share.tri().span(a, z));
+        let s_nb: [&[f32]; P] = std::array::from_fn(|e| st3.shifted(e));
+        let share_nb: [&[f32]; P] = std::array::from_fn(|e| sh3.shifted(e));
+        move_row::<P>(&own, &back, &sm[a..z], &shm[a..z], &s_nb, &share_nb, &mut out[a..z]);
+    }
     lost
 }
 

@@ -3,7 +3,7 @@
 //! from `d1`, velocity divides by the mean depth and is 0 below `velocity_epsilon`).
 
 use super::derived::Derived;
-use super::params::{Border, FluxForm, Params, RainMode};
+use super::params::{FluxForm, Params, RainMode};
 use super::state::State;
 use super::topology::{Around, Topology, Tri};
 use crate::par;
@@ -16,17 +16,25 @@ pub(super) struct Increment<'a> {
     map: Option<&'a [f32]>,
     sources: &'a [f32],
     dt: f32,
+    outside: Option<&'a [bool]>,
 }
 
 impl<'a> Increment<'a> {
-    /// The rain and sources of `p` (buckets are added separately); `map` is the state's rain map.
-    pub(super) fn new(p: &Params, dv: &Derived, map: Option<&'a [f32]>, source_rate: &'a [f32]) -> Self {
+    /// The rain and sources of `p` (buckets are added separately): `map` is the state's rain
+    /// map, `outside` its nodata cells (which receive nothing).
+    pub(super) fn new(
+        p: &Params,
+        dv: &Derived,
+        map: Option<&'a [f32]>,
+        outside: Option<&'a [bool]>,
+        source_rate: &'a [f32],
+    ) -> Self {
         let rain = match p.rain_mode {
             RainMode::Uniform | RainMode::Map => (p.rain_rate * dv.dt) as f32,
             RainMode::Off | RainMode::Buckets => 0.0,
         };
         let map = if p.rain_mode == RainMode::Map { map } else { None };
-        Self { rain, map, sources: source_rate, dt: dv.dt as f32 }
+        Self { rain, map, sources: source_rate, dt: dv.dt as f32, outside }
     }
 
     /// Whether it adds nothing.
@@ -40,6 +48,10 @@ impl<'a> Increment<'a> {
         let w = d.len();
         let span = r * w..(r + 1) * w;
         let mut totals = [0.0f64; 2];
+        // nodata cells receive nothing: what the row adds there is taken back and unbooked
+        let holes = self.outside.map(|m| &m[span.clone()]).filter(|m| m.contains(&true));
+        let kept: Vec<(usize, f32)> = holes
+            .map_or_else(Vec::new, |m| m.iter().enumerate().filter(|(_, o)| **o).map(|(c, _)| (c, d[c])).collect());
         if self.rain > 0.0 {
             totals[0] = match self.map {
                 Some(m) => add_scaled(d, &m[span.clone()], self.rain),
@@ -47,7 +59,17 @@ impl<'a> Increment<'a> {
             };
         }
         if !self.sources.is_empty() {
-            totals[1] = add_scaled(d, &self.sources[span], self.dt);
+            totals[1] = add_scaled(d, &self.sources[span.clone()], self.dt);
+        }
+        for (c, before) in kept {
+            let i = span.start + c;
+            if self.rain > 0.0 {
+                totals[0] -= f64::from(self.rain * self.map.map_or(1.0, |m| m[i]));
+            }
+            if !self.sources.is_empty() {
+                totals[1] -= f64::from(self.dt * self.sources[i]);
+            }
+            d[c] = before;
         }
         totals
     }
@@ -110,10 +132,12 @@ pub fn water_increment(
     key: u64,
     with_rows: bool,
 ) -> (f64, f64) {
-    let inc = Increment::new(p, dv, st.rain_map.as_deref(), source_rate);
     let mut sums = [0.0; 2];
-    if with_rows && !inc.is_empty() {
-        sums = par::rows(&mut [&mut st.water], st.width, |r, out| inc.row(r, out[0]));
+    if with_rows {
+        let inc = Increment::new(p, dv, st.rain_map.as_deref(), st.nodata.as_deref(), source_rate);
+        if !inc.is_empty() {
+            sums = par::rows(&mut [&mut st.water], st.width, |r, out| inc.row(r, out[0]));
+        }
     }
     let mut rain_volume = sums[0] * dv.area;
     if p.rain_mode == RainMode::Buckets && p.rain_rate > 0.0 && p.bucket_count > 0 {
@@ -138,8 +162,9 @@ fn buckets(st: &mut State, p: &Params, dv: &Derived, key: u64) -> f64 {
         for y in rows {
             for x in (cx - reach).max(0)..=(cx + reach).min(w as isize - 1) {
                 let (dx, dy) = ((x - cx) as f64, (y - cy) as f64);
-                if dx * dx + dy * dy <= rad * rad {
-                    cells.push(y as usize * w + x as usize);
+                let i = y as usize * w + x as usize;
+                if dx * dx + dy * dy <= rad * rad && !st.nodata.as_ref().is_some_and(|m| m[i]) {
+                    cells.push(i);
                 }
             }
         }
@@ -218,14 +243,14 @@ fn afford(sum: f32, held: f32) -> f32 {
 /// [`sediment_share`] into `share` for transport; `limit` is scratch.
 pub fn water_flux(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, limit: &mut [f32], share: &mut [f32]) {
     match (p.flux_form == FluxForm::Signed, dv.depth_scaled, st.flux.len()) {
-        (false, false, 4) => flux_pass::<4, false, false>(st, p, dv, topo, share),
-        (false, true, 4) => flux_pass::<4, false, true>(st, p, dv, topo, share),
-        (true, false, 4) => flux_pass::<4, true, false>(st, p, dv, topo, limit),
-        (true, true, 4) => flux_pass::<4, true, true>(st, p, dv, topo, limit),
-        (false, false, _) => flux_pass::<8, false, false>(st, p, dv, topo, share),
-        (false, true, _) => flux_pass::<8, false, true>(st, p, dv, topo, share),
-        (true, false, _) => flux_pass::<8, true, false>(st, p, dv, topo, limit),
-        (true, true, _) => flux_pass::<8, true, true>(st, p, dv, topo, limit),
+        (false, false, 4) => flux_pass::<4, false, false>(st, dv, topo, share),
+        (false, true, 4) => flux_pass::<4, false, true>(st, dv, topo, share),
+        (true, false, 4) => flux_pass::<4, true, false>(st, dv, topo, limit),
+        (true, true, 4) => flux_pass::<4, true, true>(st, dv, topo, limit),
+        (false, false, _) => flux_pass::<8, false, false>(st, dv, topo, share),
+        (false, true, _) => flux_pass::<8, false, true>(st, dv, topo, share),
+        (true, false, _) => flux_pass::<8, true, false>(st, dv, topo, limit),
+        (true, true, _) => flux_pass::<8, true, true>(st, dv, topo, limit),
     }
     if p.flux_form == FluxForm::Signed {
         scale_by_donor(st, dv, topo, limit, share);
@@ -242,11 +267,10 @@ pub(super) struct FluxConsts {
     volume_per_dt: f32,
     dt: f32,
     area: f32,
-    open: bool,
 }
 
 impl FluxConsts {
-    pub(super) fn new(p: &Params, dv: &Derived) -> Self {
+    pub(super) fn new(dv: &Derived) -> Self {
         Self {
             gain: dv.pipe_gain,
             width: dv.pipe_width,
@@ -255,21 +279,19 @@ impl FluxConsts {
             volume_per_dt: (dv.area / dv.dt) as f32,
             dt: dv.dt as f32,
             area: dv.area as f32,
-            open: p.border == Border::Open,
         }
     }
 }
 
 fn flux_pass<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     st: &mut State,
-    p: &Params,
     dv: &Derived,
     topo: &Topology,
     limit: &mut [f32],
 ) {
     let w = st.width;
     let (b, d) = (&st.terrain, &st.water);
-    let k = FluxConsts::new(p, dv);
+    let k = FluxConsts::new(dv);
     let mut outs: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
     outs.push(limit);
     par::rows(&mut outs, w, |r, out| {
@@ -290,7 +312,7 @@ pub(super) fn flux_row<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     out: &mut [&mut [f32]],
     k: &FluxConsts,
 ) {
-    let (w, h) = (topo.width, topo.height);
+    let w = topo.width;
     let dm = d.mid();
     // a border cell: neighbours through the topology (the outside of an open edge is dry
     // ground at this cell's level)
@@ -302,7 +324,7 @@ pub(super) fn flux_row<const P: usize, const SIGNED: bool, const DEPTH: bool>(
         for e in 0..P {
             let (eta_j, bed_j) = match topo.neighbour(r, c, e) {
                 Some(j) => (b[j] + d.at(j), b[j]),
-                None if k.open && e < 4 => (b[i], b[i]),
+                None if e < 4 && topo.open_beyond(r, c, e) => (b[i], b[i]),
                 None => continue,
             };
             new[e] = pipe::<SIGNED, DEPTH>(
@@ -325,29 +347,28 @@ pub(super) fn flux_row<const P: usize, const SIGNED: bool, const DEPTH: bool>(
         }
         out[P][c] = if SIGNED { kk } else { sediment_share(gross_outflow(&new), dm[c], k.dt, k.area) };
     };
-    if r == 0 || r + 1 >= h || w < 3 {
-        for c in 0..w {
-            generic(c, out);
-        }
-        return;
+    for c in topo.border_columns(r) {
+        generic(c, out);
     }
-    generic(0, out);
-    generic(w - 1, out);
-    interior_flux::<P, SIGNED, DEPTH>(
-        Tri::of(b, w, r),
-        d.tri(),
-        out,
-        k.gain,
-        k.width,
-        k.friction,
-        k.depth_cap,
-        k.volume_per_dt,
-        k.dt,
-        k.area,
-    );
+    for &(a, z) in topo.interior_spans(r) {
+        interior_flux::<P, SIGNED, DEPTH>(
+            Tri::of(b, w, r).span(a, z),
+            d.tri().span(a, z),
+            out,
+            a,
+            k.gain,
+            k.width,
+            k.friction,
+            k.depth_cap,
+            k.volume_per_dt,
+            k.dt,
+            k.area,
+        );
+    }
 }
 
-/// The interior columns of one row: the same arithmetic as the border path, without lookups,
+/// Interior columns of one row (a span: `b` and `d` are views whose centre is columns
+/// `first..`): the same arithmetic as the border path, without lookups,
 /// and the same operations per cell in the same order. The loops run pipe by pipe over a chunk
 /// of the row (each a few streams, so they vectorise with 8 pipes as with 4), then scale.
 #[multiversion::multiversion(targets(
@@ -360,6 +381,7 @@ fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     b: Tri<'_>,
     d: Tri<'_>,
     out: &mut [&mut [f32]],
+    first: usize,
     gain: [f32; 8],
     width: [f32; 8],
     friction: f32,
@@ -368,14 +390,14 @@ fn interior_flux<const P: usize, const SIGNED: bool, const DEPTH: bool>(
     dt: f32,
     area: f32,
 ) {
-    let w = out[0].len();
-    let n = w - 2;
+    // the columns `first..first + n` of the rows in `out`; `b` and `d` are views of them
+    let n = b.centre().len();
     let (fluxes, tail) = out.split_at_mut(P);
     let mut fl: [&mut [f32]; P] = std::array::from_fn(|_| &mut [][..]);
     for (slot, row) in fl.iter_mut().zip(fluxes.iter_mut()) {
-        *slot = &mut row[1..1 + n];
+        *slot = &mut row[first..first + n];
     }
-    let limit: &mut [f32] = &mut tail[0][1..1 + n];
+    let limit: &mut [f32] = &mut tail[0][first..first + n];
     let (bc, dc) = (&b.centre()[..n], &d.centre()[..n]);
     let bn: [&[f32]; P] = std::array::from_fn(|e| &b.shifted(e)[..n]);
     let dn: [&[f32]; P] = std::array::from_fn(|e| &d.shifted(e)[..n]);

@@ -78,6 +78,16 @@ impl HeightmapMesh {
     /// The closed mesh of `heights` (x along columns, y along rows with row 0 the north edge at
     /// the largest y, z up; metres).
     pub fn build(&self, heights: &Grid<f32>) -> Result<TriMesh, TerrainError> {
+        self.build_with_holes(heights, None)
+    }
+
+    /// As [`HeightmapMesh::build`], without the squares that would read a nodata cell of
+    /// `nodata` (`true` = no data, row-major): their edges get walls down to the bottom, so the
+    /// solid has a shaft through it where the terrain is unknown, and fluid entering one falls
+    /// out of the domain (booked as outflow). Two squares meeting only at a corner would pinch
+    /// the surface there, so one of them is left out too. Holes need a uniform mesh
+    /// (`levels` 0).
+    pub fn build_with_holes(&self, heights: &Grid<f32>, nodata: Option<&[bool]>) -> Result<TriMesh, TerrainError> {
         let bad = |name, value: f64, expected| TerrainError::Parameter { name, value, expected };
         if self.columns == 0 || self.rows == 0 || self.columns > 4096 || self.rows > 4096 {
             return Err(bad("columns", self.columns.min(self.rows) as f64, "1 to 4096 squares"));
@@ -180,6 +190,21 @@ impl HeightmapMesh {
                 break;
             }
         }
+        // holes: squares reading a nodata cell are left out (uniform squares only)
+        let holes = nodata.filter(|m| m.contains(&true));
+        if let Some(mask) = holes {
+            if mask.len() != w * h {
+                return Err(bad("nodata", mask.len() as f64, "a mask of one value per cell"));
+            }
+            if self.levels > 0 {
+                return Err(bad("levels", f64::from(self.levels), "0 with nodata holes (a uniform mesh)"));
+            }
+            let keep = squares_with_data(mask, w, h, nx as usize, ny as usize);
+            leaves.retain(|l| keep[(l.y * nx + l.x) as usize]);
+            if leaves.is_empty() {
+                return Err(bad("nodata", mask.len() as f64, "some squares of terrain with data"));
+            }
+        }
         // 3. triangulate each leaf: two triangles, or a fan around its centre through the
         //    midpoints its finer neighbours put on its edges
         let mut positions = Vec::new();
@@ -245,19 +270,71 @@ impl HeightmapMesh {
                 (positions.len() - 1) as u32
             })
         };
-        let centre = {
-            positions.push(DVec3::new(extent.x / 2.0, extent.y / 2.0, base));
-            (positions.len() - 1) as u32
-        };
-        for &(a, b) in &boundary {
-            let (a2, b2) = (lower(&mut positions, a), lower(&mut positions, b));
-            faces.push([a, b, b2]);
-            faces.push([a, b2, a2]);
-            faces.push([centre, a2, b2]);
+        if holes.is_none() {
+            let centre = {
+                positions.push(DVec3::new(extent.x / 2.0, extent.y / 2.0, base));
+                (positions.len() - 1) as u32
+            };
+            for &(a, b) in &boundary {
+                let (a2, b2) = (lower(&mut positions, a), lower(&mut positions, b));
+                faces.push([a, b, b2]);
+                faces.push([a, b2, a2]);
+                faces.push([centre, a2, b2]);
+            }
+        } else {
+            // with holes the outline is not star-shaped: the bottom is each top face lowered
+            let top = faces.len();
+            for &(a, b) in &boundary {
+                let (a2, b2) = (lower(&mut positions, a), lower(&mut positions, b));
+                faces.push([a, b, b2]);
+                faces.push([a, b2, a2]);
+            }
+            for k in 0..top {
+                let [a, b, c] = faces[k];
+                let (a2, b2, c2) = (lower(&mut positions, a), lower(&mut positions, b), lower(&mut positions, c));
+                faces.push([a2, c2, b2]);
+            }
         }
         let mut mesh = TriMesh::new(positions, faces).map_err(|e| bad_mesh(&e))?;
         mesh.orient_outward();
         Ok(mesh)
+    }
+}
+
+/// Which of the `nx` × `ny` squares of a uniform heightmap mesh read no nodata cell (the
+/// bilinear heights at their corners and inside read the cells they span and the ones beside),
+/// less one of each pair of squares that meet only at a corner.
+fn squares_with_data(mask: &[bool], w: usize, h: usize, nx: usize, ny: usize) -> Vec<bool> {
+    let col = |u: usize| u as f64 / nx as f64 * (w - 1) as f64;
+    let row = |v: usize| v as f64 / ny as f64 * (h - 1) as f64;
+    let mut keep: Vec<bool> = (0..nx * ny)
+        .map(|k| {
+            let (u, v) = (k % nx, k / nx);
+            let (c0, c1) = (col(u).floor() as usize, (col(u + 1).ceil() as usize).min(w - 1));
+            let (r0, r1) = (row(v).floor() as usize, (row(v + 1).ceil() as usize).min(h - 1));
+            (r0..=r1).all(|r| (c0..=c1).all(|c| !mask[r * w + c]))
+        })
+        .collect();
+    // a pinch: of the four squares around an inner corner, two diagonal ones kept and the other
+    // two not; dropping one of them can make another pinch, hence the loop
+    loop {
+        let mut changed = false;
+        for v in 1..ny {
+            for u in 1..nx {
+                let at = |du: usize, dv: usize| (v - 1 + dv) * nx + (u - 1 + du);
+                let [a, b, c, d] = [at(0, 0), at(1, 0), at(0, 1), at(1, 1)].map(|i| keep[i]);
+                if a && d && !b && !c {
+                    keep[at(1, 1)] = false;
+                    changed = true;
+                } else if b && c && !a && !d {
+                    keep[at(0, 1)] = false;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return keep;
+        }
     }
 }
 
@@ -409,6 +486,23 @@ pub fn tank(size: DVec3, divisions: [u32; 3]) -> Result<TriMesh, TerrainError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn squares_meeting_only_at_a_corner_lose_one() {
+        // 5 x 5 cells, a square per cell gap: the cells (row 1, col 3) and (row 3, col 1) take
+        // out the squares around them, leaving (1, 1) and (2, 2) to meet at one corner
+        let mut mask = vec![false; 25];
+        mask[5 + 3] = true;
+        mask[3 * 5 + 1] = true;
+        let keep = squares_with_data(&mask, 5, 5, 4, 4);
+        assert!(keep[4 + 1], "square (1, 1) has data");
+        assert!(!keep[2 * 4 + 1] && !keep[4 + 2], "the squares beside read a nodata cell");
+        assert!(!keep[2 * 4 + 2], "square (2, 2) would pinch the surface at the corner it shares with (1, 1)");
+        let heights = Grid::from_fn(5, 5, crate::grid::CellSize::square(1.0), |r, c| (r + c) as f32).unwrap();
+        let spec = HeightmapMesh { columns: 4, rows: 4, levels: 0, refine: Refine::None, base_depth: 1.0 };
+        let mesh = spec.build_with_holes(&heights, Some(&mask)).unwrap();
+        crate::models::sph::check_mesh(&mesh, mesh.default_min_area()).unwrap();
+    }
     use crate::grid::CellSize;
 
     #[test]
