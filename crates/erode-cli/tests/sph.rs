@@ -141,23 +141,3 @@ fn a_resumed_sph_run_equals_a_straight_one() {
     std::fs::write(&newest, bytes).unwrap();
     refused(&[&base[..], &["--iterations", "400", "--resume", "-o", "parts"]].concat(), d, "sph-000000000300.ckpt");
 }
-
-/// Water poured on a 25 km mountain range 2 km high outruns the speed it could reach by falling
-/// (p99 at ~2x the bound): the run stops as spray after `spray_iterations` iterations in a row,
-/// says so in one line, and writes the state it stopped at with the reason in the report.
-#[test]
-fn spray_on_a_mountain_heightmap_stops_the_run_and_says_why() {
-    let tmp = tempfile::tempdir().unwrap();
-    let d = tmp.path();
-    ok(&["generate", "--size", "128", "--relief", "2000", "--cell-size", "200", "-o", "m.tif", "-q"], d);
-    let run = ["simulate", "sph", "m.tif", "--faces", "1500", "--particles", "1000", "-q"];
-    let err = refused(&[&run[..], &["-o", "s", "--iterations", "1500"]].concat(), d, "spray");
-    assert!(err.contains("falling-speed bound") && err.contains("200 iterations in a row"), "{err}");
-    let r = report(&d.join("s"));
-    let stopped = r["stopped"].as_str().unwrap();
-    assert!(stopped.contains("spray"), "{stopped}");
-    assert!(r["iterations"].as_u64().is_none_or(|n| n < 1500), "{r}");
-    assert!(d.join("s/mesh.ply").exists() && d.join("s/particles.ply").exists());
-    // the limit is a parameter: 0 runs on
-    ok(&[&run[..], &["--set", "spray_iterations=0", "-o", "on", "--iterations", "800"]].concat(), d);
-}

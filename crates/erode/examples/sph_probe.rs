@@ -50,24 +50,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sim.settle(&mut st, n, 0.02);
     }
     let t0 = std::time::Instant::now();
-    // how fast the fastest and the 99th-percentile particle go against the falling-speed bound
-    let bound = sim.derived().top_speed_bound;
-    let (mut worst_max, mut worst_p99, mut steps_p99_over) = (0.0f64, 0.0f64, 0u64);
     for _ in 0..iters {
         sim.step(&mut st)?;
-        let mut speeds: Vec<f64> = st.velocities.iter().map(|v| v.length()).collect();
-        speeds.sort_by(f64::total_cmp);
-        if let (Some(&max), Some(&p99)) = (speeds.last(), speeds.get(speeds.len() * 99 / 100)) {
-            worst_max = worst_max.max(max / bound);
-            worst_p99 = worst_p99.max(p99 / bound);
-            steps_p99_over += u64::from(p99 > bound);
-        }
     }
     let seconds = t0.elapsed().as_secs_f64();
-    println!(
-        "speed / bound ({bound:.2} m/s): fastest at most {worst_max:.2}, 99th percentile at most {worst_p99:.2}, \
-         above 1 in {steps_p99_over} iterations"
-    );
     let top = st.velocities.iter().map(|v| v.length()).fold(0.0, f64::max);
     let b = st.balance();
     println!(

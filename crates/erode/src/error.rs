@@ -191,24 +191,6 @@ pub enum SimError {
         /// What was found.
         source: MeshError,
     },
-    /// The water outran the speed it can reach by falling, for long enough to be spray, not
-    /// flow: the scene is out of the model's range (its time step was chosen for that bound).
-    #[error(
-        "iteration {iteration}: spray: the 99th-percentile particle speed ({speed:.1} m/s) has exceeded the \
-         falling-speed bound ({bound:.1} m/s) for {iterations} iterations in a row; the run stops with the state of \
-         this iteration (a relief this high for the fluid's resolution is out of the model's range; \
-         `--set spray_iterations=0` runs on)"
-    )]
-    Spray {
-        /// The iteration it stopped at.
-        iteration: u64,
-        /// The 99th-percentile speed, m/s.
-        speed: f64,
-        /// The bound, m/s.
-        bound: f64,
-        /// Iterations in a row over the bound.
-        iterations: u64,
-    },
 }
 
 /// A triangle mesh is not one the SPH model can erode. Faces and vertices are 0-based indices.

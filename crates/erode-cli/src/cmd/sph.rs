@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use erode::SimError;
 use erode::models::sph::{
     FluidBlock, HeightmapMesh, Refine, SceneKind, SphParams, SphSim, SphStage, SphState, TriMesh, checkpoint, scenes,
 };
@@ -313,9 +312,5 @@ pub fn run(job: SphJob, quiet: bool) -> anyhow::Result<()> {
     });
     erode_io::write_atomic(&staging.path().join("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
     staging.commit()?;
-    let spray = outcome.as_ref().is_err_and(|e| matches!(e.downcast_ref(), Some(SimError::Spray { .. })));
-    if spray {
-        return outcome.with_context(|| format!("{}: the state it stopped at is written", job.output.display()));
-    }
     outcome.with_context(|| format!("the last consistent mesh is in {}", job.output.display()))
 }

@@ -17,10 +17,9 @@ use crate::error::SimError;
 use crate::models::grid::state::fnv1a64;
 
 const MAGIC: &[u8; 8] = b"ERODESPH";
-// 2: the iterations in a row over the speed bound (a version 1 checkpoint reads as none)
-const VERSION: u32 = 2;
-/// Header words after magic and version (version 1 had 21).
-const HEADER_WORDS: usize = 22;
+const VERSION: u32 = 1;
+/// Header words after magic and version.
+const HEADER_WORDS: usize = 21;
 /// Largest vertex, face or particle count a checkpoint may claim (guards the allocations).
 const MAX_ITEMS: u64 = 1 << 28;
 
@@ -59,7 +58,6 @@ pub fn to_bytes(st: &SphState, frame: &SphFrame, params_fingerprint: u64) -> Vec
         hi[1].to_bits(),
         hi[2].to_bits(),
         st.top_speed.to_bits(), // was reserved (0) before the state kept it: 0 m/s
-        st.speeding,
     ] {
         out.extend_from_slice(&word.to_le_bytes());
     }
@@ -101,23 +99,17 @@ pub fn to_bytes(st: &SphState, frame: &SphFrame, params_fingerprint: u64) -> Vec
 /// indices.
 pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(SphState, SphFrame), SimError> {
     let err = |m: &str| SimError::Checkpoint(m.to_string());
-    if bytes.len() < 12 + 21 * 8 + 8 || &bytes[..8] != MAGIC {
+    if bytes.len() < 12 + HEADER_WORDS * 8 + 8 || &bytes[..8] != MAGIC {
         return Err(err("not an erode SPH checkpoint"));
     }
     let (body, sum) = bytes.split_at(bytes.len() - 8);
     if fnv1a64(body) != u64_at(sum, 0) {
         return Err(err("checksum mismatch: the file is corrupt"));
     }
-    let words = match u32::from_le_bytes([body[8], body[9], body[10], body[11]]) {
-        1 => 21,
-        VERSION => HEADER_WORDS,
-        _ => return Err(err("unknown version")),
-    };
-    if body.len() < 12 + words * 8 {
-        return Err(err("truncated"));
+    if u32::from_le_bytes([body[8], body[9], body[10], body[11]]) != VERSION {
+        return Err(err("unknown version"));
     }
-    let mut header: Vec<u64> = (0..words).map(|k| u64_at(body, 12 + 8 * k)).collect();
-    header.resize(HEADER_WORDS, 0);
+    let header: Vec<u64> = (0..HEADER_WORDS).map(|k| u64_at(body, 12 + 8 * k)).collect();
     if header[0] != params_fingerprint {
         return Err(err("the parameters differ from the run that wrote it"));
     }
@@ -127,7 +119,7 @@ pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(SphState, Sp
     }
     let (v, f, n) = (v as usize, f as usize, n as usize);
     let expected = v * (24 + 24) + f * 12 + n * (48 + 24 + 4);
-    let mut data = Reader { bytes: &body[12 + words * 8..], at: 0 };
+    let mut data = Reader { bytes: &body[12 + HEADER_WORDS * 8..], at: 0 };
     if data.bytes.len() != expected {
         return Err(err("truncated or padded"));
     }
@@ -157,7 +149,6 @@ pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(SphState, Sp
         start_volume: word(7),
         start_particles: header[8] as usize,
         top_speed: word(20),
-        speeding: header[21],
     };
     let frame = SphFrame {
         top_speed_bound: word(13),

@@ -141,8 +141,6 @@ pub struct SphSim {
     drift: f64,
     planes: Vec<(DVec3, f64)>,
     times: [Duration; STAGES],
-    /// Squared particle speeds (scratch of the spray watch).
-    speeds: Vec<f64>,
 }
 
 /// How strongly a wall pushes: its share of the density's gradient times this.
@@ -322,7 +320,6 @@ impl SphSim {
             drift: 0.0,
             planes: Vec::new(),
             times: [Duration::ZERO; STAGES],
-            speeds: Vec::new(),
         })
     }
 
@@ -408,31 +405,7 @@ impl SphSim {
         st.time += self.derived.dt;
         let fastest = st.velocities.iter().map(|v| v.length_squared()).fold(0.0, f64::max).sqrt();
         st.top_speed = st.top_speed.max(fastest);
-        moved.map_err(|source| SimError::MeshInconsistent { iteration: st.iteration, source })?;
-        self.watch_spray(st)
-    }
-
-    /// Counts the iterations in a row whose 99th-percentile particle speed exceeds the
-    /// falling-speed bound, and stops the run at `spray_iterations` of them. The fastest
-    /// particle alone cannot tell: in the built-in scenes it reaches 2–3x the bound for a few
-    /// iterations (pressure kicks at impacts) while the 99th percentile stays below 0.8 of it.
-    fn watch_spray(&mut self, st: &mut SphState) -> Result<(), SimError> {
-        let speeds = &mut self.speeds;
-        speeds.clear();
-        speeds.extend(st.velocities.iter().map(|v| v.length_squared()));
-        if speeds.is_empty() {
-            st.speeding = 0;
-            return Ok(());
-        }
-        let k = (speeds.len() * 99 / 100).min(speeds.len() - 1);
-        let speed = speeds.select_nth_unstable_by(k, f64::total_cmp).1.sqrt();
-        let bound = self.derived.top_speed_bound;
-        st.speeding = if speed > bound { st.speeding + 1 } else { 0 };
-        let limit = self.params.spray_iterations as u64;
-        if limit > 0 && st.speeding >= limit {
-            return Err(SimError::Spray { iteration: st.iteration, speed, bound, iterations: st.speeding });
-        }
-        Ok(())
+        moved.map_err(|source| SimError::MeshInconsistent { iteration: st.iteration, source })
     }
 
     /// Sorts particles by neighbour cell; those outside the domain leave with their sediment.

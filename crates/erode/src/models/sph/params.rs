@@ -74,11 +74,6 @@ pub struct SphParams {
     /// A face smaller than this share of the mesh's starting mean face area makes the mesh
     /// inconsistent. Default 1e-4.
     pub min_area_ratio: f64,
-    /// Iterations in a row the 99th-percentile particle speed may exceed the falling-speed
-    /// bound (`SphDerived::top_speed_bound`) before the run stops as spray (the scene is out of
-    /// the model's range: water cannot fall faster than that, and the time step was chosen
-    /// for it); 0 never stops. Default 200. The built-in scenes stay below 0.8 of the bound.
-    pub spray_iterations: f64,
 }
 
 impl Default for SphParams {
@@ -106,7 +101,6 @@ impl Default for SphParams {
             shear_exponent: 1.0,
             max_move: 0.05,
             min_area_ratio: 1e-4,
-            spray_iterations: 200.0,
         }
     }
 }
@@ -135,10 +129,6 @@ pub const SPH_PARAM_DOCS: &[(&str, &str)] = &[
     ("shear_exponent", "m of eq. 3 (material)"),
     ("max_move", "largest vertex move per iteration, particle spacings"),
     ("min_area_ratio", "smallest face area, share of the starting mean face area"),
-    (
-        "spray_iterations",
-        "iterations in a row the 99th-percentile speed may exceed the falling-speed bound before the run stops; 0 = never",
-    ),
 ];
 
 impl SphParams {
@@ -170,13 +160,6 @@ impl SphParams {
         check("shear_exponent", self.shear_exponent, (0.1..=4.0).contains(&self.shear_exponent), "0.1 to 4")?;
         check("max_move", self.max_move, self.max_move > 0.0 && self.max_move <= 0.5, "in (0, 0.5] spacings")?;
         check("min_area_ratio", self.min_area_ratio, (0.0..0.5).contains(&self.min_area_ratio), "0 to 0.5")?;
-        let spray = self.spray_iterations;
-        check(
-            "spray_iterations",
-            spray,
-            spray >= 0.0 && spray <= 1e9 && spray.fract() == 0.0,
-            "a whole number 0 to 1e9",
-        )?;
         Ok(())
     }
 }

@@ -83,9 +83,6 @@ pub struct SphState {
     /// The fastest particle at the end of any iteration so far, m/s (kept in checkpoints, so a
     /// resumed run reports the whole run's).
     pub top_speed: f64,
-    /// Iterations in a row, up to now, whose 99th-percentile particle speed exceeded the
-    /// falling-speed bound (see `SphParams::spray_iterations`).
-    pub speeding: u64,
 }
 
 impl SphState {
@@ -124,7 +121,6 @@ impl SphState {
             time: 0.0,
             start_particles: n,
             top_speed: 0.0,
-            speeding: 0,
         })
     }
 
