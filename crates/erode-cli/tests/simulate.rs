@@ -439,7 +439,7 @@ fn nodata_holes_are_boundaries_in_every_model() {
     let d = tmp.path();
     ramp_with_hole(&d.join("rh.tif"), true);
     ramp_with_hole(&d.join("r.tif"), false);
-    // the grid model: the run; the ring beside the hole used to drop 2.3 m
+    // the grid model at its defaults; the ring beside the hole used to drop 2.3 m (holes filled and eroded)
     ok(&["simulate", "grid", "rh.tif", "-o", "g", "--iterations", "300", "-q"], d);
     ok(&["simulate", "grid", "r.tif", "-o", "g0", "--iterations", "300", "-q"], d);
     let (holed, plain) = (

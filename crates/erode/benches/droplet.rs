@@ -1,4 +1,4 @@
-//! Droplet model speed: 100,000 droplets at 002's settings on a 100x100 map, and at
+//! Droplet model speed: 100,000 droplets at van der Veen's settings on a 100x100 map, and at
 //! SebLague-like settings (lifetime 30, radius 3) on a 1024² map, on 1 and 2 threads.
 //! `cargo bench -p erode --bench droplet`; numbers go to BENCHMARKS.md.
 
@@ -16,7 +16,7 @@ fn scene(size: usize, params: DropletParams) -> (DropletState, DropletParams) {
 fn droplets(c: &mut Criterion) {
     let n = 100_000u64;
     let cases = [
-        ("002_100x100", 100, DropletParams::beyer()),
+        ("beyer_100x100", 100, DropletParams::beyer()),
         ("seblague_1024x1024", 1024, DropletParams { max_distance: 30.0, radius: 3.0, ..DropletParams::beyer() }),
     ];
     let mut group = c.benchmark_group("droplets_100k");

@@ -1,4 +1,4 @@
-//! The SPH model at 003's sizes: the lake (12,528 particles on 9,068 faces) and the tunnel
+//! The SPH model at Skorkovská et al.'s sizes: the lake (12,528 particles on 9,068 faces) and the tunnel
 //! (12,528 particles on 4,706 faces), 1 and 2 threads. Each sample runs iterations on one
 //! evolving state (the water falls and the mesh erodes as the bench goes on).
 

@@ -1,4 +1,4 @@
-//! The still tank's densities beside the side walls (issue 7's drift): after the test's settling
+//! The still tank's densities beside the side walls (the drift along the walls): after the test's settling
 //! (3375 particles, 1500 damped iterations), by distance to the side walls (as
 //! `sph_tank_forces`), at mid-depth: the continuity density the pressure comes from, and the
 //! summation density `Σ m·W / γ` (the walls' cut `γ` from the kernel's tables, the walls of the

@@ -1,4 +1,4 @@
-//! Where a settled still tank is out of balance (issue 7's drift): settles the test's tank
+//! Where a settled still tank is out of balance (the drift along the walls): settles the test's tank
 //! (3375 particles, `SETTLE` damped iterations, default 1500), runs one free step and prints the
 //! mean vertical acceleration and pressure error (against `ρ0·g·depth`, depth below the top
 //! particle plus half a spacing) by distance to the side walls (`near`/`far`: spacings to the

@@ -1,6 +1,6 @@
 //! Whether a still tank stays still: the test's tank (3375 particles, 0.39 m deep), started
 //! hydrostatic, settled with damping, then free; every 100 iterations the top speed against
-//! issue 7's bound `0.01·√(gH)` (where and how fast), the 99th percentile and median speeds,
+//! the still-tank bound `0.01·√(gH)` (where and how fast), the 99th percentile and median speeds,
 //! and the mean pressure error against `ρ0·g·depth` (share of `ρ0·g·H`).
 //! `cargo run --release -p erode --example sph_tank_still -- [key=value]...` with keys
 //! `mirror` (0/1: `mirror_walls`), `delta` (`density_diffusion`), `wall_friction`, `viscosity`,

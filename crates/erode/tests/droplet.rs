@@ -123,7 +123,7 @@ fn same_bits_for_any_thread_count_and_across_a_resume() {
 #[test]
 fn a_cone_erodes_around_its_apex() {
     // uniform droplets on a symmetric cone: the erosion centroid sits on the apex. Tolerance: the
-    // issue's one cell; over these 13 seeds (8000 droplets each) the largest offset measured was
+    // one cell; over these 13 seeds (8000 droplets each) the largest offset measured was
     // 0.44 cells (2026-11-22, droplets changing the terrain as they go).
     let size = 65;
     let cone = Grid::from_fn(size, size, CellSize::default(), |r, c| {
@@ -143,7 +143,7 @@ fn a_cone_erodes_around_its_apex() {
 #[test]
 fn border_bands_erode_no_more_than_interior_bands_of_the_same_slope() {
     // a plane sloping along x: every row has the same slope. Compare the edge rows with middle
-    // rows, away from the up- and downhill ends. Bound 1.5x (issue 4); over these 13 seeds the
+    // rows, away from the up- and downhill ends. Bound 1.5x; over these 13 seeds the
     // ratio measured 0.48 to 1.04 (edge rows lose droplets through the open edge; 2026-11-22).
     let (w, h) = (96usize, 64usize);
     let ramp = Grid::from_fn(w, h, CellSize::default(), |_, c| (0.03 * (w - c) as f64) as f32).unwrap();

@@ -72,11 +72,11 @@ fn the_same_seed_gives_the_same_bytes_and_the_books_are_exact() {
         let other = on_gpu(&ctx, &DropletParams { seed: 10, ..p.clone() }, &start, 8_000);
         assert_ne!(bytes(&a), bytes(&other), "{border:?}: the seed changes nothing");
     }
-    // 002's long-lived droplets (lifetime 300, radius 5) on a small map: one droplet per batch,
+    // van der Veen's long-lived droplets (lifetime 300, radius 5) on a small map: one droplet per batch,
     // loads that come and go for hundreds of steps; still to the quantum
     let p = DropletParams { seed: 1, ..Default::default() };
     let a = on_gpu(&ctx, &p, &terrain(64, 3, 0.0), 1_000);
-    assert_eq!(a.books.eroded, a.books.deposited + a.books.outflow, "002 settings: {:?}", a.books);
+    assert_eq!(a.books.eroded, a.books.deposited + a.books.outflow, "van der Veen's settings: {:?}", a.books);
 }
 
 #[test]

@@ -267,7 +267,7 @@ fn every_ported_stage_matches_its_cpu_twin() {
 
 #[test]
 fn five_hundred_steps_on_the_gpu_follow_the_cpu() {
-    // issue 5: mean |h_gpu − h_cpu| <= 5 % of the mean change, on a ridged terrain
+    // mean |h_gpu − h_cpu| <= 5 % of the mean change, on a ridged terrain
     let Some(ctx) = context() else { return };
     let spec = TerrainSpec {
         kind: TerrainKind::Ridged,

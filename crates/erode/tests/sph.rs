@@ -1,4 +1,4 @@
-//! The SPH model (003): a tank at rest, no leaks, exact volume books, a valid mesh after every
+//! The SPH model (Skorkovská et al.): a tank at rest, no leaks, exact volume books, a valid mesh after every
 //! step, the tunnel eroding most where the water first hits, the same bytes for 1 and 2 threads,
 //! and an inconsistent mesh refused with the last consistent one kept.
 
@@ -53,7 +53,7 @@ fn a_tank_at_rest_holds_hydrostatic_pressure() {
     }
 }
 
-/// The top speed of a still tank after settling: at most 0.01·√(gH), issue 7's bound (the
+/// The top speed of a still tank after settling: at most 0.01·√(gH), the still-tank bound (the
 /// default mirror walls run at ~0.02–0.05 of it; the semi-analytic ones at 1.6x, growing).
 #[test]
 fn a_tank_at_rest_settles_to_the_issues_top_speed() {

@@ -66,7 +66,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             print!("{table}");
         }
         Model::Sph => {
-            let header = "erode SPH model parameters (003: fluid particles eroding a triangle mesh).\n\
+            let header = "erode SPH model parameters (Skorkovská et al.: fluid particles eroding a triangle mesh).\n\
                           Metres, seconds, kilograms. Each value below is the default; 0 = derived.";
             let docs = erode::models::sph::SPH_PARAM_DOCS;
             print!("{}", erode_io::params::to_commented_toml(&erode::models::sph::SphParams::default(), docs, header));

@@ -95,7 +95,7 @@ pub struct Args {
     /// SPH: lake, tunnel, tank, or a scene file (TOML: mesh, fluid blocks, parameters).
     #[arg(long)]
     scene: Option<String>,
-    /// SPH: particles (0: the scene's; lake and tunnel default to 003's 12,528).
+    /// SPH: particles (0: the scene's; lake and tunnel default to Skorkovská et al.'s 12,528).
     #[arg(long, default_value_t = 0)]
     particles: usize,
     /// SPH: about this many faces for a built-in scene or a heightmap (0: the scene's).
@@ -668,7 +668,7 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
         Ok((erode::models::droplet::gpu::DropletGpuSim::new(std::sync::Arc::new(ctx), &params, &st)?, adapter))
     };
     // a GPU batch holds the droplets that rarely cross paths: on a small map with long-lived
-    // droplets that is a handful (3 on 002's 100² at lifetime 300), which no GPU runs fast
+    // droplets that is a handful (3 on van der Veen's 100² at lifetime 300), which no GPU runs fast
     let gpu_batch = erode::models::droplet::gpu::gpu_batch(sim.rule(), params.batch_size, st.width * st.height);
     let few = format!(
         "a GPU batch holds {gpu_batch} droplet{} on this map (those whose paths rarely cross; a GPU needs about \

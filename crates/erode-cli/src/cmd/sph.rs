@@ -1,4 +1,4 @@
-//! `erode simulate sph`: fluid particles eroding a triangle mesh (003).
+//! `erode simulate sph`: fluid particles eroding a triangle mesh (Skorkovská et al.).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -1,4 +1,4 @@
-//! Diamond-square midpoint displacement (Fournier, Fussell & Carpenter 1982), the generator 000
+//! Diamond-square midpoint displacement (Fournier, Fussell & Carpenter 1982), the generator Jákó & Tóth
 //! uses for its initial terrains.
 
 use super::TerrainSpec;

@@ -23,7 +23,7 @@ pub enum TerrainKind {
     Fbm,
     /// Ridged multifractal noise: sharp crests, mountain ranges.
     Ridged,
-    /// Diamond-square midpoint displacement (the generator 000 uses).
+    /// Diamond-square midpoint displacement (the generator Jákó & Tóth use).
     DiamondSquare,
     /// A cone centred on the grid: test shape with known symmetry.
     Cone,

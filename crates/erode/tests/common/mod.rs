@@ -43,7 +43,7 @@ pub fn bumpy_bed_with_island(w: usize, h: usize) -> Grid<f32> {
     })
 }
 
-/// The checkerboard measure of issue 3: the share of the variance in the (−1)^(i+j) mode.
+/// The checkerboard measure: the share of the variance in the (−1)^(i+j) mode.
 pub fn checkerboard(field: &[f32], w: usize) -> f64 {
     let n = field.len() as f64;
     let mean = field.iter().map(|&v| f64::from(v)).sum::<f64>() / n;

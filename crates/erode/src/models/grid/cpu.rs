@@ -264,7 +264,7 @@ impl CpuSim {
         self.iterate(st, false, true);
     }
 
-    /// The stage list of 000 section 2 (MODEL.md), in order.
+    /// The stage list of Jákó & Tóth's section 2, in order.
     fn substep(&mut self, st: &mut State, key: u64, use_sweep: bool, velocity: bool) {
         self.timed(Stage::WaterIncrement, |s| {
             let with_rows = !(use_sweep && s.params.rain_mode != RainMode::Buckets);

@@ -1,14 +1,14 @@
 //! The grid model: virtual-pipe shallow water with hydraulic erosion and deposition, hardness,
 //! sediment softening, a depth limit and 8-pipe thermal erosion.
 //!
-//! Source: 000 (Jákó & Tóth, after Mei et al. 2007), with 001's and 004's variants, read as
-//! `shared/MODEL.md` section 1 says. Units: metres, seconds; fluxes m³/s.
+//! Source: Jákó & Tóth (2011), after Mei et al. (2007), with the variants of McLeod, Chen & Hu's
+//! interactive simulator and bshishov's Unity project, read as `docs/grid-model.md` says. Units: metres, seconds; fluxes m³/s.
 //!
 //! # Stages (one sub-step, in order; each has this name everywhere)
 //!
-//! | stage | what | 000 eqs. |
+//! | stage | what | Jákó & Tóth eqs. |
 //! | --- | --- | --- |
-//! | `water_increment` | rain (uniform, map, 001's buckets) and sources add depth | 1 |
+//! | `water_increment` | rain (uniform, map, McLeod, Chen & Hu's buckets) and sources add depth | 1 |
 //! | `water_flux` | pipe fluxes from surface differences, limited by the water held | 2–4 |
 //! | `thermal_flux` | 8-pipe talus shares from the terrain before erosion | 14–15 |
 //! | `water_update` | depth from net flow; velocity from the flow through the cell | 5–7 |
@@ -16,11 +16,11 @@
 //! | `sediment_transport` | conservative flux form, or semi-Lagrangian | 12 |
 //! | `thermal_apply` | add the talus moves | 14–15 |
 //! | `evaporation` | `d·(1 − Ke·Δt)` | 13 |
-//! | `smoothing` | 001's pass at local extrema (off by default) | – |
+//! | `smoothing` | McLeod, Chen & Hu's pass at local extrema (off by default) | – |
 //!
 //! An iteration runs `Params::substeps` sub-steps so each stays within the stable time step
 //! (see [`derived`]). `thermal_flux` reads only the terrain and hardness, so it runs before
-//! `water_update` (000 lists it after); `water_update` and `erosion_deposition` then run as one
+//! `water_update` (Jákó & Tóth list it after); `water_update` and `erosion_deposition` then run as one
 //! pass over the rows ([`fused`]) whose time is booked under `erosion_deposition`.
 //!
 //! # Determinism
@@ -90,7 +90,7 @@ pub enum Stage {
     ThermalApply,
     /// Evaporation.
     Evaporation,
-    /// 001's smoothing.
+    /// McLeod, Chen & Hu's smoothing.
     Smoothing,
     /// `water_flux` to `thermal_apply` (and `evaporation`) as one sweep over the rows (see
     /// [`sweep`]); the default configuration runs this instead of the passes one by one.

@@ -8,7 +8,7 @@ use crate::error::ParamError;
 #[serde(rename_all = "kebab-case")]
 pub enum FluxForm {
     /// Mei et al.'s one-way pipes: each cell keeps an outflow per direction, clamped at zero
-    /// (000 eq. 2). Both pipes of an interface can carry water at once, which makes waves travel
+    /// (Jákó & Tóth eq. 2). Both pipes of an interface can carry water at once, which makes waves travel
     /// sqrt(2) too fast once they have reversed; stable up to `g·A·Δt²/l³ <= 0.25` on square cells.
     OneWay,
     /// One signed net flux per interface: waves at the pipe model's own speed, and twice the
@@ -34,11 +34,11 @@ pub enum CrossSection {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Border {
-    /// No flow across the edge (004): water reflects.
+    /// No flow across the edge (bshishov): water reflects.
     Closed,
     /// Water (and its sediment) leaving across the edge is lost and booked as outflow.
     Open,
-    /// The map is a torus (000).
+    /// The map is a torus (Jákó & Tóth 2011).
     Wrap,
 }
 
@@ -52,13 +52,13 @@ pub enum NodataBorder {
     Open,
 }
 
-/// Sediment transport capacity (MODEL.md section 1).
+/// Sediment transport capacity (see `docs/grid-model.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CapacityModel {
-    /// 000 eq. 8: `Kc · sin(downhill slope along the flow) · |v| · lmax(d)`.
+    /// Jákó & Tóth eq. 8: `Kc · sin(downhill slope along the flow) · |v| · lmax(d)`.
     Mei,
-    /// 001: `Kc · sin(tilt) · |v| · clamp(d, 0, 1 m)`.
+    /// McLeod, Chen & Hu: `Kc · sin(tilt) · |v| · clamp(d, 0, 1 m)`.
     Sine,
     /// Excess bed shear: `Kc · max(0, Cf·|v|²/g − critical_shear)`, the shear stress over
     /// `ρ·g` from the friction law less a threshold: thin films on hillslopes stay below it,
@@ -73,7 +73,7 @@ pub enum Transport {
     /// Each pipe carries the sediment of the water it moves (upwind, flux form): mass is
     /// conserved to rounding and never negative.
     Conservative,
-    /// 000 eq. 12: back-trace along the velocity, bilinear interpolation. Loses or creates mass;
+    /// Jákó & Tóth eq. 12: back-trace along the velocity, bilinear interpolation. Loses or creates mass;
     /// the books report the drift.
     SemiLagrangian,
 }
@@ -84,11 +84,11 @@ pub enum Transport {
 pub enum RainMode {
     /// No rain (sources only).
     Off,
-    /// `rain_rate` on every cell (000 eq. 1).
+    /// `rain_rate` on every cell (Jákó & Tóth eq. 1).
     Uniform,
     /// `rain_rate` times a rain map (0..1 per cell) given to the simulator.
     Map,
-    /// 001's buckets: each step `bucket_count` discs of `bucket_radius` cells at seeded random
+    /// McLeod, Chen & Hu's buckets: each step `bucket_count` discs of `bucket_radius` cells at seeded random
     /// places get all the rain of the step (same mean as uniform).
     Buckets,
 }
@@ -113,7 +113,7 @@ pub enum HardnessMode {
     Uniform,
     /// A hardness map (0..1 per cell) given to the simulator.
     Map,
-    /// 001: `hardness` plus seeded noise of `hardness_noise` amplitude plus `hardness_depth_gain`
+    /// McLeod, Chen & Hu: `hardness` plus seeded noise of `hardness_noise` amplitude plus `hardness_depth_gain`
     /// times how low the cell lies in the terrain's range (rock below is harder, as McLeod et al. mean).
     Noise,
 }
@@ -150,7 +150,7 @@ fn cells() -> Units {
     Units::Cells
 }
 
-/// Grid model parameters (000 with 001's and 004's options). Heights in metres, time in seconds.
+/// Grid model parameters (Jákó & Tóth 2011 with McLeod, Chen & Hu's and bshishov's options). Heights in metres, time in seconds.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
@@ -184,7 +184,7 @@ pub struct Params {
     pub start_water: StartWater,
     /// Rain placement. Default uniform.
     pub rain_mode: RainMode,
-    /// Rain, m/s of water depth (000's `Kr·r`). Default 0.005 (a storm sped up, as erosion tools do).
+    /// Rain, m/s of water depth (Jákó & Tóth's `Kr·r`). Default 0.005 (a storm sped up, as erosion tools do).
     pub rain_rate: f64,
     /// Buckets per step (rain mode buckets). Default 8.
     pub bucket_count: u32,
@@ -245,7 +245,7 @@ pub struct Params {
     pub talus_scale: f64,
     /// See `talus_scale`. Default 0.4 (so tan α = 0.8, about 39°, at R = 1).
     pub talus_bias: f64,
-    /// 001's smoothing at local extrema: height difference to the 4-neighbour mean tolerated, m.
+    /// McLeod, Chen & Hu's smoothing at local extrema: height difference to the 4-neighbour mean tolerated, m.
     /// Default 0.
     pub smoothing_threshold: f64,
     /// Share of the excess over `smoothing_threshold` moved to the 4 neighbours per step (0..1).
@@ -370,7 +370,7 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     ParamDoc { name: "evaporation", doc: "evaporation Ke, 1/s (0 <= Ke*dt < 1)" },
     ParamDoc {
         name: "capacity_model",
-        doc: "\"mei\" (000 eq. 8, slope along the flow, depth limit) or \"sine\" (001, depth clamped to 1 m)",
+        doc: "\"mei\" (Jákó & Tóth eq. 8, slope along the flow, depth limit) or \"sine\" (McLeod, Chen & Hu, depth clamped to 1 m)",
     },
     ParamDoc { name: "capacity", doc: "sediment capacity constant Kc, s (>= 0)" },
     ParamDoc {
@@ -396,7 +396,10 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
         name: "rock_erodibility",
         doc: "erodibility at hardness 1 relative to hardness 0 (0..1): 1 - H*(1 - rock_erodibility)",
     },
-    ParamDoc { name: "hardness_mode", doc: "\"uniform\", \"map\" (with --hardness-map) or \"noise\" (001)" },
+    ParamDoc {
+        name: "hardness_mode",
+        doc: "\"uniform\", \"map\" (with --hardness-map) or \"noise\" (McLeod, Chen & Hu)",
+    },
     ParamDoc { name: "hardness_noise", doc: "noise amplitude, hardness_mode = \"noise\" (>= 0)" },
     ParamDoc {
         name: "hardness_depth_gain",
@@ -404,16 +407,19 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     },
     ParamDoc {
         name: "transport",
-        doc: "\"conservative\" (flux form, mass exact) or \"semi-lagrangian\" (000 eq. 12, drift reported)",
+        doc: "\"conservative\" (flux form, mass exact) or \"semi-lagrangian\" (Jákó & Tóth eq. 12, drift reported)",
     },
     ParamDoc { name: "thermal_rate", doc: "thermal erosion Kt, 1/s (0 <= Kt*dt <= 1; 0 = off)" },
-    ParamDoc { name: "talus_scale", doc: "tan(talus) = talus_scale * R + talus_bias (004)" },
+    ParamDoc { name: "talus_scale", doc: "tan(talus) = talus_scale * R + talus_bias (bshishov)" },
     ParamDoc { name: "talus_bias", doc: "see talus_scale; tan(talus) must stay > 0" },
     ParamDoc {
         name: "smoothing_threshold",
-        doc: "001 smoothing: tolerated difference to the 4-neighbour mean at extrema, m (>= 0)",
+        doc: "McLeod, Chen & Hu's smoothing: tolerated difference to the 4-neighbour mean at extrema, m (>= 0)",
     },
-    ParamDoc { name: "smoothing_strength", doc: "001 smoothing: share of the excess moved per step (0..1; 0 = off)" },
+    ParamDoc {
+        name: "smoothing_strength",
+        doc: "McLeod, Chen & Hu's smoothing: share of the excess moved per step (0..1; 0 = off)",
+    },
     ParamDoc { name: "velocity_epsilon", doc: "mean depth below which velocity is 0, m (> 0)" },
     ParamDoc { name: "floor_depth", doc: "how far below the input's lowest cell erosion may dig, m (>= 0)" },
     ParamDoc { name: "seed", doc: "seed of buckets and hardness noise" },

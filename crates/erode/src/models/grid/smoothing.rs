@@ -1,4 +1,4 @@
-//! 001's smoothing pass, made conservative: at a local extremum (higher or lower than all of its
+//! McLeod, Chen & Hu's smoothing pass, made conservative: at a local extremum (higher or lower than all of its
 //! existing 4 neighbours) whose difference to their mean exceeds `smoothing_threshold`, the
 //! share `smoothing_strength` of the excess is moved to (or taken from) those neighbours equally.
 

@@ -15,9 +15,9 @@ pub struct Books {
     pub evaporated: f64,
     /// Water that left across open borders.
     pub water_outflow: f64,
-    /// Water volume added by dissolved soil (000 eq. 9c).
+    /// Water volume added by dissolved soil (Jákó & Tóth eq. 9c).
     pub water_from_dissolving: f64,
-    /// Water volume removed by deposited soil (000 eq. 10c).
+    /// Water volume removed by deposited soil (Jákó & Tóth eq. 10c).
     pub water_to_deposition: f64,
     /// Soil dissolved from the terrain into suspension.
     pub eroded: f64,
@@ -369,7 +369,7 @@ pub struct Balance {
     pub transport_drift_relative: f64,
 }
 
-/// 001's hardness: base plus noise plus more hardness where the terrain lies low.
+/// McLeod, Chen & Hu's hardness: base plus noise plus more hardness where the terrain lies low.
 fn noise_hardness(terrain: &Grid<f32>, params: &Params, lo: f32, hi: f32) -> Vec<f32> {
     use crate::terrain::{TerrainKind, TerrainSpec, generate};
     let spec = TerrainSpec {

@@ -1,4 +1,4 @@
-//! Thermal erosion with 8 pipes (000 eqs. 14–15, 004's talus from hardness, MODEL.md's reading):
+//! Thermal erosion with 8 pipes (Jákó & Tóth eqs. 14–15, bshishov's talus from hardness, read as `docs/grid-model.md` says):
 //! the largest drop `D` to the 8 neighbours sets `ΔS = Δt·Kt·k(H)·D/2` leaving the cell, shared among
 //! the neighbours steeper than the talus in proportion to their drop; `k(H)` is the erodibility of
 //! the cell's hardness (see `Params::erodibility`) and the talus rises with hardness,

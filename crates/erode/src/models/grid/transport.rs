@@ -4,7 +4,7 @@
 //!   pipes took the fraction `φ = Σf·Δt / (d1·lx·ly)` of its water (at most 1, by the flux limit)
 //!   sends the same fraction of its sediment, split over the pipes like the water. What one cell
 //!   sends is exactly what its neighbour receives, so mass is kept to rounding and never negative.
-//! - Semi-Lagrangian (000 eq. 12): `s(x) = s1(x − v·Δt)` with bilinear interpolation, the back-trace
+//! - Semi-Lagrangian (Jákó & Tóth eq. 12): `s(x) = s1(x − v·Δt)` with bilinear interpolation, the back-trace
 //!   clamped to the grid (wrapped with wrap borders). Creates or loses mass; returned as drift.
 
 use super::derived::Derived;

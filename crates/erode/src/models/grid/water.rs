@@ -1,5 +1,5 @@
 //! Water stages: increment (rain, sources), flux (virtual pipes), update (depth, velocity) and
-//! evaporation. 000 eqs. 1–7 and 13, with MODEL.md's corrections (eq. 3 is a `min`, eq. 6 starts
+//! evaporation. Jákó & Tóth eqs. 1–7 and 13, with the corrections `docs/grid-model.md` explains (eq. 3 is a `min`, eq. 6 starts
 //! from `d1`, velocity divides by the mean depth and is 0 below `velocity_epsilon`).
 
 use super::derived::Derived;
@@ -122,7 +122,7 @@ fn add_scaled(d: &mut [f32], rate: &[f32], scale: f32) -> f64 {
 /// Columns per chunk of a row whose per-cell amounts are summed on the stack.
 const CHUNK: usize = 256;
 
-/// Stage 1, `water_increment`: rain and sources add depth, then 001's buckets. Returns (rain,
+/// Stage 1, `water_increment`: rain and sources add depth, then McLeod, Chen & Hu's buckets. Returns (rain,
 /// sources) volumes, m³. `with_rows` false leaves rain and sources to the sweep.
 pub fn water_increment(
     st: &mut State,
@@ -146,7 +146,7 @@ pub fn water_increment(
     (rain_volume, sums[1] * dv.area)
 }
 
-/// 001's buckets: the step's rain falls on `bucket_count` seeded discs. Returns the volume, m³.
+/// McLeod, Chen & Hu's buckets: the step's rain falls on `bucket_count` seeded discs. Returns the volume, m³.
 fn buckets(st: &mut State, p: &Params, dv: &Derived, key: u64) -> f64 {
     let (w, h) = (st.width, st.height);
     let mut rng = SplitMix64::keyed(p.seed ^ 0x0B0C_4E75, key);
@@ -178,7 +178,7 @@ fn buckets(st: &mut State, p: &Params, dv: &Derived, key: u64) -> f64 {
     volume
 }
 
-/// One pipe's new flux (000 eq. 2 with the cross-section and friction of `Params`): `f` the old
+/// One pipe's new flux (Jákó & Tóth eq. 2 with the cross-section and friction of `Params`): `f` the old
 /// flux, `eta`/`bed` this cell's surface and bed, `eta_j`/`bed_j` the neighbour's.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]

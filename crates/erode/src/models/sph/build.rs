@@ -1,5 +1,5 @@
 //! Meshes the SPH model erodes, built from a heightmap (with finer triangles where asked, as
-//! 003's adaptive resolution) or from shapes: a block with a tube through it, a closed tank.
+//! Skorkovská et al.'s adaptive resolution) or from shapes: a block with a tube through it, a closed tank.
 
 use std::collections::HashMap;
 
@@ -371,7 +371,7 @@ fn laplacian(h: &Grid<f32>) -> Result<Grid<f32>, TerrainError> {
     .map_err(TerrainError::from)
 }
 
-/// A block of solid with a round tube through it along x (003's Fig. 7): the block spans
+/// A block of solid with a round tube through it along x (Skorkovská et al.'s Fig. 7): the block spans
 /// `0..length` in x and `-half_width..half_width` in y and z, the tube has `radius`, `around`
 /// vertices round it (a multiple of 8, so the block's corners are vertices) and `along` rings
 /// from end to end. The block's outside has one ring per end, the tube's inside `along + 1`.

@@ -1,4 +1,4 @@
-//! The SPH simulator: `step()` runs 003's iteration as named stages, in order.
+//! The SPH simulator: `step()` runs Skorkovská et al.'s iteration as named stages, in order.
 
 use std::time::{Duration, Instant};
 
@@ -375,7 +375,7 @@ impl SphSim {
         self.times
     }
 
-    /// One iteration of 003: the stages of [`SphStage::ALL`] in order. If the mesh would become
+    /// One iteration of Skorkovská et al.'s model: the stages of [`SphStage::ALL`] in order. If the mesh would become
     /// inconsistent, the move is undone (the state keeps the last consistent mesh, the volume
     /// stays pending) and the error names the iteration and the faces.
     pub fn step(&mut self, st: &mut SphState) -> Result<(), SimError> {

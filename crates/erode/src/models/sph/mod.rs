@@ -1,6 +1,6 @@
 //! The SPH model: fluid particles eroding a triangle mesh, after Skorkovská, Kolingerová and
-//! Beneš (003), read as `shared/MODEL.md` section 3 says. The surface may hold what a heightfield
-//! cannot: tunnels, caves, overhangs.
+//! Beneš, read as `docs/sph-model.md` says. The surface may hold what a heightfield cannot:
+//! tunnels, caves, overhangs.
 //!
 //! One iteration ([`SphSim::step`]): particles are sorted into a uniform grid of the kernel's
 //! support and the walls near each are found through a grid over the faces; pressure follows

@@ -3,7 +3,7 @@
 
 use crate::error::ParamError;
 
-/// SPH model parameters (003; names as the CLI's `--set` uses them).
+/// SPH model parameters (Skorkovská et al.; names as the CLI's `--set` uses them).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SphParams {
@@ -21,7 +21,7 @@ pub struct SphParams {
     /// Density diffusion δ of δ-SPH (Molteni & Colagrossi 2009, with Fourtakas et al. 2019's
     /// hydrostatic correction so a still column is left alone): adds `δ·h·c·∇²(ρ − ρ_hydrostatic)`
     /// to the continuity equation, which smooths the density noise of weak compressibility.
-    /// Dimensionless, 0 to 1; 0.1 is the usual value in the literature. Default 0 (003 has none;
+    /// Dimensionless, 0 to 1; 0.1 is the usual value in the literature. Default 0 (Skorkovská et al. have none;
     /// in the still tank 0.1 slows the corner drift by ~20 % and 0.5 by ~40 %, neither stops it:
     /// docs/sph-model.md).
     pub density_diffusion: f64,
@@ -29,7 +29,7 @@ pub struct SphParams {
     /// reflected across its plane, and across pairs and triples of perpendicular walls at
     /// corners; free slip, pressure continued hydrostatically), 0 the kernel's missing share
     /// from tables (a wall pressure term and a renormalised gradient). Default 1: a still tank
-    /// stays still (0.02–0.05 of issue 7's speed bound; the tables let the water along the
+    /// stays still (0.02–0.05 of the still-tank speed bound `0.01·√(gH)`; the tables let the water along the
     /// walls sink at 1.6x it and growing) at ~10 % more time per iteration (docs/sph-model.md).
     pub mirror_walls: f64,
     /// Kinematic viscosity, m²/s (laminar, Lo & Shao's form; damps shear, which the artificial
@@ -44,7 +44,7 @@ pub struct SphParams {
     /// test with this integrator).
     pub cfl: f64,
     /// How much the walls hold the water: 0 free slip (only the pressure and eq. 1's penalty,
-    /// as 003), 1 no-slip (the water's viscosity, the artificial one's equivalent `α·c·h/10`
+    /// as Skorkovská et al.), 1 no-slip (the water's viscosity, the artificial one's equivalent `α·c·h/10`
     /// included, against a wall at rest; the layer along the walls slows, and with it the
     /// shear that erodes: the lake scene erodes ~4x less). Default 0.
     pub wall_friction: f64,
@@ -64,7 +64,7 @@ pub struct SphParams {
     pub critical_shear: f64,
     /// Exponent `a` of eq. 2. Default 1.
     pub rate_exponent: f64,
-    /// Constant `K` of eq. 3. Default 1 (003).
+    /// Constant `K` of eq. 3. Default 1 (Skorkovská et al.).
     pub shear_constant: f64,
     /// Material exponent `m` of eq. 3. Default 1.
     pub shear_exponent: f64,
@@ -118,7 +118,7 @@ pub const SPH_PARAM_DOCS: &[(&str, &str)] = &[
     ("gravity", "m/s², along -z"),
     ("dt", "time step, s; 0 = the largest the CFL and viscous limits allow"),
     ("cfl", "the step is at most cfl·h/c"),
-    ("wall_friction", "0 = free-slip walls (003), 1 = no-slip (the fluid's viscosity against them)"),
+    ("wall_friction", "0 = free-slip walls (Skorkovská et al.), 1 = no-slip (the fluid's viscosity against them)"),
     ("contact_ratio", "particle radius (penalty and erosion reach), particle spacings"),
     ("penalty_stiffness", "k_s of eq. 1, 1/s²; 0 = (0.2/dt)²"),
     ("penalty_damping", "k_d of eq. 1, 1/s; 0 = 0.4/dt"),

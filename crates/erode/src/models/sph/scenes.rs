@@ -1,4 +1,4 @@
-//! 003's scenes, built at any particle and face count: an overflowing lake on a slope (its
+//! Skorkovská et al.'s scenes, built at any particle and face count: an overflowing lake on a slope (its
 //! Fig. 4/5), a block with a tube that a jet of water runs through (its Fig. 7), and a tank at
 //! rest (for checking the fluid).
 

@@ -1,5 +1,5 @@
 // Stage 4, `thermal_flux` (CPU twin: thermal.rs `thermal_flux`): each cell's share per metre of
-// drop and its talus, from the terrain before erosion (000 eqs. 14-15, 004's talus).
+// drop and its talus, from the terrain before erosion (Jákó & Tóth eqs. 14-15, bshishov's talus).
 // (topology.wgsl and thermal_common.wgsl are prepended: gpu.rs)
 
 @group(0) @binding(0) var<uniform> u: ThermalUniforms;

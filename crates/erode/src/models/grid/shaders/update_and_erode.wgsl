@@ -1,5 +1,5 @@
 // Stages 3, 5 and 8 as one pass, `update_and_erode` (CPU twin: fused.rs `update_and_erode`):
-// depth and velocity from the net flow (000 eqs. 5-7), capacity, dissolving or deposition with
+// depth and velocity from the net flow (Jákó & Tóth eqs. 5-7), capacity, dissolving or deposition with
 // hardness and softening (eqs. 8-11), then evaporation (eq. 13). One invocation per cell; the
 // terrain after erosion goes to `terrain_next` (gradients read the terrain before it).
 // (topology.wgsl is prepended: gpu.rs)

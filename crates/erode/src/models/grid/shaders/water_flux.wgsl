@@ -1,5 +1,5 @@
 // Stage 2, `water_flux` (CPU twin: water.rs `water_flux`): pipe fluxes from the water surface,
-// limited so no cell sends more than it holds (000 eq. 3), and each cell's sediment share for
+// limited so no cell sends more than it holds (Jákó & Tóth eq. 3), and each cell's sediment share for
 // transport. One invocation per cell. The signed form writes each cell's limit instead and
 // `scale_by_donor` applies it (the donor of a net flux is known only per interface).
 // (topology.wgsl and flux_uniforms.wgsl are prepended: gpu.rs)
