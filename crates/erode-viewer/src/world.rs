@@ -507,7 +507,8 @@ impl World {
         }
         if self.droplet_sim.is_none() {
             // the droplets run on the grid state's heights, which are relative to its reference
-            let mut p = self.droplet_params.clone();
+            // (the input's lowest height: the floor an unset `min_height` means, as in the CLI)
+            let mut p = self.droplet_params.clone().with_floor_at(self.state.reference_height);
             p.min_height -= self.state.reference_height;
             self.droplet_sim = Some(DropletSim::new(p, d)?);
         }

@@ -627,9 +627,7 @@ fn run_droplet(a: Args, input_file: PathBuf, quiet: bool) -> anyhow::Result<()> 
     let terrain = &loaded.map.heights;
     crate::memory::check(terrain.width(), terrain.height(), crate::memory::Work::Droplet, a.input.max_memory)?;
     let input_stamp = crate::stamp::of_heightmap(&loaded.map);
-    if params.min_height == f64::NEG_INFINITY {
-        params.min_height = f64::from(loaded.map.stats().min);
-    }
+    let params = params.with_floor_at(f64::from(loaded.map.stats().min));
     params.validate()?;
     params.step_rule(terrain.cell_size()).with_context(|| format!("{}: on this map", input_file.display()))?;
     let total = droplet_count(a.droplets, a.droplets_per_cell, terrain.len())?;

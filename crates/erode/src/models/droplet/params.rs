@@ -121,6 +121,13 @@ pub const MAX_STEPS: f64 = 100_000.0;
 pub const MAX_RADIUS_CELLS: f64 = 64.0;
 
 impl DropletParams {
+    /// These parameters with the floor (`min_height`) at `lowest`, the input's lowest height in
+    /// metres, when they leave it unset (−∞): what every front end runs, so the same parameters
+    /// erode the same input alike in each.
+    pub fn with_floor_at(self, lowest: f64) -> Self {
+        if self.min_height == f64::NEG_INFINITY { Self { min_height: lowest, ..self } } else { self }
+    }
+
     /// Checks every field; the error names the first one out of range.
     pub fn validate(&self) -> Result<(), ParamError> {
         fn check(ok: bool, name: &'static str, value: f64, expected: &'static str) -> Result<(), ParamError> {
