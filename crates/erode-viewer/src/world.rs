@@ -139,8 +139,6 @@ struct Stroke {
     created: bool,
     last: (f32, f32),
     flatten_to: f32,
-    soil: f64,
-    water: f64,
 }
 
 /// The viewer's document.
@@ -377,8 +375,7 @@ impl World {
             self.state.rain_map = None;
         }
         let flatten_to = self.height_at(x, y);
-        let (soil, water) = (self.state.soil_volume(), self.state.water_volume());
-        self.stroke = Some(Stroke { field, before, created, last: (x, y), flatten_to, soil, water });
+        self.stroke = Some(Stroke { field, before, created, last: (x, y), flatten_to });
         self.dab(x, y)
     }
 
@@ -400,8 +397,11 @@ impl World {
         if self.brush.kind == BrushKind::Rain && self.grid_params.rain_mode != RainMode::Map {
             self.grid_params.rain_mode = RainMode::Map;
         }
+        // the books move with each dab, by what it alone changed: the model may run between dabs
+        let (soil, water) = (self.state.soil_volume(), self.state.water_volume());
         if brush::dab(&mut self.state, &self.brush, x, y, flatten_to) {
             self.version += 1;
+            self.rebase_books(soil, water);
             self.push_edit_to_models(self.brush.kind.field())?;
         }
         Ok(())
@@ -413,7 +413,6 @@ impl World {
         if let Some(p) = diff(s.field, self.state.width, &s.before, &now, s.created) {
             self.history.push(Edit::Stroke(p));
         }
-        self.rebase_books(s.soil, s.water);
         if s.field == Field::Rain {
             self.rebuild()?;
         }

@@ -264,3 +264,31 @@ fn the_droplet_floor_is_the_inputs_lowest_height_as_in_the_cli() {
     let lowest = w.state.terrain.iter().fold(f32::INFINITY, |a, &b| a.min(b));
     assert!(lowest >= -0.03, "a cell went {} m below the input's lowest height", -lowest);
 }
+
+/// Strokes made while the model plays (rain falling, water flowing between dabs) keep the books
+/// as exact as strokes made paused: each dab moves the books' starting volumes by what it alone
+/// changed, not by what the run did meanwhile.
+#[test]
+fn strokes_while_playing_keep_the_books_balanced() {
+    let mut w = world();
+    let mut p = w.grid_params.clone();
+    p.rain_mode = RainMode::Uniform;
+    p.rain_rate = 0.01;
+    apply(&mut w, Action::SetGridParams(Box::new(p)));
+    apply(&mut w, Action::SetRain(true));
+    for kind in [BrushKind::Raise, BrushKind::AddWater, BrushKind::Lower] {
+        apply(&mut w, Action::SetBrush(Brush { kind, radius: 5.0, strength: 0.5, value: 0.2 }));
+        apply(&mut w, Action::StrokeBegin { x: 10.0, y: 10.0 });
+        for k in 1..8 {
+            w.tick().unwrap_or_else(|e| panic!("{e}"));
+            apply(&mut w, Action::StrokeTo { x: 10.0 + 4.0 * k as f32, y: 10.0 + 3.0 * k as f32 });
+        }
+        w.tick().unwrap_or_else(|e| panic!("{e}"));
+        apply(&mut w, Action::StrokeEnd);
+    }
+    for _ in 0..5 {
+        w.tick().unwrap_or_else(|e| panic!("{e}"));
+    }
+    let err = w.state.balance().relative_error;
+    assert!(err < 1e-6, "books after strokes while playing: {err}");
+}
