@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use erode::models::grid::state::fnv1a64;
+use erode::checkpoint::fnv1a64;
 
 /// File name of the stamp in the checkpoint folder.
 const NAME: &str = "input.fnv1a64";

@@ -177,7 +177,7 @@ pub enum SimError {
     NoRain,
     /// A checkpoint could not be decoded.
     #[error("checkpoint: {0}")]
-    Checkpoint(String),
+    Checkpoint(#[from] crate::checkpoint::CheckpointError),
     /// A mesh is invalid (on load) or became inconsistent (during a run; the state keeps the
     /// last consistent mesh).
     #[error(transparent)]

@@ -27,6 +27,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod analysis;
+pub mod checkpoint;
 pub mod error;
 #[cfg(feature = "gpu")]
 pub mod gpu;
@@ -37,5 +38,6 @@ pub mod preview;
 pub mod rng;
 pub mod terrain;
 
+pub use checkpoint::CheckpointError;
 pub use error::{AnalysisError, GridError, MeshError, ParamError, SimError, TerrainError};
 pub use grid::{CellSize, Grid, HeightStats, Heightmap};

@@ -1,5 +1,6 @@
 //! What evolves in the droplet model.
 
+use crate::checkpoint::{CheckpointError, Reader, Writer};
 use crate::error::SimError;
 use crate::grid::{CellSize, Grid};
 
@@ -163,9 +164,7 @@ const HEADER_WORDS: usize = 14;
 impl DropletState {
     /// The whole state as bytes: versioned, with a checksum and the parameters' fingerprint.
     pub fn to_bytes(&self, params_fingerprint: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity(128 + self.terrain.len() * 16);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
+        let mut w = Writer::new(MAGIC, VERSION, 128 + self.terrain.len() * 16);
         for v in [
             params_fingerprint,
             self.width as u64,
@@ -182,75 +181,53 @@ impl DropletState {
             u64::from(self.hardness.is_some()),
             u64::from(self.rain.is_some()) | u64::from(self.nodata.is_some()) << 1,
         ] {
-            out.extend_from_slice(&v.to_le_bytes());
+            w.u64(v);
         }
         let maps = self.hardness.iter().chain(self.rain.iter());
         for field in [&self.terrain, &self.eroded, &self.deposited, &self.flow].into_iter().chain(maps) {
-            for v in field.iter() {
-                out.extend_from_slice(&v.to_le_bytes());
-            }
+            w.f32s(field);
         }
         if let Some(mask) = &self.nodata {
-            out.extend(mask.iter().map(|&o| u8::from(o)));
+            w.mask(mask);
         }
-        let sum = crate::models::grid::state::fnv1a64(&out);
-        out.extend_from_slice(&sum.to_le_bytes());
-        out
+        w.finish()
     }
 
     /// Reads [`DropletState::to_bytes`] back, checking magic, version, checksum, size and
     /// parameters.
     pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
-        let err = |m: &str| SimError::Checkpoint(m.to_string());
-        if bytes.len() < 12 + HEADER_WORDS * 8 + 8 || &bytes[..8] != MAGIC {
-            return Err(err("not an erode droplet checkpoint"));
-        }
-        let (body, sum) = bytes.split_at(bytes.len() - 8);
-        let word = |b: &[u8]| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-        if crate::models::grid::state::fnv1a64(body) != word(sum) {
-            return Err(err("checksum mismatch: the file is corrupt"));
-        }
-        let version = u32::from_le_bytes([body[8], body[9], body[10], body[11]]);
-        match version {
-            3 | VERSION => {}
-            2 => {
-                return Err(err(
-                    "version 2 (hardness as erodibility); this erode reads 3 and 4 (hardness as resistance): start the \
-                     run again",
-                ));
-            }
-            v => return Err(SimError::Checkpoint(format!("version {v}, this erode reads {VERSION}"))),
-        }
-        let header: Vec<u64> = body[12..12 + HEADER_WORDS * 8].chunks_exact(8).map(word).collect();
+        let mut r = Reader::open(bytes, MAGIC, "droplet")?;
+        r.expect_version(&[3, VERSION], |v| {
+            if v == 2 { " (hardness as resistance; version 2 held it as erodibility): start the run again" } else { "" }
+        })?;
+        let header = (0..HEADER_WORDS).map(|_| r.u64()).collect::<Result<Vec<u64>, _>>()?;
         if header[0] != params_fingerprint {
-            return Err(err("the parameters differ from the run that wrote it"));
+            return Err(CheckpointError::Parameters.into());
         }
         let (w, h) = (header[1], header[2]);
         if w < 2 || h < 2 || w.checked_mul(h).is_none_or(|n| n > max_cells) {
-            return Err(SimError::Checkpoint(format!("implausible size {w} x {h}")));
+            return Err(CheckpointError::Size(format!("size {w} x {h}")).into());
         }
         let n = (w * h) as usize;
-        let data = &body[12 + HEADER_WORDS * 8..];
         let (has_hardness, has_rain) = (header[12] == 1, header[13] & 1 == 1);
-        let has_nodata = version >= 4 && header[13] & 2 == 2;
+        let has_nodata = r.version >= 4 && header[13] & 2 == 2;
         let fields = 4 + usize::from(has_hardness) + usize::from(has_rain);
-        if data.len() != n * 4 * fields + if has_nodata { n } else { 0 } {
-            return Err(err("truncated"));
+        if r.remaining() < n * 4 * fields + if has_nodata { n } else { 0 } {
+            return Err(CheckpointError::Truncated.into());
         }
-        let field = |k: usize| -> Vec<f32> {
-            data[k * n * 4..(k + 1) * n * 4]
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
-        };
+        let (terrain, eroded, deposited, flow) = (r.f32s(n)?, r.f32s(n)?, r.f32s(n)?, r.f32s(n)?);
+        let hardness = if has_hardness { Some(r.f32s(n)?) } else { None };
+        let rain = if has_rain { Some(r.f32s(n)?) } else { None };
+        let nodata = if has_nodata { Some(r.mask(n)?) } else { None };
+        r.finish()?;
         Ok(Self {
             width: w as usize,
             height: h as usize,
             cell_size: CellSize { x: f64::from_bits(header[3]), y: f64::from_bits(header[4]) },
-            terrain: field(0),
-            eroded: field(1),
-            deposited: field(2),
-            flow: field(3),
+            terrain,
+            eroded,
+            deposited,
+            flow,
             droplets: header[5],
             books: DropletBooks {
                 eroded: header[6] as i64,
@@ -260,14 +237,14 @@ impl DropletState {
             },
             start_volume: f64::from_bits(header[10]),
             reference_height: f64::from_bits(header[11]),
-            hardness: has_hardness.then(|| field(4)),
-            rain: has_rain.then(|| field(4 + usize::from(has_hardness))),
-            nodata: has_nodata.then(|| data[n * 4 * fields..].iter().map(|&b| b != 0).collect()),
+            hardness,
+            rain,
+            nodata,
         })
     }
 }
 
 /// A fingerprint of droplet parameters: equal parameters give equal fingerprints.
 pub fn droplet_params_fingerprint(params: &super::params::DropletParams) -> u64 {
-    crate::models::grid::state::fnv1a64(format!("{params:?}").as_bytes())
+    crate::checkpoint::fnv1a64(format!("{params:?}").as_bytes())
 }

@@ -101,11 +101,12 @@ impl CpuSim {
     pub fn new(params: Params, state: &State) -> Result<Self, SimError> {
         params.validate()?;
         if state.flux.len() != params.pipes as usize {
-            return Err(SimError::Checkpoint(format!(
+            return Err(crate::checkpoint::CheckpointError::Invalid(format!(
                 "the state has {} pipes per cell, the parameters ask for {}",
                 state.flux.len(),
                 params.pipes
-            )));
+            ))
+            .into());
         }
         let n = state.len();
         params.check_work(state.cell_size, state.width, state.height, max_depth(state))?;

@@ -1,6 +1,7 @@
 //! What evolves in the grid model, its mass books, and an exact binary checkpoint of both.
 
 use super::params::{HardnessMode, Params, RainMode};
+use crate::checkpoint::{CheckpointError, Reader, Writer};
 use crate::error::SimError;
 use crate::grid::{CellSize, Grid};
 
@@ -404,65 +405,29 @@ const MAGIC: &[u8; 8] = b"ERODEGRD";
 // 4: the nodata mask (a version 3 checkpoint reads as one without)
 const VERSION: u32 = 4;
 
-/// FNV-1a, 64 bit: the checkpoint checksum (written here so the format never changes under us).
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// Reads little-endian values off a byte slice, failing with a checkpoint error at the end.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], SimError> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
-        let end = end.ok_or_else(|| SimError::Checkpoint("truncated".into()))?;
-        let s = &self.bytes[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-    fn u64(&mut self) -> Result<u64, SimError> {
-        let b = self.take(8)?;
-        Ok(u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-    }
-    fn f64(&mut self) -> Result<f64, SimError> {
-        self.u64().map(f64::from_bits)
-    }
-    fn f32s(&mut self, n: usize) -> Result<Vec<f32>, SimError> {
-        let b = self.take(n.checked_mul(4).ok_or_else(|| SimError::Checkpoint("size overflow".into()))?)?;
-        Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-    }
-}
+use crate::checkpoint::fnv1a64;
 
 impl State {
     /// The whole state as bytes: versioned, with a checksum. `params_fingerprint` (see
     /// [`params_fingerprint`]) lets a resume refuse different parameters.
     pub fn to_bytes(&self, params_fingerprint: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity(256 + self.len() * 4 * (10 + self.flux.len()));
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        let mut u = |v: u64| out.extend_from_slice(&v.to_le_bytes());
-        u(params_fingerprint);
-        u(self.width as u64);
-        u(self.height as u64);
-        u(self.cell_size.x.to_bits());
-        u(self.cell_size.y.to_bits());
-        u(self.iteration);
-        u(self.time.to_bits());
-        u(self.terrain_time.to_bits());
-        u(self.reference_height.to_bits());
-        u(u64::from(self.floor.to_bits()));
-        u(self.start_soil.to_bits());
-        u(self.start_water.to_bits());
+        let mut w = Writer::new(MAGIC, VERSION, 256 + self.len() * 4 * (10 + self.flux.len()));
+        for v in [params_fingerprint, self.width as u64, self.height as u64] {
+            w.u64(v);
+        }
+        for v in [self.cell_size.x, self.cell_size.y] {
+            w.f64(v);
+        }
+        w.u64(self.iteration);
+        for v in [self.time, self.terrain_time, self.reference_height] {
+            w.f64(v);
+        }
+        w.u64(u64::from(self.floor.to_bits()));
+        for v in [self.start_soil, self.start_water] {
+            w.f64(v);
+        }
         let b = &self.books;
-        for v in [
+        w.f64s(&[
             b.rain,
             b.sources,
             b.evaporated,
@@ -475,23 +440,17 @@ impl State {
             b.transport_drift,
             b.thermal_moved,
             b.smoothing_moved,
-        ] {
-            u(v.to_bits());
-        }
-        u(self.flux.len() as u64);
-        u(u64::from(self.rain_map.is_some()));
-        u(u64::from(self.nodata.is_some()));
+        ]);
+        w.u64(self.flux.len() as u64);
+        w.u64(u64::from(self.rain_map.is_some()));
+        w.u64(u64::from(self.nodata.is_some()));
         for field in self.fields() {
-            for v in field {
-                out.extend_from_slice(&v.to_le_bytes());
-            }
+            w.f32s(field);
         }
         if let Some(mask) = &self.nodata {
-            out.extend(mask.iter().map(|&o| u8::from(o)));
+            w.mask(mask);
         }
-        let sum = fnv1a64(&out);
-        out.extend_from_slice(&sum.to_le_bytes());
-        out
+        w.finish()
     }
 
     fn fields(&self) -> Vec<&[f32]> {
@@ -515,34 +474,17 @@ impl State {
 
     /// Reads [`State::to_bytes`] back, checking magic, version, checksum, size and parameters.
     pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
-        let err = |m: &str| SimError::Checkpoint(m.to_string());
-        if bytes.len() < 8 + 4 + 8 || &bytes[..8] != MAGIC {
-            return Err(err("not an erode grid checkpoint"));
-        }
-        let (body, sum) = bytes.split_at(bytes.len() - 8);
-        let stored = u64::from_le_bytes([sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7]]);
-        if fnv1a64(body) != stored {
-            return Err(err("checksum mismatch: the file is corrupt"));
-        }
-        let mut r = Reader { bytes: body, pos: 8 };
-        let version = u32::from_le_bytes([body[8], body[9], body[10], body[11]]);
-        r.pos = 12;
-        if version == 2 {
-            return Err(SimError::Checkpoint(format!(
-                "version 2 (hardness as erodibility), this erode reads {VERSION} (hardness as resistance): \
-                 start the run again"
-            )));
-        }
-        if version != VERSION && version != 3 {
-            return Err(SimError::Checkpoint(format!("version {version}, this erode reads {VERSION}")));
-        }
+        let mut r = Reader::open(bytes, MAGIC, "grid")?;
+        r.expect_version(&[3, VERSION], |v| {
+            if v == 2 { " (hardness as resistance; version 2 held it as erodibility): start the run again" } else { "" }
+        })?;
         if r.u64()? != params_fingerprint {
-            return Err(err("the parameters differ from the run that wrote it"));
+            return Err(CheckpointError::Parameters.into());
         }
         let width = r.u64()?;
         let height = r.u64()?;
         if width == 0 || height == 0 || width.checked_mul(height).is_none_or(|n| n > max_cells) {
-            return Err(SimError::Checkpoint(format!("implausible size {width} x {height}")));
+            return Err(CheckpointError::Size(format!("size {width} x {height}")).into());
         }
         let (width, height) = (width as usize, height as usize);
         let n = width * height;
@@ -554,10 +496,7 @@ impl State {
         let floor = f32::from_bits(r.u64()? as u32);
         let start_soil = r.f64()?;
         let start_water = r.f64()?;
-        let mut bk = [0.0f64; 12];
-        for v in &mut bk {
-            *v = r.f64()?;
-        }
+        let bk = r.f64s(12)?;
         let books = Books {
             rain: bk[0],
             sources: bk[1],
@@ -574,10 +513,10 @@ impl State {
         };
         let pipes = r.u64()?;
         if pipes != 4 && pipes != 8 {
-            return Err(err("bad pipe count"));
+            return Err(CheckpointError::Invalid(format!("{pipes} pipes per cell")).into());
         }
         let has_rain = r.u64()? == 1;
-        let has_nodata = version >= 4 && r.u64()? == 1;
+        let has_nodata = r.version >= 4 && r.u64()? == 1;
         let terrain = r.f32s(n)?;
         let water = r.f32s(n)?;
         let sediment = r.f32s(n)?;
@@ -589,10 +528,8 @@ impl State {
         let discharge_integral = r.f32s(n)?;
         let flux = (0..pipes).map(|_| r.f32s(n)).collect::<Result<Vec<_>, _>>()?;
         let rain_map = if has_rain { Some(r.f32s(n)?) } else { None };
-        let nodata = if has_nodata { Some(r.take(n)?.iter().map(|&b| b != 0).collect()) } else { None };
-        if r.pos != body.len() {
-            return Err(err("trailing bytes"));
-        }
+        let nodata = if has_nodata { Some(r.mask(n)?) } else { None };
+        r.finish()?;
         Ok(Self {
             width,
             height,

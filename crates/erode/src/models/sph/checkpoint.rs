@@ -13,8 +13,8 @@ use super::cpu::SphFrame;
 use super::mesh::TriMesh;
 use super::params::SphParams;
 use super::state::{SphBooks, SphState};
+use crate::checkpoint::{CheckpointError, Reader, Writer, fnv1a64};
 use crate::error::SimError;
-use crate::models::grid::state::fnv1a64;
 
 const MAGIC: &[u8; 8] = b"ERODESPH";
 const VERSION: u32 = 1;
@@ -32,9 +32,7 @@ pub fn params_fingerprint(params: &SphParams) -> u64 {
 /// other parameters.
 pub fn to_bytes(st: &SphState, frame: &SphFrame, params_fingerprint: u64) -> Vec<u8> {
     let (v, f, n) = (st.mesh.positions.len(), st.mesh.faces.len(), st.positions.len());
-    let mut out = Vec::with_capacity(200 + v * 48 + f * 12 + n * 76);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    let mut w = Writer::new(MAGIC, VERSION, 200 + v * 48 + f * 12 + n * 76);
     let [lo, hi] = frame.domain;
     for word in [
         params_fingerprint,
@@ -59,77 +57,60 @@ pub fn to_bytes(st: &SphState, frame: &SphFrame, params_fingerprint: u64) -> Vec
         hi[2].to_bits(),
         st.top_speed.to_bits(), // was reserved (0) before the state kept it: 0 m/s
     ] {
-        out.extend_from_slice(&word.to_le_bytes());
+        w.u64(word);
     }
-    let vectors = |out: &mut Vec<u8>, vs: &[DVec3]| {
+    let vectors = |w: &mut Writer, vs: &[DVec3]| {
         for x in vs {
-            for c in x.to_array() {
-                out.extend_from_slice(&c.to_le_bytes());
-            }
+            w.f64s(&x.to_array());
         }
     };
-    let scalars = |out: &mut Vec<u8>, xs: &[f64]| {
-        for x in xs {
-            out.extend_from_slice(&x.to_le_bytes());
-        }
-    };
-    vectors(&mut out, &st.mesh.positions);
+    vectors(&mut w, &st.mesh.positions);
     for face in &st.mesh.faces {
-        for i in face {
-            out.extend_from_slice(&i.to_le_bytes());
-        }
+        w.u32s(face);
     }
     for field in [&st.pending, &st.eroded, &st.deposited] {
-        scalars(&mut out, field);
+        w.f64s(field);
     }
-    vectors(&mut out, &st.positions);
-    vectors(&mut out, &st.velocities);
+    vectors(&mut w, &st.positions);
+    vectors(&mut w, &st.velocities);
     for field in [&st.sediment, &st.density, &st.pressure] {
-        scalars(&mut out, field);
+        w.f64s(field);
     }
-    for id in &st.ids {
-        out.extend_from_slice(&id.to_le_bytes());
-    }
-    let sum = fnv1a64(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    out
+    w.u32s(&st.ids);
+    w.finish()
+}
+
+/// `n` vectors of 3 f64.
+fn vectors(r: &mut Reader<'_>, n: usize) -> Result<Vec<DVec3>, CheckpointError> {
+    Ok(r.f64s(n.checked_mul(3).ok_or(CheckpointError::Truncated)?)?.chunks_exact(3).map(DVec3::from_slice).collect())
 }
 
 /// Reads [`to_bytes`] back, checking magic, version, checksum, parameters, sizes and the mesh's
 /// indices.
 pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(SphState, SphFrame), SimError> {
-    let err = |m: &str| SimError::Checkpoint(m.to_string());
-    if bytes.len() < 12 + HEADER_WORDS * 8 + 8 || &bytes[..8] != MAGIC {
-        return Err(err("not an erode SPH checkpoint"));
-    }
-    let (body, sum) = bytes.split_at(bytes.len() - 8);
-    if fnv1a64(body) != u64_at(sum, 0) {
-        return Err(err("checksum mismatch: the file is corrupt"));
-    }
-    if u32::from_le_bytes([body[8], body[9], body[10], body[11]]) != VERSION {
-        return Err(err("unknown version"));
-    }
-    let header: Vec<u64> = (0..HEADER_WORDS).map(|k| u64_at(body, 12 + 8 * k)).collect();
+    let mut r = Reader::open(bytes, MAGIC, "SPH")?;
+    r.expect_version(&[VERSION], |_| "")?;
+    let header = (0..HEADER_WORDS).map(|_| r.u64()).collect::<Result<Vec<u64>, _>>()?;
     if header[0] != params_fingerprint {
-        return Err(err("the parameters differ from the run that wrote it"));
+        return Err(CheckpointError::Parameters.into());
     }
     let (v, f, n) = (header[1], header[2], header[3]);
     if [v, f, n].iter().any(|&c| c > MAX_ITEMS) {
-        return Err(SimError::Checkpoint(format!("implausible counts: {v} vertices, {f} faces, {n} particles")));
+        return Err(CheckpointError::Size(format!("counts: {v} vertices, {f} faces, {n} particles")).into());
     }
     let (v, f, n) = (v as usize, f as usize, n as usize);
     let expected = v * (24 + 24) + f * 12 + n * (48 + 24 + 4);
-    let mut data = Reader { bytes: &body[12 + HEADER_WORDS * 8..], at: 0 };
-    if data.bytes.len() != expected {
-        return Err(err("truncated or padded"));
+    if r.remaining() < expected {
+        return Err(CheckpointError::Truncated.into());
     }
-    let mesh_positions = data.vectors(v);
-    let faces: Vec<[u32; 3]> = (0..f).map(|_| [data.u32(), data.u32(), data.u32()]).collect();
-    let mesh = TriMesh::new(mesh_positions, faces).map_err(|e| SimError::Checkpoint(format!("its mesh: {e}")))?;
-    let (pending, eroded, deposited) = (data.scalars(v), data.scalars(v), data.scalars(v));
-    let (positions, velocities) = (data.vectors(n), data.vectors(n));
-    let (sediment, density, pressure) = (data.scalars(n), data.scalars(n), data.scalars(n));
-    let ids: Vec<u32> = (0..n).map(|_| data.u32()).collect();
+    let mesh_positions = vectors(&mut r, v)?;
+    let faces: Vec<[u32; 3]> = r.u32s(3 * f)?.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+    let mesh = TriMesh::new(mesh_positions, faces).map_err(|e| CheckpointError::Invalid(format!("its mesh: {e}")))?;
+    let (pending, eroded, deposited) = (r.f64s(v)?, r.f64s(v)?, r.f64s(v)?);
+    let (positions, velocities) = (vectors(&mut r, n)?, vectors(&mut r, n)?);
+    let (sediment, density, pressure) = (r.f64s(n)?, r.f64s(n)?, r.f64s(n)?);
+    let ids = r.u32s(n)?;
+    r.finish()?;
     let word = |k: usize| f64::from_bits(header[k]);
     let st = SphState {
         mesh,
@@ -155,37 +136,6 @@ pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(SphState, Sp
         domain: [[word(14), word(15), word(16)], [word(17), word(18), word(19)]],
     };
     Ok((st, frame))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(w)
-}
-
-/// Reads the arrays in order; the caller checked the total length first.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn f64(&mut self) -> f64 {
-        let x = f64::from_bits(u64_at(self.bytes, self.at));
-        self.at += 8;
-        x
-    }
-    fn u32(&mut self) -> u32 {
-        let b = &self.bytes[self.at..self.at + 4];
-        self.at += 4;
-        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-    }
-    fn scalars(&mut self, count: usize) -> Vec<f64> {
-        (0..count).map(|_| self.f64()).collect()
-    }
-    fn vectors(&mut self, count: usize) -> Vec<DVec3> {
-        (0..count).map(|_| DVec3::new(self.f64(), self.f64(), self.f64())).collect()
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,235 @@
+//! Checkpoints: a model's whole state as bytes, in one frame for every model: an 8-byte magic
+//! naming the model, a version (u32), the model's fields (little-endian), and the FNV-1a
+//! checksum of all before it. [`Writer`] builds a frame; [`Reader`] checks one (magic,
+//! checksum) and reads the fields back in order, and every way a file can be wrong is a
+//! [`CheckpointError`] that says which.
+
+/// FNV-1a, 64 bit: the checkpoint checksum (written here so the format never changes under us).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Why a checkpoint could not be read.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CheckpointError {
+    /// The file does not start with the model's magic (or is too short to).
+    #[error("not an erode {model} checkpoint")]
+    NotACheckpoint {
+        /// The model whose checkpoint was expected.
+        model: &'static str,
+    },
+    /// The checksum does not match the bytes.
+    #[error("checksum mismatch: the file is corrupt")]
+    Checksum,
+    /// A version this erode does not read.
+    #[error("version {found}, this erode reads {wanted}{why}")]
+    Version {
+        /// The file's version.
+        found: u32,
+        /// The newest version this erode reads.
+        wanted: u32,
+        /// What changed, when known (starts with "; ").
+        why: &'static str,
+    },
+    /// Written by a run with other parameters.
+    #[error("the parameters differ from the run that wrote it")]
+    Parameters,
+    /// The fields end before their sizes say.
+    #[error("truncated")]
+    Truncated,
+    /// Bytes after the last field.
+    #[error("trailing bytes")]
+    Trailing,
+    /// A size or count no run could have written.
+    #[error("implausible {0}")]
+    Size(String),
+    /// Fields that contradict each other or the run.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Builds a checkpoint frame.
+pub struct Writer {
+    out: Vec<u8>,
+}
+
+impl Writer {
+    /// A frame for `magic` at `version`, with room for about `capacity` bytes.
+    pub fn new(magic: &[u8; 8], version: u32, capacity: usize) -> Self {
+        let mut out = Vec::with_capacity(capacity + 20);
+        out.extend_from_slice(magic);
+        out.extend_from_slice(&version.to_le_bytes());
+        Self { out }
+    }
+
+    /// A u64.
+    pub fn u64(&mut self, v: u64) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// An f64.
+    pub fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+
+    /// f32 values.
+    pub fn f32s(&mut self, vs: &[f32]) {
+        for v in vs {
+            self.out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    /// f64 values.
+    pub fn f64s(&mut self, vs: &[f64]) {
+        for v in vs {
+            self.out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    /// u32 values.
+    pub fn u32s(&mut self, vs: &[u32]) {
+        for v in vs {
+            self.out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    /// A mask, a byte per value.
+    pub fn mask(&mut self, vs: &[bool]) {
+        self.out.extend(vs.iter().map(|&b| u8::from(b)));
+    }
+
+    /// The frame with its checksum.
+    pub fn finish(mut self) -> Vec<u8> {
+        let sum = fnv1a64(&self.out);
+        self.out.extend_from_slice(&sum.to_le_bytes());
+        self.out
+    }
+}
+
+/// Reads a checkpoint frame's fields in order.
+pub struct Reader<'a> {
+    body: &'a [u8],
+    pos: usize,
+    /// The frame's version.
+    pub version: u32,
+}
+
+impl<'a> Reader<'a> {
+    /// Checks the magic (the model's, named `model` in errors) and the checksum; the caller
+    /// checks [`Reader::version`].
+    pub fn open(bytes: &'a [u8], magic: &[u8; 8], model: &'static str) -> Result<Self, CheckpointError> {
+        if bytes.len() < 8 + 4 + 8 || &bytes[..8] != magic {
+            return Err(CheckpointError::NotACheckpoint { model });
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - 8);
+        let stored = u64::from_le_bytes([sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7]]);
+        if fnv1a64(body) != stored {
+            return Err(CheckpointError::Checksum);
+        }
+        let version = u32::from_le_bytes([body[8], body[9], body[10], body[11]]);
+        Ok(Self { body, pos: 12, version })
+    }
+
+    /// Refuses a version outside `readable`; `why` (starting "; ") explains an old one.
+    pub fn expect_version(&self, readable: &[u32], why: impl Fn(u32) -> &'static str) -> Result<(), CheckpointError> {
+        if readable.contains(&self.version) {
+            return Ok(());
+        }
+        let wanted = readable.iter().copied().max().unwrap_or(0);
+        Err(CheckpointError::Version { found: self.version, wanted, why: why(self.version) })
+    }
+
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], CheckpointError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.body.len()).ok_or(CheckpointError::Truncated)?;
+        let s = &self.body[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    /// Bytes left before the checksum.
+    pub fn remaining(&self) -> usize {
+        self.body.len() - self.pos
+    }
+
+    /// A u64.
+    pub fn u64(&mut self) -> Result<u64, CheckpointError> {
+        let b = self.take(8)?;
+        Ok(u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+    }
+
+    /// An f64.
+    pub fn f64(&mut self) -> Result<f64, CheckpointError> {
+        self.u64().map(f64::from_bits)
+    }
+
+    fn array<const N: usize, T>(&mut self, n: usize, f: impl Fn([u8; N]) -> T) -> Result<Vec<T>, CheckpointError> {
+        let b = self.take(n.checked_mul(N).ok_or_else(|| CheckpointError::Size(format!("count {n}")))?)?;
+        Ok(b.chunks_exact(N).map(|c| f(c.try_into().unwrap_or([0; N]))).collect())
+    }
+
+    /// `n` f32 values.
+    pub fn f32s(&mut self, n: usize) -> Result<Vec<f32>, CheckpointError> {
+        self.array::<4, _>(n, f32::from_le_bytes)
+    }
+
+    /// `n` f64 values.
+    pub fn f64s(&mut self, n: usize) -> Result<Vec<f64>, CheckpointError> {
+        self.array::<8, _>(n, f64::from_le_bytes)
+    }
+
+    /// `n` u32 values.
+    pub fn u32s(&mut self, n: usize) -> Result<Vec<u32>, CheckpointError> {
+        self.array::<4, _>(n, u32::from_le_bytes)
+    }
+
+    /// A mask of `n` values, a byte each.
+    pub fn mask(&mut self, n: usize) -> Result<Vec<bool>, CheckpointError> {
+        Ok(self.take(n)?.iter().map(|&b| b != 0).collect())
+    }
+
+    /// Refuses bytes after the last field.
+    pub fn finish(self) -> Result<(), CheckpointError> {
+        if self.pos == self.body.len() { Ok(()) } else { Err(CheckpointError::Trailing) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_reads_back_and_every_damage_is_named() {
+        let mut w = Writer::new(b"ERODETST", 2, 64);
+        w.u64(7);
+        w.f64(-1.5);
+        w.f32s(&[1.0, 2.5]);
+        w.mask(&[true, false, true]);
+        let bytes = w.finish();
+        let mut r = Reader::open(&bytes, b"ERODETST", "test").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.version, 2);
+        assert_eq!(r.u64(), Ok(7));
+        assert_eq!(r.f64(), Ok(-1.5));
+        assert_eq!(r.f32s(2), Ok(vec![1.0, 2.5]));
+        assert_eq!(r.mask(3), Ok(vec![true, false, true]));
+        assert_eq!(r.finish(), Ok(()));
+        let open = |b: &[u8]| Reader::open(b, b"ERODETST", "test").err();
+        assert_eq!(open(&bytes[..10]), Some(CheckpointError::NotACheckpoint { model: "test" }));
+        let mut bad = bytes.clone();
+        bad[14] ^= 1;
+        assert_eq!(open(&bad), Some(CheckpointError::Checksum));
+        let r = Reader::open(&bytes, b"ERODETST", "test").unwrap_or_else(|e| panic!("{e}"));
+        let err = r.expect_version(&[3], |_| "; start again").unwrap_err();
+        assert_eq!(err.to_string(), "version 2, this erode reads 3; start again");
+        let mut r = Reader::open(&bytes, b"ERODETST", "test").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.f32s(100), Err(CheckpointError::Truncated));
+        let mut r = Reader::open(&bytes, b"ERODETST", "test").unwrap_or_else(|e| panic!("{e}"));
+        r.u64().unwrap_or_default();
+        assert_eq!(r.finish(), Err(CheckpointError::Trailing));
+    }
+}
