@@ -232,3 +232,22 @@ fn a_heightmap_mesh_has_a_walled_shaft_where_the_data_is_missing() {
     let refined = HeightmapMesh { levels: 2, ..spec };
     assert!(refined.build_with_holes(&holed.heights, holed.nodata_mask()).is_err());
 }
+
+#[test]
+fn heightmap_meshes_with_random_holes_are_closed_and_outward() {
+    use erode::models::sph::{build::HeightmapMesh, build::Refine, check_mesh};
+    let (w, h) = (48, 41);
+    for seed in 1..=6 {
+        let mask = blobs(w, h, seed);
+        let map = Heightmap::with_nodata(hills(w, h), Some(mask)).unwrap();
+        for squares in [(47, 40), (20, 17), (9, 8)] {
+            let spec =
+                HeightmapMesh { columns: squares.0, rows: squares.1, levels: 0, refine: Refine::None, base_depth: 3.0 };
+            let mesh = spec.build_with_holes(&map.heights, map.nodata_mask()).unwrap();
+            let at = format!("seed {seed}, {} x {} squares", squares.0, squares.1);
+            check_mesh(&mesh, mesh.default_min_area()).unwrap_or_else(|e| panic!("{at}: {e}"));
+            mesh.check_outward().unwrap_or_else(|e| panic!("{at}: {e}"));
+            assert!(mesh.signed_volume() > 0.0, "{at}");
+        }
+    }
+}
