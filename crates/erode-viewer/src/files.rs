@@ -13,7 +13,8 @@ use crate::world::{ModelKind, World};
 pub fn open_heightmap(path: &Path) -> Result<World, String> {
     let loaded = erode_io::read(path, &ReadOptions::default()).map_err(|e| e.to_string())?;
     let params = Params::default();
-    World::new(&loaded.map.heights, params, DropletParams::default()).map_err(|e| format!("{}: {e}", path.display()))
+    let (heights, holes) = (&loaded.map.heights, loaded.map.nodata_mask());
+    World::with_holes(heights, holes, params, DropletParams::default()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Opens a session (`.erode`) or a heightmap, by extension.
@@ -33,7 +34,7 @@ pub fn save_session(world: &mut World, path: &Path) -> Result<(), String> {
 
 /// Writes `height`, `water`, `sediment`, `hardness`, `erosion`, `deposition`, `flow` and
 /// `velocity` (the CLI's names; the droplet model writes its own erosion, deposition and flow)
-/// as `<name>.<ext>` into `dir`. Returns the number of files.
+/// as `<name>.<ext>` into `dir`, nodata cells marked (NaN). Returns the number of files.
 pub fn save_maps(world: &mut World, dir: &Path, ext: &str) -> Result<usize, String> {
     world.sync_from_gpu().map_err(|e| e.to_string())?;
     let format = Format::from_path(&dir.join(format!("x.{ext}"))).map_err(|e| e.to_string())?;
@@ -52,7 +53,8 @@ pub fn save_maps(world: &mut World, dir: &Path, ext: &str) -> Result<usize, Stri
     let count = maps.len();
     for (name, values) in maps {
         let grid = erode::Grid::from_vec(w, h, st.cell_size, values).map_err(|e| e.to_string())?;
-        let map = Heightmap::new(grid).map_err(|e| e.to_string())?;
+        // nodata cells stay marked, as the CLI writes them
+        let map = Heightmap::with_nodata(grid, st.nodata.clone()).map_err(|e| e.to_string())?;
         erode_io::write(&dir.join(format!("{name}.{}", format.extension())), &map, &options)
             .map_err(|e| e.to_string())?;
     }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use erode::gpu::GpuContext;
-use erode::models::droplet::{DropletParams, DropletSim, DropletState};
+use erode::models::droplet::{DropletMaps, DropletParams, DropletSim, DropletState};
 use erode::models::grid::gpu::GpuSim;
 use erode::models::grid::{CpuSim, Params, RainMode, Source, StartMaps, State, Units};
 use erode::{Grid, SimError};
@@ -175,8 +175,19 @@ pub struct World {
 impl World {
     /// A world on `terrain` (heights in metres) with these parameters.
     pub fn new(terrain: &Grid<f32>, grid_params: Params, droplet_params: DropletParams) -> Result<Self, WorldError> {
+        Self::with_holes(terrain, None, grid_params, droplet_params)
+    }
+
+    /// A world on `terrain` whose `nodata` cells (`true`, row-major) are outside the domain, as
+    /// the CLI runs a heightmap with nodata (see `erode::Heightmap::nodata_mask`).
+    pub fn with_holes(
+        terrain: &Grid<f32>,
+        nodata: Option<&[bool]>,
+        grid_params: Params,
+        droplet_params: DropletParams,
+    ) -> Result<Self, WorldError> {
         droplet_params.validate()?;
-        let state = State::new(terrain, &grid_params, StartMaps::default())?;
+        let state = State::new(terrain, &grid_params, StartMaps { nodata, ..StartMaps::default() })?;
         Ok(Self::from_parts(ModelKind::Grid, grid_params, droplet_params, state, None, true))
     }
 
@@ -495,7 +506,8 @@ impl World {
         if self.droplet.is_none() {
             self.sync_from_gpu()?;
             let g = self.state.grid(&self.state.terrain);
-            let mut d = DropletState::new(&g)?;
+            let maps = DropletMaps { nodata: self.state.nodata.as_deref(), ..DropletMaps::default() };
+            let mut d = DropletState::with_maps(&g, maps)?;
             d.hardness = Some(self.state.hardness.clone());
             d.rain = self.state.rain_map.clone().filter(|_| self.grid_params.rain_mode == RainMode::Map);
             self.droplet = Some(d);

@@ -292,3 +292,40 @@ fn strokes_while_playing_keep_the_books_balanced() {
     let err = w.state.balance().relative_error;
     assert!(err < 1e-6, "books after strokes while playing: {err}");
 }
+
+/// A heightmap with nodata opens with its holes outside the domain, as the CLI runs it: neither
+/// model changes them, and saved maps keep them marked.
+#[test]
+fn a_heightmap_with_nodata_keeps_its_holes_in_both_models_and_in_saved_maps() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (w, h) = (64usize, 48usize);
+    let g = erode::Grid::from_fn(w, h, erode::CellSize::square(1.0), |r, c| {
+        10.0 + 0.05 * c as f32 + 0.5 * (c as f32 * 0.3).sin() * (r as f32 * 0.2).cos()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let hole = |i: usize| (20..28).contains(&(i / w)) && (30..40).contains(&(i % w));
+    let mask: Vec<bool> = (0..w * h).map(hole).collect();
+    let map = erode::Heightmap::with_nodata(g, Some(mask)).unwrap_or_else(|e| panic!("{e}"));
+    let path = tmp.path().join("holes.tif");
+    let opts = erode_io::WriteOptions { nodata_value: Some(-9999.0), ..Default::default() };
+    erode_io::write(&path, &map, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let mut world = erode_viewer::files::open_heightmap(&path).unwrap_or_else(|e| panic!("{e}"));
+    let before = world.state.terrain.clone();
+    apply(&mut world, Action::SetRain(true));
+    for model in [ModelKind::Grid, ModelKind::Droplet] {
+        apply(&mut world, Action::SetModel(model));
+        for _ in 0..5 {
+            world.tick().unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    assert_ne!(before, world.state.terrain, "nothing eroded");
+    for i in (0..w * h).filter(|&i| hole(i)) {
+        assert_eq!(world.state.terrain[i], before[i], "nodata cell {i} changed");
+        assert_eq!(world.state.water[i], 0.0, "water in nodata cell {i}");
+    }
+    let out = tmp.path().join("maps");
+    std::fs::create_dir(&out).unwrap_or_else(|e| panic!("{e}"));
+    erode_viewer::files::save_maps(&mut world, &out, "tif").unwrap_or_else(|e| panic!("{e}"));
+    let height = erode_io::read(&out.join("height.tif"), &Default::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(height.map.nodata_count(), 80, "the saved height map keeps the holes marked");
+}
