@@ -77,7 +77,7 @@ impl DropletState {
     /// A run on `terrain` with a hardness and/or rain map of the same size. Refuses non-finite
     /// heights, maps of another size and a rain map without rain.
     pub fn with_maps(terrain: &Grid<f32>, maps: DropletMaps<'_>) -> Result<Self, SimError> {
-        use crate::models::grid::state::{check_shape, check_values};
+        use crate::models::grid::state::{check_shape, check_values, nodata_mask};
         let hardness = match maps.hardness {
             Some(m) => {
                 check_shape("hardness", m, terrain)?;
@@ -104,13 +104,7 @@ impl DropletState {
         }
         let reference = terrain.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
         let n = terrain.len();
-        let nodata = match maps.nodata {
-            Some(m) if m.len() != n => {
-                return Err(SimError::MapShape { what: "nodata mask", got_w: m.len(), got_h: 1, want_w: w, want_h: h });
-            }
-            Some(m) if m.contains(&true) => Some(m.to_vec()),
-            _ => None,
-        };
+        let nodata = nodata_mask(maps.nodata, terrain)?;
         let mut st = Self {
             width: w,
             height: h,

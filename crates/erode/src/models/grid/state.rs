@@ -129,6 +129,22 @@ pub(crate) fn check_values(
     }
 }
 
+/// The nodata mask a state keeps: `None` when no cell is nodata; a mask of another size than
+/// `terrain` is refused.
+pub(crate) fn nodata_mask(mask: Option<&[bool]>, terrain: &Grid<f32>) -> Result<Option<Vec<bool>>, SimError> {
+    match mask {
+        Some(m) if m.len() != terrain.len() => Err(SimError::MapShape {
+            what: "nodata mask",
+            got_w: m.len(),
+            got_h: 1,
+            want_w: terrain.width(),
+            want_h: terrain.height(),
+        }),
+        Some(m) if m.contains(&true) => Ok(Some(m.to_vec())),
+        _ => Ok(None),
+    }
+}
+
 pub(crate) fn check_shape(what: &'static str, g: &Grid<f32>, terrain: &Grid<f32>) -> Result<(), SimError> {
     if g.same_shape(terrain) {
         Ok(())
@@ -173,13 +189,7 @@ impl State {
             }
             (_, None) => None,
         };
-        let nodata = match maps.nodata {
-            Some(m) if m.len() != n => {
-                return Err(SimError::MapShape { what: "nodata mask", got_w: m.len(), got_h: 1, want_w: w, want_h: h });
-            }
-            Some(m) if m.contains(&true) => Some(m.to_vec()),
-            _ => None,
-        };
+        let nodata = nodata_mask(maps.nodata, terrain)?;
         let mut water = match maps.water {
             Some(m) => {
                 check_shape("water", m, terrain)?;
