@@ -7,6 +7,7 @@
 //!
 //! | module | what |
 //! | --- | --- |
+//! | [`contract`] | one interface over the models: advance by n, books, maps, checkpoints |
 //! | [`analysis`] | drainage, slope–area fits, depressions, curvature: what a terrain's shape says |
 //! | [`grid`] | [`Grid`], cell sizes in metres, [`Heightmap`] with a nodata mask |
 //! | [`terrain`] | seeded generators: fBm, ridged, diamond-square, and analytic test shapes |
@@ -28,6 +29,7 @@
 
 pub mod analysis;
 pub mod checkpoint;
+pub mod contract;
 pub mod error;
 #[cfg(feature = "gpu")]
 pub mod gpu;

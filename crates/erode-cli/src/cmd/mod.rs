@@ -9,5 +9,4 @@ pub mod info;
 pub mod params;
 pub mod render;
 pub mod simulate;
-pub mod sph;
 pub mod view;

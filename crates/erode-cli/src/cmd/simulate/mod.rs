@@ -1,0 +1,159 @@
+//! `erode simulate MODEL`: each model's flags, validated into a job, run by the one loop in
+//! [`run`].
+
+mod checkpoints;
+mod droplet;
+mod grid;
+mod heightmap;
+mod run;
+mod sph;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+
+/// Erode a terrain with a model and write the results into a folder.
+#[derive(clap::Args)]
+#[command(after_help = "Every model writes report.json into OUTDIR and its checkpoints into OUTDIR/checkpoints
+(--checkpoint-every, --resume); see `erode simulate MODEL --help` for each model's outputs.
+
+Examples:
+  erode simulate grid t.tif -o out --iterations 1000
+  erode simulate droplet t.tif -o out --preset gentle
+  erode simulate sph --scene tunnel --iterations 2000 -o out")]
+pub struct Args {
+    #[command(subcommand)]
+    model: ModelCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum ModelCommand {
+    /// Shallow water in virtual pipes eroding a heightmap (Mei et al. 2007; Jákó & Tóth 2011).
+    Grid(grid::Args),
+    /// Droplets eroding a heightmap one after another (Beyer 2015).
+    Droplet(droplet::Args),
+    /// Fluid particles eroding a triangle mesh (Skorkovská et al.): caves, tunnels, overhangs.
+    Sph(sph::Args),
+}
+
+/// Flags every model takes.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Output folder (created if missing).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Parameter file (TOML; see `erode params MODEL`).
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// Override a parameter, `key=value` (repeatable), applied after --params.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Worker threads (default: one per core). Results are identical for any count.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Write a checkpoint every N iterations or droplets (0: only at the end).
+    #[arg(long, default_value_t = 0)]
+    checkpoint_every: u64,
+    /// Continue from the newest checkpoint in OUTDIR up to the total asked for.
+    #[arg(long)]
+    resume: bool,
+    #[command(flatten)]
+    input: crate::input::InputArgs,
+}
+
+impl RunArgs {
+    /// The newest checkpoint of `model` in the output folder, when resuming.
+    fn checkpoint(&self, model: &str) -> anyhow::Result<Option<checkpoints::Newest>> {
+        if !self.resume {
+            return Ok(None);
+        }
+        checkpoints::Newest::read(&checkpoints::folder(&self.output), model).map(Some)
+    }
+
+    /// The job of `model` and its `front`, to run `until`, from `checkpoint` when resuming.
+    fn job<M, F>(
+        self,
+        model: M,
+        front: F,
+        until: run::Until,
+        checkpoint: Option<checkpoints::Newest>,
+        stamp: run::Stamp,
+    ) -> anyhow::Result<run::Job<M, F>> {
+        Ok(run::Job {
+            model,
+            front,
+            output: self.output,
+            until,
+            checkpoint_every: self.checkpoint_every,
+            resumed: checkpoint.map(|c| c.path),
+            stamp,
+            pool: thread_pool(self.threads)?,
+        })
+    }
+}
+
+/// Where the grid and droplet models run.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq)]
+enum Backend {
+    /// Rayon on the CPU (every option).
+    Cpu,
+    /// wgpu compute shaders (see `erode gpu-info`; the grid model without semi-Lagrangian
+    /// transport, buckets or smoothing).
+    Gpu,
+    /// The GPU when there is one and it runs these options, else the CPU (and the CPU for
+    /// droplets on maps too small for many to run at once).
+    Auto,
+}
+
+impl Backend {
+    /// Moves `run` onto the GPU when the backend asks for it; with `auto`, leaves it on the CPU
+    /// (with a note) when it cannot be.
+    fn place<R>(
+        self,
+        run: &mut R,
+        quiet: bool,
+        use_gpu: impl FnOnce(&mut R, std::sync::Arc<erode::gpu::GpuContext>) -> Result<(), erode::SimError>,
+    ) -> anyhow::Result<()> {
+        if self == Backend::Cpu {
+            return Ok(());
+        }
+        let placed = erode::gpu::GpuContext::headless()
+            .map_err(anyhow::Error::from)
+            .and_then(|ctx| use_gpu(run, std::sync::Arc::new(ctx)).map_err(Into::into));
+        match placed {
+            Err(e) if self == Backend::Auto => {
+                if !quiet {
+                    eprintln!("erode: running on the CPU: {e}");
+                }
+                Ok(())
+            }
+            placed => placed,
+        }
+    }
+}
+
+/// The worker threads of a run (`--threads`, default one per core).
+pub fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        if n == 0 {
+            bail!("--threads must be at least 1");
+        }
+        // results are the same for any count: threads beyond the cores only cost memory
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let most = (4 * cores).max(16);
+        if n > most {
+            bail!("--threads {n}: at most {most} on this machine ({cores} cores; results are the same for any count)");
+        }
+        b = b.num_threads(n);
+    }
+    b.build().context("starting worker threads")
+}
+
+pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
+    match a.model {
+        ModelCommand::Grid(a) => run::run(grid::job(a, quiet)?, quiet),
+        ModelCommand::Droplet(a) => run::run(droplet::job(a, quiet)?, quiet),
+        ModelCommand::Sph(a) => run::run(sph::job(a)?, quiet),
+    }
+}

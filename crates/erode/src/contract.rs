@@ -1,0 +1,540 @@
+//! One contract over the three models, so a front end (the command line, the viewer, the Python
+//! package) drives any of them the same way: advance by `n`, read the books, take the maps,
+//! save a checkpoint.
+//!
+//! The models know nothing of this module: each adapter here ([`GridRun`], [`DropletRun`],
+//! [`SphRun`]) owns one model's parameters, state and simulator (CPU, or GPU where the model has
+//! one) and speaks the contract for it. What only one model has (the grid model's sub-steps,
+//! the SPH model's mesh) stays on the adapter, outside the trait.
+
+use std::time::Duration;
+
+use crate::SimError;
+use crate::models::{droplet, grid, sph};
+
+/// What one unit of [`Model::advance`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// One time step of the whole domain (grid, SPH).
+    Iteration,
+    /// One droplet's life (droplet).
+    Droplet,
+}
+
+impl Unit {
+    /// `"iteration"` or `"droplet"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Iteration => "iteration",
+            Unit::Droplet => "droplet",
+        }
+    }
+}
+
+/// Where a model runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Rayon threads.
+    Cpu,
+    /// wgpu compute shaders on the named adapter.
+    Gpu {
+        /// The adapter's name.
+        adapter: String,
+    },
+}
+
+/// One entry of a model's books, as a front end shows it.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Term {
+    /// Its name (`snake_case`, the key in `report.json`).
+    pub name: &'static str,
+    /// Its value.
+    pub value: f64,
+    /// `"m³"`, or `"1"` for a ratio.
+    pub unit: &'static str,
+}
+
+/// How well a model's books balance, in one shape for every model: the relative error the
+/// tests hold to a tolerance, and the named terms it comes from.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Balance {
+    /// The model's overall relative error (what goes in, out and stays, against what changed).
+    pub relative_error: f64,
+    /// The terms, in the model's order.
+    pub terms: Vec<Term>,
+}
+
+impl Balance {
+    /// The value of the term named `name`.
+    pub fn term(&self, name: &str) -> Option<f64> {
+        self.terms.iter().find(|t| t.name == name).map(|t| t.value)
+    }
+}
+
+/// Simulated time: where the run is and how long one unit lasts, seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clock {
+    /// Seconds simulated so far.
+    pub now: f64,
+    /// Seconds the next unit will simulate (the last step's length, sub-steps included).
+    pub step: f64,
+}
+
+/// What every model does for a front end.
+pub trait Model: Send + Sync {
+    /// `"grid"`, `"droplet"` or `"sph"`: the model's name on the command line and in files.
+    fn name(&self) -> &'static str;
+    /// What [`Model::advance`] counts.
+    fn unit(&self) -> Unit;
+    /// Units done since the model's start (those before a checkpoint included).
+    fn done(&self) -> u64;
+    /// Advances stopped at multiples of this many units (counted from the start) give the same
+    /// result as one advance: where checkpoints may fall.
+    fn granule(&self) -> u64 {
+        1
+    }
+    /// Simulated time, for the models that have one.
+    fn clock(&self) -> Option<Clock> {
+        None
+    }
+    /// Runs `n` more units, calling `progress` with [`Model::done`] now and then.
+    fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError>;
+    /// Brings the state up to date with the simulator (a read-back from the GPU; nothing on the
+    /// CPU). The reading methods below see the state as of the last `sync`.
+    fn sync(&mut self) -> Result<(), SimError>;
+    /// The books.
+    fn balance(&self) -> Balance;
+    /// The state as checkpoint bytes (see [`crate::checkpoint`]), to resume with the model's
+    /// `resume`.
+    fn checkpoint(&self) -> Vec<u8>;
+    /// Wall time spent in each named stage so far (empty for a model without stages).
+    fn stage_times(&self) -> Vec<(&'static str, Duration)>;
+    /// The output maps of a heightmap model, named, row-major (empty for the SPH model, whose
+    /// result is a mesh).
+    fn maps(&self) -> Vec<(&'static str, Vec<f32>)>;
+    /// Every value of the state is finite.
+    fn is_finite(&self) -> bool;
+    /// Where it runs.
+    fn backend(&self) -> Backend {
+        Backend::Cpu
+    }
+}
+
+fn all_finite(fields: &[&[f32]]) -> bool {
+    fields.iter().all(|f| f.iter().all(|v| v.is_finite()))
+}
+
+fn ratio(name: &'static str, value: f64) -> Term {
+    Term { name, value, unit: "1" }
+}
+
+fn volume(name: &'static str, value: f64) -> Term {
+    Term { name, value, unit: "m³" }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// The grid model (virtual pipes, Mei, Decaudin & Hu 2007; Jákó & Tóth 2011) under the
+/// contract, on the CPU or the GPU.
+pub struct GridRun {
+    state: grid::State,
+    cpu: grid::CpuSim,
+    #[cfg(feature = "gpu")]
+    gpu: Option<(grid::gpu::GpuSim, String)>,
+    /// The state lags the GPU.
+    stale: bool,
+}
+
+impl GridRun {
+    /// A run of `params` from `state` on the CPU.
+    pub fn new(params: grid::Params, state: grid::State) -> Result<Self, SimError> {
+        let cpu = grid::CpuSim::new(params, &state)?;
+        Ok(Self {
+            state,
+            cpu,
+            #[cfg(feature = "gpu")]
+            gpu: None,
+            stale: false,
+        })
+    }
+
+    /// A run of `params` from checkpoint `bytes` (written with the same parameters; at most
+    /// `max_cells` cells).
+    pub fn resume(params: grid::Params, bytes: &[u8], max_cells: u64) -> Result<Self, SimError> {
+        let state = grid::State::from_bytes(bytes, grid::params_fingerprint(&params), max_cells)?;
+        Self::new(params, state)
+    }
+
+    /// Runs on the GPU of `ctx` from here on; if it cannot, says why and stays on the CPU.
+    #[cfg(feature = "gpu")]
+    pub fn use_gpu(&mut self, ctx: std::sync::Arc<crate::gpu::GpuContext>) -> Result<(), SimError> {
+        self.sync()?;
+        let adapter = ctx.adapter.name.clone();
+        let sim = grid::gpu::GpuSim::new(ctx, self.cpu.params(), &self.state)?;
+        self.gpu = Some((sim, adapter));
+        Ok(())
+    }
+
+    /// The state as of the last [`Model::sync`].
+    pub fn state(&self) -> &grid::State {
+        &self.state
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &grid::Params {
+        self.cpu.params()
+    }
+
+    /// The time step and sub-steps the simulator runs now.
+    pub fn derived(&self) -> &grid::Derived {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu {
+            return g.derived();
+        }
+        self.cpu.derived()
+    }
+
+    /// How many sub-steps the iterations so far took.
+    pub fn substep_tally(&self) -> &grid::SubstepTally {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu {
+            return g.substep_tally();
+        }
+        self.cpu.substep_tally()
+    }
+}
+
+impl Model for GridRun {
+    fn name(&self) -> &'static str {
+        "grid"
+    }
+    fn unit(&self) -> Unit {
+        Unit::Iteration
+    }
+    fn done(&self) -> u64 {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu {
+            return g.iteration;
+        }
+        self.state.iteration
+    }
+    fn clock(&self) -> Option<Clock> {
+        let d = self.derived();
+        let step = d.dt * f64::from(d.substeps);
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu {
+            return Some(Clock { now: g.time, step });
+        }
+        Some(Clock { now: self.state.time, step })
+    }
+    fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError> {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &mut self.gpu {
+            g.run(n)?;
+            self.stale = true;
+            progress(g.iteration);
+            return Ok(());
+        }
+        // one call: the CPU simulator writes the velocity output on its last iteration only
+        self.cpu.run(&mut self.state, n);
+        progress(self.state.iteration);
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<(), SimError> {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu
+            && self.stale
+        {
+            g.read_into(&mut self.state)?;
+        }
+        self.stale = false;
+        Ok(())
+    }
+    fn balance(&self) -> Balance {
+        let b = self.state.balance();
+        let st = &self.state;
+        Balance {
+            relative_error: b.relative_error,
+            terms: vec![
+                ratio("water_relative_error", b.water_relative_error),
+                ratio("soil_relative_error", b.soil_relative_error),
+                ratio("soil_imbalance_per_moved", b.soil_imbalance_per_moved),
+                ratio("transport_drift_relative", b.transport_drift_relative),
+                volume("water_volume", b.water_volume),
+                volume("soil_volume", b.soil_volume),
+                volume("start_water", st.start_water),
+                volume("start_soil", st.start_soil),
+                volume("rain", st.books.rain),
+                volume("sources", st.books.sources),
+                volume("evaporated", st.books.evaporated),
+                volume("water_outflow", st.books.water_outflow),
+                volume("eroded", st.books.eroded),
+                volume("deposited", st.books.deposited),
+                volume("sediment_outflow", st.books.sediment_outflow),
+            ],
+        }
+    }
+    fn checkpoint(&self) -> Vec<u8> {
+        self.state.to_bytes(grid::params_fingerprint(self.cpu.params()))
+    }
+    fn stage_times(&self) -> Vec<(&'static str, Duration)> {
+        grid::Stage::ALL.iter().zip(self.cpu.stage_times().0).map(|(s, t)| (s.name(), t)).collect()
+    }
+    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
+        self.state.output_maps()
+    }
+    fn is_finite(&self) -> bool {
+        let s = &self.state;
+        all_finite(&[&s.terrain, &s.water, &s.sediment, &s.hardness, &s.velocity_x, &s.velocity_y])
+    }
+    fn backend(&self) -> Backend {
+        #[cfg(feature = "gpu")]
+        if let Some((_, adapter)) = &self.gpu {
+            return Backend::Gpu { adapter: adapter.clone() };
+        }
+        Backend::Cpu
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// The droplet model (Beyer 2015) under the contract, on the CPU or the GPU.
+pub struct DropletRun {
+    state: droplet::DropletState,
+    cpu: droplet::DropletSim,
+    #[cfg(feature = "gpu")]
+    gpu: Option<(droplet::gpu::DropletGpuSim, String)>,
+    stale: bool,
+}
+
+impl DropletRun {
+    /// A run of `params` from `state` on the CPU.
+    pub fn new(params: droplet::DropletParams, state: droplet::DropletState) -> Result<Self, SimError> {
+        let cpu = droplet::DropletSim::new(params, &state)?;
+        Ok(Self {
+            state,
+            cpu,
+            #[cfg(feature = "gpu")]
+            gpu: None,
+            stale: false,
+        })
+    }
+
+    /// A run of `params` from checkpoint `bytes` (written with the same parameters; at most
+    /// `max_cells` cells).
+    pub fn resume(params: droplet::DropletParams, bytes: &[u8], max_cells: u64) -> Result<Self, SimError> {
+        let fingerprint = droplet::droplet_params_fingerprint(&params);
+        let state = droplet::DropletState::from_bytes(bytes, fingerprint, max_cells)?;
+        Self::new(params, state)
+    }
+
+    /// Runs on the GPU of `ctx` from here on; if it cannot, says why and stays on the CPU.
+    #[cfg(feature = "gpu")]
+    pub fn use_gpu(&mut self, ctx: std::sync::Arc<crate::gpu::GpuContext>) -> Result<(), SimError> {
+        self.sync()?;
+        let adapter = ctx.adapter.name.clone();
+        let sim = droplet::gpu::DropletGpuSim::new(ctx, self.cpu.params(), &self.state)?;
+        self.gpu = Some((sim, adapter));
+        Ok(())
+    }
+
+    /// How many droplets a GPU batch of this run would hold (those whose paths rarely cross).
+    #[cfg(feature = "gpu")]
+    pub fn gpu_batch(&self) -> u64 {
+        let p = self.cpu.params();
+        droplet::gpu::gpu_batch(self.cpu.rule(), p.batch_size, self.state.width * self.state.height)
+    }
+
+    /// The state as of the last [`Model::sync`].
+    pub fn state(&self) -> &droplet::DropletState {
+        &self.state
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &droplet::DropletParams {
+        self.cpu.params()
+    }
+
+    /// How many bands of rows a CPU batch is split into.
+    pub fn parallel_bands(&self) -> usize {
+        self.cpu.parallel_bands(self.state.height)
+    }
+}
+
+impl Model for DropletRun {
+    fn name(&self) -> &'static str {
+        "droplet"
+    }
+    fn unit(&self) -> Unit {
+        Unit::Droplet
+    }
+    fn done(&self) -> u64 {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu {
+            return g.droplets();
+        }
+        self.state.droplets
+    }
+    fn granule(&self) -> u64 {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu {
+            return g.batch_size();
+        }
+        u64::from(self.cpu.params().batch_size)
+    }
+    fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError> {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &mut self.gpu {
+            g.run(n)?;
+            self.stale = true;
+            progress(g.droplets());
+            return Ok(());
+        }
+        self.cpu.run(&mut self.state, n, progress);
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<(), SimError> {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu
+            && self.stale
+        {
+            g.read_into(&mut self.state)?;
+        }
+        self.stale = false;
+        Ok(())
+    }
+    fn balance(&self) -> Balance {
+        let st = &self.state;
+        let (books, terrain) = st.balance();
+        Balance {
+            relative_error: books.max(terrain),
+            terms: vec![
+                ratio("books_relative_error", books),
+                ratio("terrain_relative_error", terrain),
+                volume("eroded_m3", st.cubic_metres(st.books.eroded)),
+                volume("deposited_m3", st.cubic_metres(st.books.deposited)),
+                volume("outflow_m3", st.cubic_metres(st.books.outflow)),
+            ],
+        }
+    }
+    fn checkpoint(&self) -> Vec<u8> {
+        self.state.to_bytes(droplet::droplet_params_fingerprint(self.cpu.params()))
+    }
+    fn stage_times(&self) -> Vec<(&'static str, Duration)> {
+        Vec::new()
+    }
+    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
+        let st = &self.state;
+        vec![
+            ("height", st.terrain.clone()),
+            ("erosion", st.eroded.clone()),
+            ("deposition", st.deposited.clone()),
+            ("flow", st.flow.clone()),
+        ]
+    }
+    fn is_finite(&self) -> bool {
+        let s = &self.state;
+        all_finite(&[&s.terrain, &s.eroded, &s.deposited, &s.flow])
+    }
+    fn backend(&self) -> Backend {
+        #[cfg(feature = "gpu")]
+        if let Some((_, adapter)) = &self.gpu {
+            return Backend::Gpu { adapter: adapter.clone() };
+        }
+        Backend::Cpu
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// The SPH model (Skorkovská, Kolingerová & Beneš) under the contract.
+pub struct SphRun {
+    state: sph::SphState,
+    sim: sph::SphSim,
+}
+
+impl SphRun {
+    /// A run of `params` from `state`.
+    pub fn new(params: sph::SphParams, state: sph::SphState) -> Result<Self, SimError> {
+        let sim = sph::SphSim::new(params, &state)?;
+        Ok(Self { state, sim })
+    }
+
+    /// A run of `params` from checkpoint `bytes` (written with the same parameters).
+    pub fn resume(params: sph::SphParams, bytes: &[u8]) -> Result<Self, SimError> {
+        let (state, frame) = sph::checkpoint::from_bytes(bytes, sph::checkpoint::params_fingerprint(&params))?;
+        let sim = sph::SphSim::with_frame(params, &state, frame)?;
+        Ok(Self { state, sim })
+    }
+
+    /// The state: the mesh, the particles, the books.
+    pub fn state(&self) -> &sph::SphState {
+        &self.state
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &sph::SphParams {
+        self.sim.params()
+    }
+
+    /// What the simulator derived from the parameters (time step, smoothing length, ...).
+    pub fn derived(&self) -> &sph::SphDerived {
+        self.sim.derived()
+    }
+}
+
+impl Model for SphRun {
+    fn name(&self) -> &'static str {
+        "sph"
+    }
+    fn unit(&self) -> Unit {
+        Unit::Iteration
+    }
+    fn done(&self) -> u64 {
+        self.state.iteration
+    }
+    fn clock(&self) -> Option<Clock> {
+        Some(Clock { now: self.state.time, step: self.sim.derived().dt })
+    }
+    fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError> {
+        for _ in 0..n {
+            // a failed step leaves the state as it was after the last good one
+            self.sim.step(&mut self.state)?;
+            progress(self.state.iteration);
+        }
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<(), SimError> {
+        Ok(())
+    }
+    fn balance(&self) -> Balance {
+        let st = &self.state;
+        let b = st.balance();
+        Balance {
+            relative_error: b.relative_error,
+            terms: vec![
+                volume("eroded_m3", st.books.eroded),
+                volume("deposited_m3", st.books.deposited),
+                volume("carried_m3", b.carried),
+                volume("outflow_m3", st.books.outflow),
+                volume("pending_m3", b.pending),
+                volume("mesh_volume_change_m3", b.mesh_volume_change),
+                volume("mesh_volume_start_m3", st.start_volume),
+            ],
+        }
+    }
+    fn checkpoint(&self) -> Vec<u8> {
+        let fingerprint = sph::checkpoint::params_fingerprint(self.sim.params());
+        sph::checkpoint::to_bytes(&self.state, &self.sim.frame(), fingerprint)
+    }
+    fn stage_times(&self) -> Vec<(&'static str, Duration)> {
+        sph::SphStage::ALL.iter().zip(self.sim.stage_times()).map(|(s, t)| (s.name(), t)).collect()
+    }
+    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
+        Vec::new()
+    }
+    fn is_finite(&self) -> bool {
+        let s = &self.state;
+        s.positions.iter().chain(&s.velocities).chain(&s.mesh.positions).all(|v| v.is_finite())
+    }
+}

@@ -1,0 +1,115 @@
+//! The model contract: every model, driven only through `dyn Model`, advances in pieces as in one
+//! go, resumes from its checkpoint to the same bytes, and reports balanced books.
+
+use erode::contract::{DropletRun, GridRun, Model, SphRun, Unit};
+use erode::models::droplet::{DropletParams, DropletState};
+use erode::models::grid::{Params, StartMaps, State};
+use erode::models::sph::SceneKind;
+use erode::terrain::{TerrainKind, TerrainSpec, generate};
+
+fn terrain() -> erode::Grid<f32> {
+    let spec =
+        TerrainSpec { kind: TerrainKind::Ridged, width: 48, height: 40, seed: 5, relief: 20.0, ..Default::default() };
+    generate(&spec).unwrap().heights
+}
+
+fn grid_run() -> Box<dyn Model> {
+    let params = Params::default();
+    let st = State::new(&terrain(), &params, StartMaps::default()).unwrap();
+    Box::new(GridRun::new(params, st).unwrap())
+}
+
+fn droplet_run() -> Box<dyn Model> {
+    let t = terrain();
+    let params = DropletParams { batch_size: 16, ..Default::default() }.with_floor_at(0.0);
+    Box::new(DropletRun::new(params, DropletState::new(&t).unwrap()).unwrap())
+}
+
+fn sph_run() -> Box<dyn Model> {
+    let scene = SceneKind::Tank.build(400, 0).unwrap();
+    let params = scene.params.clone();
+    let (st, _) = scene.start().unwrap();
+    Box::new(SphRun::new(params, st).unwrap())
+}
+
+/// `total` units in pieces of about `piece` that end on multiples of the model's granule.
+fn advance_in_pieces(m: &mut dyn Model, total: u64, piece: u64) {
+    let g = m.granule();
+    while m.done() < total {
+        let end = ((m.done() + piece).div_ceil(g) * g).min(total);
+        let n = end - m.done();
+        m.advance(n, &mut |_| {}).unwrap();
+    }
+    m.sync().unwrap();
+}
+
+/// Every model: pieces equal one go; a checkpoint resumed equals not stopping; the books hold.
+#[test]
+fn every_model_advances_in_pieces_as_in_one_go_and_resumes_to_the_same_bytes() {
+    type Start = fn() -> Box<dyn Model>;
+    type Resume = fn(&[u8]) -> Box<dyn Model>;
+    let cases: [(Start, Resume, u64, f64); 3] = [
+        (grid_run, |b| Box::new(GridRun::resume(Params::default(), b, u64::MAX).unwrap()), 60, 1e-6),
+        (
+            droplet_run,
+            |b| {
+                let params = DropletParams { batch_size: 16, ..Default::default() }.with_floor_at(0.0);
+                Box::new(DropletRun::resume(params, b, u64::MAX).unwrap())
+            },
+            1920,
+            1e-5,
+        ),
+        (
+            sph_run,
+            |b| {
+                let params = SceneKind::Tank.build(400, 0).unwrap().params;
+                Box::new(SphRun::resume(params, b).unwrap())
+            },
+            30,
+            1e-6,
+        ),
+    ];
+    for (start, resume, total, tolerance) in cases {
+        let mut whole = start();
+        let name = whole.name();
+        whole.advance(total, &mut |_| {}).unwrap();
+        whole.sync().unwrap();
+        assert_eq!(whole.done(), total, "{name}");
+
+        let mut pieces = start();
+        advance_in_pieces(pieces.as_mut(), total, 7);
+        assert!(whole.checkpoint() == pieces.checkpoint(), "{name}: pieces differ from one go");
+
+        let mut first = start();
+        let half = total / 2 / first.granule() * first.granule();
+        first.advance(half, &mut |_| {}).unwrap();
+        first.sync().unwrap();
+        let mut resumed = resume(&first.checkpoint());
+        assert_eq!(resumed.done(), half, "{name}");
+        resumed.advance(total - half, &mut |_| {}).unwrap();
+        resumed.sync().unwrap();
+        assert!(whole.checkpoint() == resumed.checkpoint(), "{name}: resumed differs");
+
+        let books = whole.balance();
+        assert!(books.relative_error <= tolerance, "{name}: books {books:?}");
+        assert!(!books.terms.is_empty() && whole.is_finite(), "{name}");
+        match whole.unit() {
+            Unit::Iteration => assert!(whole.clock().is_some_and(|c| c.now > 0.0 && c.step > 0.0), "{name}"),
+            Unit::Droplet => assert!(whole.clock().is_none(), "{name}"),
+        }
+        // the heightmap models name their maps, the mesh model has none
+        let maps = whole.maps();
+        assert_eq!(maps.first().map(|m| m.0), if name == "sph" { None } else { Some("height") }, "{name}");
+    }
+}
+
+/// The books terms name what moved: erosion shows in every model's terms.
+#[test]
+fn every_models_books_show_the_erosion() {
+    for (mut m, n, eroded) in [(grid_run(), 60, "eroded"), (droplet_run(), 960, "eroded_m3")] {
+        m.advance(n, &mut |_| {}).unwrap();
+        m.sync().unwrap();
+        let books = m.balance();
+        assert!(books.term(eroded).is_some_and(|v| v > 0.0), "{}: {books:?}", m.name());
+    }
+}
