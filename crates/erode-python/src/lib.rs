@@ -1,0 +1,449 @@
+//! The `erode` Python module: the library's models under its model contract, with numpy arrays
+//! in and out.
+//!
+//! ```python
+//! import numpy as np, erode
+//! sim = erode.Grid(terrain.astype(np.float32), cell_size=2.0, preset="rivers", rain_rate=2e-5)
+//! sim.run(500)               # the GIL is released while it runs
+//! height = sim.maps()["height"]
+//! ```
+//!
+//! Parameters are keyword arguments (or a `params` dict) read exactly as the command line's
+//! `--set key=value`, so unknown keys and bad values raise `ValueError` with the command line's
+//! message. Heights are metres, cell sizes metres, time seconds.
+
+use std::path::PathBuf;
+
+use erode::contract::{DropletRun, GridRun, Model, SphRun};
+use erode::models::{droplet, grid, sph};
+use erode::{CellSize, Grid, Heightmap};
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString};
+
+/// An error of the library as Python's `ValueError`, with its message on one line.
+fn value_error(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string().replace('\n', " "))
+}
+
+/// An error reading or writing a file as Python's `OSError`.
+fn os_error(e: erode_io::Error) -> PyErr {
+    PyOSError::new_err(e.to_string().replace('\n', " "))
+}
+
+/// One Python value as the text of a `--set key=value`.
+fn set_value(key: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
+    if v.is_instance_of::<PyBool>() {
+        Ok(if v.extract::<bool>()? { "true" } else { "false" }.to_string())
+    } else if v.is_instance_of::<PyInt>() {
+        Ok(v.extract::<i64>()?.to_string())
+    } else if v.is_instance_of::<PyFloat>() {
+        let x: f64 = v.extract()?;
+        Ok(if x.is_nan() { "nan".to_string() } else { format!("{x:?}") })
+    } else if v.is_instance_of::<PyString>() {
+        let s: String = v.extract()?;
+        Ok(format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")))
+    } else {
+        let kind = v.get_type().name()?;
+        Err(PyTypeError::new_err(format!("parameter {key}: a bool, int, float or str, not {kind}")))
+    }
+}
+
+/// `base` with the `params` dict and then the keyword arguments applied, as `--set` would.
+fn with_params<P>(base: &P, params: Option<&Bound<'_, PyDict>>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<P>
+where
+    P: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let mut sets = Vec::new();
+    for dict in [params, kwargs].into_iter().flatten() {
+        for (k, v) in dict.iter() {
+            let key: String = k.extract()?;
+            sets.push(format!("{key}={}", set_value(&key, &v)?));
+        }
+    }
+    erode_io::params::apply_sets(base, &sets).map_err(value_error)
+}
+
+/// A 2-D float32 numpy array as a heightmap of `cell_size` metres; NaN cells have no data.
+fn heightmap(array: &Bound<'_, PyAny>, what: &str, cell_size: f64) -> PyResult<Heightmap> {
+    let Ok(a) = array.extract::<PyReadonlyArray2<'_, f32>>() else {
+        let found = match array.getattr("dtype") {
+            Ok(dtype) => format!("an array of {} with {} dimensions", dtype.str()?, array.getattr("ndim")?.str()?),
+            Err(_) => array.get_type().name()?.to_string(),
+        };
+        return Err(PyTypeError::new_err(format!(
+            "{what}: a 2-D numpy array of float32 (rows, columns), not {found}; use .astype(numpy.float32)"
+        )));
+    };
+    let [rows, cols] = [a.shape()[0], a.shape()[1]];
+    // one copy into the model's own memory (C or Fortran order alike)
+    let values: Vec<f32> = a.as_array().iter().copied().collect();
+    if !(cell_size.is_finite() && cell_size > 0.0) {
+        return Err(PyValueError::new_err(format!("cell_size {cell_size}: must be positive metres")));
+    }
+    let mask: Vec<bool> = values.iter().map(|v| v.is_nan()).collect();
+    let grid = Grid::from_vec(cols, rows, CellSize::square(cell_size), values).map_err(value_error)?;
+    Heightmap::with_nodata(grid, Some(mask)).map_err(|e| value_error(format!("{what}: {e}")))
+}
+
+/// A row-major field of `map`'s shape as a (rows, columns) numpy array, NaN where `map` has no
+/// data; the vector becomes the array's memory (no copy).
+fn array<'py>(
+    py: Python<'py>,
+    width: usize,
+    height: usize,
+    mut field: Vec<f32>,
+    nodata: Option<&[bool]>,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    if let Some(mask) = nodata {
+        field.iter_mut().zip(mask).filter(|(_, o)| **o).for_each(|(v, _)| *v = f32::NAN);
+    }
+    let a = Array2::from_shape_vec((height, width), field).map_err(value_error)?;
+    Ok(a.into_pyarray(py))
+}
+
+/// The books as a dict: `relative_error` and each named term.
+fn books<'py>(py: Python<'py>, model: &dyn Model) -> PyResult<Bound<'py, PyDict>> {
+    let b = model.balance();
+    let d = PyDict::new(py);
+    d.set_item("relative_error", b.relative_error)?;
+    for t in &b.terms {
+        d.set_item(t.name, t.value)?;
+    }
+    Ok(d)
+}
+
+/// Runs `n` units of `model` with the GIL released.
+fn advance(py: Python<'_>, model: &mut impl Model, n: u64) -> PyResult<()> {
+    py.detach(|| model.advance(n, &mut |_| {}).and_then(|()| model.sync())).map_err(value_error)
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// The grid model: shallow water in virtual pipes eroding a heightmap (Mei, Decaudin & Hu 2007;
+/// Jákó & Tóth 2011).
+///
+/// Grid(terrain, *, cell_size=1.0, preset="rivers", params=None, **parameters): terrain a 2-D
+/// float32 array of heights in metres (NaN: no data, outside the domain); parameters as in
+/// `erode params grid`.
+#[pyclass(name = "Grid", module = "erode")]
+struct PyGrid {
+    run: GridRun,
+}
+
+fn grid_params(
+    preset: &str,
+    params: Option<&Bound<'_, PyDict>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<grid::Params> {
+    let base = grid::preset(preset).map_err(value_error)?;
+    let p: grid::Params = with_params(&base, params, kwargs)?;
+    p.validate().map_err(value_error)?;
+    Ok(p)
+}
+
+#[pymethods]
+impl PyGrid {
+    #[new]
+    #[pyo3(signature = (terrain, *, cell_size = 1.0, preset = "rivers", params = None, **kwargs))]
+    fn new(
+        terrain: &Bound<'_, PyAny>,
+        cell_size: f64,
+        preset: &str,
+        params: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let p = grid_params(preset, params, kwargs)?;
+        let map = heightmap(terrain, "terrain", cell_size)?;
+        let maps = grid::StartMaps { nodata: map.nodata_mask(), ..Default::default() };
+        let st = grid::State::new(&map.heights, &p, maps).map_err(value_error)?;
+        Ok(Self { run: GridRun::new(p, st).map_err(value_error)? })
+    }
+
+    /// The run saved by `checkpoint()`, with the same parameters.
+    #[staticmethod]
+    #[pyo3(signature = (data, *, preset = "rivers", params = None, **kwargs))]
+    fn resume(
+        data: &[u8],
+        preset: &str,
+        params: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let p = grid_params(preset, params, kwargs)?;
+        Ok(Self { run: GridRun::resume(p, data, u64::MAX).map_err(value_error)? })
+    }
+
+    /// Runs `n` more iterations (the GIL released meanwhile).
+    fn run(&mut self, py: Python<'_>, n: u64) -> PyResult<()> {
+        advance(py, &mut self.run, n)
+    }
+
+    /// Iterations done.
+    #[getter]
+    fn iterations(&self) -> u64 {
+        self.run.done()
+    }
+
+    /// Seconds of storm simulated.
+    #[getter]
+    fn seconds(&self) -> f64 {
+        self.run.state().time
+    }
+
+    /// The books: `relative_error` and the volumes (m³) and ratios they come from.
+    fn books<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        books(py, &self.run)
+    }
+
+    /// The output maps by name (height, water, sediment, hardness, erosion, deposition, flow,
+    /// velocity), each a (rows, columns) float32 array, NaN where the input had no data.
+    fn maps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let st = self.run.state();
+        maps(py, &self.run, st.width, st.height, st.nodata.as_deref())
+    }
+
+    /// The state as bytes, for `Grid.resume`.
+    fn checkpoint<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.run.checkpoint())
+    }
+}
+
+fn maps<'py>(
+    py: Python<'py>,
+    model: &dyn Model,
+    width: usize,
+    height: usize,
+    nodata: Option<&[bool]>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, field) in model.maps() {
+        d.set_item(name, array(py, width, height, field, nodata)?)?;
+    }
+    Ok(d)
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// The droplet model: droplets eroding a heightmap one after another (Beyer 2015).
+///
+/// Droplets(terrain, *, cell_size=1.0, preset="default", params=None, **parameters); the floor
+/// below which nothing erodes is the terrain's lowest height unless `min_height` is given, as on
+/// the command line.
+#[pyclass(name = "Droplets", module = "erode")]
+struct PyDroplets {
+    run: DropletRun,
+}
+
+fn droplet_params(
+    preset: &str,
+    lowest: f64,
+    params: Option<&Bound<'_, PyDict>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<droplet::DropletParams> {
+    let base = droplet::droplet_preset(preset).map_err(value_error)?;
+    let p: droplet::DropletParams = with_params(&base, params, kwargs)?;
+    let p = p.with_floor_at(lowest);
+    p.validate().map_err(value_error)?;
+    Ok(p)
+}
+
+#[pymethods]
+impl PyDroplets {
+    #[new]
+    #[pyo3(signature = (terrain, *, cell_size = 1.0, preset = "default", params = None, **kwargs))]
+    fn new(
+        terrain: &Bound<'_, PyAny>,
+        cell_size: f64,
+        preset: &str,
+        params: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let map = heightmap(terrain, "terrain", cell_size)?;
+        let p = droplet_params(preset, f64::from(map.stats().min), params, kwargs)?;
+        let maps = droplet::DropletMaps { hardness: None, rain: None, nodata: map.nodata_mask() };
+        let st = droplet::DropletState::with_maps(&map.heights, maps).map_err(value_error)?;
+        Ok(Self { run: DropletRun::new(p, st).map_err(value_error)? })
+    }
+
+    /// The run saved by `checkpoint()`, with the same parameters (and the same `lowest` height,
+    /// the floor, which the terrain gave at the start).
+    #[staticmethod]
+    #[pyo3(signature = (data, *, lowest, preset = "default", params = None, **kwargs))]
+    fn resume(
+        data: &[u8],
+        lowest: f64,
+        preset: &str,
+        params: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let p = droplet_params(preset, lowest, params, kwargs)?;
+        Ok(Self { run: DropletRun::resume(p, data, u64::MAX).map_err(value_error)? })
+    }
+
+    /// Runs `n` more droplets (the GIL released meanwhile).
+    fn run(&mut self, py: Python<'_>, n: u64) -> PyResult<()> {
+        advance(py, &mut self.run, n)
+    }
+
+    /// Droplets done.
+    #[getter]
+    fn droplets(&self) -> u64 {
+        self.run.done()
+    }
+
+    /// The books: `relative_error` and the volumes (m³) and ratios they come from.
+    fn books<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        books(py, &self.run)
+    }
+
+    /// The output maps by name (height, erosion, deposition, flow), each a (rows, columns)
+    /// float32 array, NaN where the input had no data.
+    fn maps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let st = self.run.state();
+        maps(py, &self.run, st.width, st.height, st.nodata.as_deref())
+    }
+
+    /// The state as bytes, for `Droplets.resume`.
+    fn checkpoint<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.run.checkpoint())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// The SPH model: fluid particles eroding a triangle mesh (Skorkovská, Kolingerová & Beneš).
+///
+/// Sph(scene="tank", *, particles=0, faces=0, params=None, **parameters): a built-in scene
+/// (lake, tunnel, tank); 0 takes the scene's own count.
+#[pyclass(name = "Sph", module = "erode")]
+struct PySph {
+    run: SphRun,
+}
+
+fn scene(name: &str, particles: usize, faces: usize) -> PyResult<sph::Scene> {
+    let kind = match name {
+        "lake" => sph::SceneKind::Lake,
+        "tunnel" => sph::SceneKind::Tunnel,
+        "tank" => sph::SceneKind::Tank,
+        other => return Err(PyValueError::new_err(format!("scene {other}: use lake, tunnel or tank"))),
+    };
+    kind.build(particles, faces).map_err(value_error)
+}
+
+#[pymethods]
+impl PySph {
+    #[new]
+    #[pyo3(signature = (scene = "tank", *, particles = 0, faces = 0, params = None, **kwargs))]
+    fn new(
+        py: Python<'_>,
+        scene: &str,
+        particles: usize,
+        faces: usize,
+        params: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let s = self::scene(scene, particles, faces)?;
+        let p: sph::SphParams = with_params(&s.params, params, kwargs)?;
+        p.validate().map_err(value_error)?;
+        let min_area = s.mesh.default_min_area();
+        let (mesh, spacing, blocks, max) = (s.mesh, s.spacing, s.blocks, s.max_particles);
+        let st = py.detach(|| sph::SphState::new(mesh, spacing, &blocks, max, min_area)).map_err(value_error)?;
+        Ok(Self { run: SphRun::new(p, st).map_err(value_error)? })
+    }
+
+    /// The run saved by `checkpoint()`, with the same parameters.
+    #[staticmethod]
+    #[pyo3(signature = (data, *, scene = "tank", params = None, **kwargs))]
+    fn resume(
+        data: &[u8],
+        scene: &str,
+        params: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let base = self::scene(scene, 0, 0)?.params;
+        let p: sph::SphParams = with_params(&base, params, kwargs)?;
+        Ok(Self { run: SphRun::resume(p, data).map_err(value_error)? })
+    }
+
+    /// Runs `n` more iterations (the GIL released meanwhile).
+    fn run(&mut self, py: Python<'_>, n: u64) -> PyResult<()> {
+        advance(py, &mut self.run, n)
+    }
+
+    /// Iterations done.
+    #[getter]
+    fn iterations(&self) -> u64 {
+        self.run.done()
+    }
+
+    /// The books: `relative_error` and the volumes (m³) they come from.
+    fn books<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        books(py, &self.run)
+    }
+
+    /// The eroded surface: (vertices, faces), an (n, 3) float64 array of metres and an (m, 3)
+    /// uint32 array of vertex indices, counter-clockwise seen from outside.
+    fn mesh<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let m = &self.run.state().mesh;
+        let v: Vec<f64> = m.positions.iter().flat_map(|p| p.to_array()).collect();
+        let f: Vec<u32> = m.faces.iter().flat_map(|f| *f).collect();
+        let v = Array2::from_shape_vec((m.positions.len(), 3), v).map_err(value_error)?.into_pyarray(py);
+        let f = Array2::from_shape_vec((m.faces.len(), 3), f).map_err(value_error)?.into_pyarray(py);
+        Ok((v.into_any(), f.into_any()))
+    }
+
+    /// The particles' positions, an (n, 3) float64 array of metres.
+    fn particles<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let p = &self.run.state().positions;
+        let v: Vec<f64> = p.iter().flat_map(|p| p.to_array()).collect();
+        Ok(Array2::from_shape_vec((p.len(), 3), v).map_err(value_error)?.into_pyarray(py))
+    }
+
+    /// The state as bytes, for `Sph.resume`.
+    fn checkpoint<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.run.checkpoint())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Heights as a numpy array and the cell size (x, y) in metres.
+type HeightsAndCell<'py> = (Bound<'py, PyArray2<f32>>, (f64, f64));
+
+/// read(path, *, nodata=None) -> (heights, cell_size): a heightmap file in any format erode reads
+/// (GeoTIFF, PNG, EXR, PGM, NPY, RAW) as a (rows, columns) float32 array of metres, NaN where
+/// there is no data, and its cell size in metres (x, y).
+#[pyfunction]
+#[pyo3(signature = (path, *, nodata = None))]
+fn read<'py>(py: Python<'py>, path: PathBuf, nodata: Option<f64>) -> PyResult<HeightsAndCell<'py>> {
+    let options = erode_io::ReadOptions { nodata, ..Default::default() };
+    let loaded = py.detach(|| erode_io::read(&path, &options)).map_err(os_error)?;
+    let m = &loaded.map;
+    let g = &m.heights;
+    let cell = (g.cell_size().x, g.cell_size().y);
+    Ok((array(py, g.width(), g.height(), g.as_slice().to_vec(), m.nodata_mask())?, cell))
+}
+
+/// write(path, heights, *, cell_size=1.0): a (rows, columns) float32 array of metres as a
+/// heightmap file, the format from the extension (NaN cells written as nodata).
+#[pyfunction]
+#[pyo3(signature = (path, heights, *, cell_size = 1.0))]
+fn write(py: Python<'_>, path: PathBuf, heights: &Bound<'_, PyAny>, cell_size: f64) -> PyResult<()> {
+    let map = heightmap(heights, "heights", cell_size)?;
+    py.detach(|| erode_io::write(&path, &map, &erode_io::WriteOptions::default())).map_err(os_error)
+}
+
+/// Terrain erosion simulation: the grid, droplet and SPH models of the `erode` library.
+#[pymodule]
+#[pyo3(name = "erode")]
+fn erode_python(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<PyGrid>()?;
+    m.add_class::<PyDroplets>()?;
+    m.add_class::<PySph>()?;
+    m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(write, m)?)?;
+    Ok(())
+}

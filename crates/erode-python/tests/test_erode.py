@@ -1,0 +1,151 @@
+"""The erode Python package: the same results as the command line, and clear errors.
+
+Run by `cargo test` (crates/erode-cli/tests/python.rs installs the package into a virtual
+environment and runs pytest here with ERODE_BIN naming the command line to compare with).
+"""
+
+import os
+import pathlib
+import re
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import erode
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def cli(*args, cwd):
+    exe = os.environ.get("ERODE_BIN")
+    assert exe, "ERODE_BIN names the erode command line to compare with"
+    subprocess.run([exe, *map(str, args), "-q"], cwd=cwd, check=True)
+
+
+@pytest.fixture
+def terrain(tmp_path):
+    """A generated 64 x 48 ridged terrain of 2 m cells, as the command line writes it."""
+    cli("generate", "--kind", "ridged", "--size", "64", "--seed", "3", "--relief", "30",
+        "--cell-size", "2", "-o", "t.tif", cwd=tmp_path)
+    heights, cell = erode.read(tmp_path / "t.tif")
+    return heights, cell
+
+
+def test_grid_gives_the_command_lines_bytes(tmp_path, terrain):
+    heights, cell = terrain
+    assert heights.dtype == np.float32 and cell == (2.0, 2.0)
+    cli("simulate", "grid", "t.tif", "-o", "out", "--iterations", "150", "--format", "npy",
+        "--set", "rain_rate=3e-5", cwd=tmp_path)
+    sim = erode.Grid(heights, cell_size=cell[0], rain_rate=3e-5)
+    sim.run(100)
+    sim.run(50)
+    assert sim.iterations == 150
+    maps = sim.maps()
+    for name in ["height", "water", "sediment", "erosion", "deposition"]:
+        want = np.load(tmp_path / "out" / f"{name}.npy")
+        assert maps[name].dtype == np.float32 and maps[name].shape == heights.shape
+        assert maps[name].tobytes() == want.astype(np.float32).tobytes(), name
+    books = sim.books()
+    assert books["relative_error"] < 1e-5 and books["eroded"] > 0
+
+
+def test_droplets_give_the_command_lines_bytes(tmp_path, terrain):
+    heights, cell = terrain
+    cli("simulate", "droplet", "t.tif", "-o", "out", "--droplets", "3000", "--format", "npy",
+        "--set", "radius=3", cwd=tmp_path)
+    sim = erode.Droplets(heights, cell_size=cell[0], params={"radius": 3})
+    sim.run(3000)
+    assert sim.droplets == 3000
+    for name in ["height", "erosion", "deposition"]:
+        want = np.load(tmp_path / "out" / f"{name}.npy")
+        assert sim.maps()[name].tobytes() == want.astype(np.float32).tobytes(), name
+    assert sim.books()["books_relative_error"] == 0.0
+
+
+def test_checkpoints_resume_to_the_same_result(terrain):
+    heights, _ = terrain
+    grid = erode.Grid(heights, preset="badlands")
+    grid.run(40)
+    later = erode.Grid.resume(grid.checkpoint(), preset="badlands")
+    grid.run(30)
+    later.run(30)
+    assert later.maps()["height"].tobytes() == grid.maps()["height"].tobytes()
+
+    drops = erode.Droplets(heights)
+    drops.run(1024)
+    again = erode.Droplets.resume(drops.checkpoint(), lowest=float(heights.min()))
+    drops.run(1024)
+    again.run(1024)
+    assert again.maps()["height"].tobytes() == drops.maps()["height"].tobytes()
+
+    sph = erode.Sph("tank", particles=300)
+    sph.run(5)
+    resumed = erode.Sph.resume(sph.checkpoint(), scene="tank")
+    sph.run(5)
+    resumed.run(5)
+    assert resumed.particles().tobytes() == sph.particles().tobytes()
+    vertices, faces = sph.mesh()
+    assert vertices.shape[1] == 3 and faces.shape[1] == 3 and faces.dtype == np.uint32
+    assert sph.books()["relative_error"] <= 1e-6
+
+
+def test_bad_arguments_raise_with_the_command_lines_messages(terrain, tmp_path):
+    heights, _ = terrain
+    with pytest.raises(TypeError, match="float32"):
+        erode.Grid(heights.astype(np.float64))
+    with pytest.raises(TypeError, match="float32"):
+        erode.Grid([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(TypeError, match="bool, int, float or str"):
+        erode.Grid(heights, rain_rate=[1])
+    with pytest.raises(ValueError, match="rian_rate"):
+        erode.Grid(heights, rian_rate=1e-5)
+    with pytest.raises(ValueError, match="dt"):
+        erode.Grid(heights, dt=-1.0)
+    with pytest.raises(ValueError, match="lunar"):
+        erode.Droplets(heights, preset="lunar")
+    with pytest.raises(ValueError, match="checksum|truncated|not an erode"):
+        erode.Grid.resume(b"ERODEGRD" + bytes(40))
+    with pytest.raises(ValueError, match="scene moon"):
+        erode.Sph("moon")
+    with pytest.raises(OSError, match="missing.tif"):
+        erode.read(tmp_path / "missing.tif")
+
+
+def test_files_round_trip_with_nodata(tmp_path):
+    heights = np.arange(12 * 10, dtype=np.float32).reshape(12, 10)
+    heights[3, 4] = np.nan
+    # a GeoTIFF declares its nodata value; NPY and EXR hold NaN, declared on reading
+    for ext, nodata in [("tif", None), ("npy", float("nan")), ("exr", float("nan"))]:
+        erode.write(tmp_path / f"h.{ext}", heights, cell_size=5.0)
+        back, cell = erode.read(tmp_path / f"h.{ext}", nodata=nodata)
+        assert back.shape == (12, 10), ext
+        if ext == "tif":  # NPY and EXR hold no cell size
+            assert cell == (5.0, 5.0), ext
+        assert np.isnan(back[3, 4]) and np.array_equal(np.isnan(back), np.isnan(heights)), ext
+    with pytest.raises(OSError, match="NaN"):
+        erode.read(tmp_path / "h.npy")
+        assert np.array_equal(back[~np.isnan(back)], heights[~np.isnan(heights)]), ext
+
+
+def test_run_releases_the_gil(terrain):
+    heights, _ = terrain
+    sim = erode.Grid(np.tile(heights, (4, 4)))
+    ticks = 0
+    worker = threading.Thread(target=sim.run, args=(200,))
+    worker.start()
+    while worker.is_alive():
+        ticks += 1
+    worker.join()
+    # with the GIL held through the run, this thread would not get to count
+    assert ticks > 1000 and sim.iterations == 200
+
+
+def test_the_readmes_python_example_runs_as_written(tmp_path, monkeypatch):
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks, "README.md has a Python example"
+    monkeypatch.chdir(tmp_path)
+    exec(compile(blocks[0], "README.md", "exec"), {})
+    assert (tmp_path / "eroded.tif").exists()
