@@ -80,6 +80,29 @@ fn the_viewer_opens_a_window_runs_frames_and_saves_a_screenshot_of_the_terrain()
     assert_shows_terrain(&d.join("gpu.png"), "GPU backend");
 }
 
+/// The SPH window shows the scene: the mesh (most of the view is not sky) and the particles (a
+/// share of it is their blue), and it ran the model.
+#[test]
+fn the_viewer_opens_an_sph_scene_and_shows_its_mesh_and_particles() {
+    if !xvfb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let err = view(&["--scene", "tank", "--particles", "2000", "--frames", "15", "--screenshot", "sph.png"], d);
+    let iterations: u64 = err.split(" iterations").next().and_then(|s| s.rsplit(", ").next()).unwrap().parse().unwrap();
+    assert!(iterations >= 15, "{err}");
+    let (w, h, px) = pixels(&d.join("sph.png"));
+    let view: Vec<[u8; 4]> = (0..h).flat_map(|y| (320..w).map(move |x| (y, x))).map(|(y, x)| px[y * w + x]).collect();
+    let near = |p: &[u8; 4], c: [u8; 3], tol: u8| (0..3).all(|k| p[k].abs_diff(c[k]) <= tol);
+    let sky = view.iter().filter(|p| near(p, [140, 173, 209], 4)).count();
+    let water = view.iter().filter(|p| near(p, [40, 100, 225], 12)).count();
+    let mesh = view.iter().filter(|p| !near(p, [140, 173, 209], 4) && !near(p, [40, 100, 225], 12)).count();
+    assert!(mesh * 5 > view.len(), "mesh: {mesh} of {} view pixels", view.len());
+    assert!(water * 50 > view.len(), "particles: {water} of {} view pixels", view.len());
+    assert!(sky * 10 > view.len(), "sky: {sky} of {} view pixels", view.len());
+}
+
 #[test]
 fn view_refuses_bad_arguments_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -88,4 +111,6 @@ fn view_refuses_bad_arguments_with_one_line() {
     common::refused(&["view", "--screenshot", "x.png"], d, "--frames");
     common::refused(&["view", "--backend", "tpu"], d, "--backend");
     common::refused(&["view", "--frames", "2", "--screenshot", "no/such/dir/x.png"], d, "x.png");
+    common::refused(&["view", "--scene", "moon", "--frames", "1"], d, "--scene moon");
+    common::refused(&["view", "x.tif", "--scene", "lake"], d, "--scene");
 }

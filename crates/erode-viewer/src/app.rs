@@ -832,23 +832,7 @@ impl ViewerApp {
             self.screenshot_requested = true;
             self.send(Command::Play(false));
             self.fill_report();
-            match self.headless.screenshot.clone() {
-                Some(path) => {
-                    let report = self.report.clone();
-                    let ctx2 = ctx.clone();
-                    ctx.request_screenshot(move |image| {
-                        let [w, h] = image.size;
-                        let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
-                        let result = crate::files::write_png(&path, w as u32, h as u32, &bytes).map(|_| path.clone());
-                        if let Ok(mut r) = report.lock() {
-                            r.screenshot = Some(result);
-                        }
-                        ctx2.send_viewport_cmd(egui::ViewportCommand::Close);
-                        ctx2.request_repaint();
-                    });
-                }
-                None => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
-            }
+            take_screenshot(ctx, self.headless.screenshot.clone(), self.report.clone());
         }
     }
 
@@ -861,6 +845,26 @@ impl ViewerApp {
             r.progress = self.snapshot.progress;
         }
     }
+}
+
+/// Saves a screenshot of the next frame to `path` (its result in `report`) and closes the
+/// window; with no path, just closes it.
+pub(crate) fn take_screenshot(ctx: &egui::Context, path: Option<PathBuf>, report: Arc<Mutex<ViewReport>>) {
+    let Some(path) = path else {
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        return;
+    };
+    let ctx2 = ctx.clone();
+    ctx.request_screenshot(move |image| {
+        let [w, h] = image.size;
+        let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
+        let result = crate::files::write_png(&path, w as u32, h as u32, &bytes).map(|_| path.clone());
+        if let Ok(mut r) = report.lock() {
+            r.screenshot = Some(result);
+        }
+        ctx2.send_viewport_cmd(egui::ViewportCommand::Close);
+        ctx2.request_repaint();
+    });
 }
 
 /// Shows a parameter value as the user would type it after `key=`.

@@ -9,7 +9,8 @@
 //!   GPU one) so the window never waits for the model;
 //! - [`camera`] and [`render`]: the orbit camera, picking, and the wgpu terrain/water renderer
 //!   that reads the GPU simulator's buffers directly;
-//! - [`app`]: the eframe window that maps pointer and keys to actions.
+//! - [`app`]: the eframe window that maps pointer and keys to actions;
+//! - [`sph_view`]: the SPH model's window (a mesh and particles instead of a heightmap).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
@@ -21,6 +22,7 @@ pub mod history;
 pub mod render;
 pub mod runner;
 pub mod session;
+pub mod sph_view;
 pub mod world;
 
 use std::path::PathBuf;
@@ -51,6 +53,8 @@ pub enum WorldSource {
     File(PathBuf),
     /// A generated terrain of this size.
     Generated(usize),
+    /// An SPH scene.
+    Sph(sph_view::SphScene),
 }
 
 /// Why the viewer could not run.
@@ -85,9 +89,14 @@ pub fn generated_world(size: usize) -> Result<World, String> {
 
 /// Opens the window and runs until it closes (or, headless, until the screenshot is saved).
 pub fn run(options: ViewOptions) -> Result<ViewReport, ViewError> {
-    let world = match &options.world_from {
-        WorldSource::File(p) => files::open(p),
-        WorldSource::Generated(n) => generated_world(*n),
+    enum Opened {
+        Terrain(Box<World>),
+        Sph(Box<erode::contract::SphRun>, String),
+    }
+    let opened = match &options.world_from {
+        WorldSource::File(p) => files::open(p).map(|w| Opened::Terrain(Box::new(w))),
+        WorldSource::Generated(n) => generated_world(*n).map(|w| Opened::Terrain(Box::new(w))),
+        WorldSource::Sph(scene) => scene.start().map(|r| Opened::Sph(Box::new(r), scene.name.clone())),
     }
     .map_err(ViewError::Open)?;
     if let Some(p) = &options.screenshot {
@@ -117,7 +126,12 @@ pub fn run(options: ViewOptions) -> Result<ViewReport, ViewError> {
     eframe::run_native(
         "erode",
         native,
-        Box::new(move |_cc| Ok(Box::new(app::ViewerApp::new(world, headless, r, backend)))),
+        Box::new(move |_cc| -> Result<Box<dyn eframe::App>, _> {
+            Ok(match opened {
+                Opened::Terrain(world) => Box::new(app::ViewerApp::new(*world, headless, r, backend)),
+                Opened::Sph(run, name) => Box::new(sph_view::SphApp::new(*run, name, headless, r)),
+            })
+        }),
     )
     .map_err(|e| ViewError::Window(e.to_string()))?;
     let out = report.lock().map(|r| r.clone()).unwrap_or_default();

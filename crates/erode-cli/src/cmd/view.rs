@@ -6,19 +6,31 @@ use anyhow::{Context, bail};
 use erode_viewer::{BackendKind, ViewOptions, WorldSource};
 
 /// Open the interactive viewer: watch the model erode, paint terrain and water, place river
-/// sources, tune parameters live, save maps and sessions.
+/// sources, tune parameters live, save maps and sessions; or watch an SPH scene erode its mesh.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   erode view dem.tif
   erode view session.erode
   erode view                                   (a generated 256 x 256 terrain)
   xvfb-run -a erode view dem.tif --frames 60 --screenshot shot.png
+  erode view --scene lake                      (the SPH model: mesh and particles)
+  erode view --scene tunnel --particles 3000 --faces 4000
 
 Mouse: left-drag paints with the brush (or orbits with the camera tool), right-drag orbits,
 middle-drag pans, wheel zooms. Keys: space play/pause, Ctrl+Z undo, Ctrl+Y redo.")]
 pub struct Args {
     /// Heightmap (any format `erode info` reads) or session (.erode). Default: a generated terrain.
+    #[arg(conflicts_with = "scene")]
     input: Option<PathBuf>,
+    /// An SPH scene instead of a heightmap: lake, tunnel or tank.
+    #[arg(long)]
+    scene: Option<String>,
+    /// SPH: particles (0: the scene's).
+    #[arg(long, default_value_t = 0, requires = "scene")]
+    particles: usize,
+    /// SPH: about this many faces (0: the scene's).
+    #[arg(long, default_value_t = 0, requires = "scene")]
+    faces: usize,
     /// Run this many frames with the model playing, save --screenshot and exit.
     #[arg(long, default_value_t = 0)]
     frames: u64,
@@ -60,9 +72,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         bail!("{}: no such file", p.display());
     }
     let options = ViewOptions {
-        world_from: match a.input {
-            Some(p) => WorldSource::File(p),
-            None => WorldSource::Generated(a.size),
+        world_from: match (a.input, a.scene) {
+            (_, Some(name)) => {
+                WorldSource::Sph(erode_viewer::sph_view::SphScene { name, particles: a.particles, faces: a.faces })
+            }
+            (Some(p), None) => WorldSource::File(p),
+            (None, None) => WorldSource::Generated(a.size),
         },
         frames: a.frames,
         screenshot: a.screenshot.clone(),

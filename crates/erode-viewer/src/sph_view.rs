@@ -1,0 +1,341 @@
+//! The SPH model in the viewer (Skorkovská, Kolingerová & Beneš): the surface mesh shaded and
+//! coloured by what eroded (orange) and what was deposited (green) at each vertex, the particles
+//! as blue points; play, pause, step; a snapshot of mesh and particles; a headless screenshot.
+//!
+//! The model runs under the library's contract ([`erode::contract::SphRun`]) on the UI thread,
+//! as many steps a frame as fit in [`STEP_BUDGET`] (at least one). The mesh is drawn with egui's
+//! painter, faces and particles sorted far to near, faces turned away culled (a closed tank shows
+//! its inside, a terrain block its top), so no GPU pipeline is needed for it.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use eframe::egui;
+use erode::contract::{Model, SphRun};
+use erode::models::sph;
+use glam::{DVec3, Vec3};
+
+use crate::app::{Headless, ViewReport};
+use crate::camera::Camera;
+
+/// Wall time the model may take per frame while playing (one step at least).
+const STEP_BUDGET: Duration = Duration::from_millis(25);
+
+/// The clear colour of the view (as the terrain view's).
+const SKY: egui::Color32 = egui::Color32::from_rgb(140, 173, 209);
+
+/// An SPH scene to open: a built-in scene with particle and face counts (0: the scene's own).
+#[derive(Clone, Debug)]
+pub struct SphScene {
+    /// lake, tunnel or tank.
+    pub name: String,
+    /// Particles (0: the scene's).
+    pub particles: usize,
+    /// About this many faces (0: the scene's).
+    pub faces: usize,
+}
+
+impl SphScene {
+    /// The run of this scene at its start.
+    pub fn start(&self) -> Result<SphRun, String> {
+        let kind = match self.name.as_str() {
+            "lake" => sph::SceneKind::Lake,
+            "tunnel" => sph::SceneKind::Tunnel,
+            "tank" => sph::SceneKind::Tank,
+            other => return Err(format!("--scene {other}: use lake, tunnel or tank")),
+        };
+        let s = kind.build(self.particles, self.faces).map_err(|e| e.to_string())?;
+        let min_area = s.mesh.default_min_area();
+        let st = sph::SphState::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
+            .map_err(|e| format!("scene {}: {e}", self.name))?;
+        SphRun::new(s.params, st).map_err(|e| e.to_string())
+    }
+}
+
+/// World space of the view (y up) from the model's (z up): a rotation about x.
+fn world(p: DVec3, centre: DVec3) -> Vec3 {
+    let q = p - centre;
+    Vec3::new(q.x as f32, q.z as f32, -q.y as f32)
+}
+
+/// The SPH viewer.
+pub struct SphApp {
+    run: SphRun,
+    name: String,
+    centre: DVec3,
+    camera: Camera,
+    playing: bool,
+    show_particles: bool,
+    /// The surface drawn half transparent, to see water inside a solid (a tunnel).
+    see_through: bool,
+    stopped: Option<String>,
+    folder: String,
+    message: Option<(String, bool)>,
+    headless: Headless,
+    report: Arc<Mutex<ViewReport>>,
+    frames: u64,
+    frame_times: Vec<f64>,
+    last_frame: Option<Instant>,
+    screenshot_requested: bool,
+}
+
+impl SphApp {
+    /// The app on `run` (scene `name`), playing from the start when `headless` asks for frames.
+    pub fn new(run: SphRun, name: String, headless: Headless, report: Arc<Mutex<ViewReport>>) -> Self {
+        let tunnel = name == "tunnel";
+        let (lo, hi) = run.state().mesh.bounds();
+        let centre = (lo + hi) * 0.5;
+        let extent = hi - lo;
+        let mut camera = Camera::framing(extent.x as f32, extent.y as f32, Vec3::ZERO);
+        camera.distance = (extent.max_element() as f32 * 1.9).max(1e-2);
+        camera.pitch = 0.6;
+        Self {
+            run,
+            name,
+            centre,
+            camera,
+            playing: headless.frames > 0,
+            show_particles: true,
+            see_through: tunnel,
+            stopped: None,
+            folder: "sph-snapshot".into(),
+            message: None,
+            headless,
+            report,
+            frames: 0,
+            frame_times: Vec::new(),
+            last_frame: None,
+            screenshot_requested: false,
+        }
+    }
+
+    /// Runs steps for up to the frame's budget (one when `once`).
+    fn advance(&mut self, once: bool) {
+        let t0 = Instant::now();
+        loop {
+            if let Err(e) = self.run.advance(1, &mut |_| {}) {
+                // the state keeps the last consistent mesh
+                self.stopped = Some(e.to_string());
+                self.playing = false;
+                return;
+            }
+            if once || t0.elapsed() >= STEP_BUDGET {
+                return;
+            }
+        }
+    }
+
+    /// Writes the mesh (with per-vertex erosion and deposition) and the particles as PLY into
+    /// the snapshot folder.
+    fn save_snapshot(&self) -> Result<PathBuf, String> {
+        let dir = PathBuf::from(self.folder.trim());
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let st = self.run.state();
+        let values = erode_io::mesh::VertexValues { erosion: Some(&st.eroded), deposition: Some(&st.deposited) };
+        let mesh = dir.join(format!("mesh-{:08}.ply", st.iteration));
+        erode_io::mesh::write_mesh(&mesh, &st.mesh, values).map_err(|e| e.to_string())?;
+        let particles = dir.join(format!("particles-{:08}.ply", st.iteration));
+        erode_io::mesh::write_particles(&particles, &st.positions, &st.velocities, &st.sediment)
+            .map_err(|e| e.to_string())?;
+        Ok(dir)
+    }
+
+    fn side_panel(&mut self, ui: &mut egui::Ui) {
+        let st = self.run.state();
+        let books = self.run.balance();
+        ui.heading(format!("SPH: {}", self.name));
+        ui.label(format!("iteration {}, {:.3} s simulated", st.iteration, st.time));
+        ui.label(format!("particles {} of {}", st.positions.len(), st.start_particles));
+        ui.label(format!("faces {}, vertices {}", st.mesh.faces.len(), st.mesh.positions.len()));
+        ui.label(format!("eroded {:.3e} m³, deposited {:.3e} m³", st.books.eroded, st.books.deposited));
+        ui.label(format!("books {:.1e}", books.relative_error));
+        ui.label(format!("top speed {:.2} m/s", st.top_speed));
+        ui.separator();
+        ui.horizontal(|ui| {
+            let label = if self.playing { "Pause" } else { "Play" };
+            if ui.button(label).clicked() && self.stopped.is_none() {
+                self.playing = !self.playing;
+            }
+            if ui.button("Step").clicked() && self.stopped.is_none() {
+                self.playing = false;
+                self.advance(true);
+            }
+        });
+        ui.checkbox(&mut self.show_particles, "particles");
+        ui.checkbox(&mut self.see_through, "see-through surface");
+        ui.separator();
+        ui.label("Snapshot folder");
+        ui.text_edit_singleline(&mut self.folder);
+        if ui.button("Save mesh and particles (PLY)").clicked() {
+            self.message = Some(match self.save_snapshot() {
+                Ok(dir) => (format!("saved into {}", dir.display()), false),
+                Err(e) => (e, true),
+            });
+        }
+        if let Some(e) = &self.stopped {
+            ui.colored_label(egui::Color32::RED, format!("stopped: {e}"));
+        }
+        if let Some((m, bad)) = &self.message {
+            let colour = if *bad { egui::Color32::RED } else { ui.visuals().text_color() };
+            ui.colored_label(colour, m);
+        }
+        ui.separator();
+        ui.label("orange: eroded, green: deposited, blue: water");
+        ui.label("drag: orbit, right-drag: pan, wheel: zoom, space: play/pause");
+    }
+
+    fn view(&mut self, ui: &mut egui::Ui) {
+        let rect = ui.available_rect_before_wrap();
+        let response = ui.allocate_rect(rect, egui::Sense::click_and_drag());
+        if response.dragged_by(egui::PointerButton::Primary) {
+            let d = response.drag_delta();
+            self.camera.orbit(d.x, d.y);
+        }
+        if response.dragged_by(egui::PointerButton::Secondary) {
+            let d = response.drag_delta();
+            self.camera.pan(d.x, d.y, rect.height());
+        }
+        if response.hovered() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+            if scroll != 0.0 {
+                self.camera.zoom(scroll);
+            }
+        }
+        let painter = ui.painter_at(rect);
+        painter.rect_filled(rect, 0.0, SKY);
+        painter.add(egui::Shape::mesh(self.scene_mesh(rect)));
+    }
+
+    /// The mesh and particles as one egui mesh, far to near.
+    fn scene_mesh(&self, rect: egui::Rect) -> egui::Mesh {
+        let st = self.run.state();
+        let vp = self.camera.view_proj(rect.width() / rect.height().max(1.0));
+        let project = |p: DVec3| -> Option<(egui::Pos2, f32)> {
+            let clip = vp * world(p, self.centre).extend(1.0);
+            if clip.w <= 1e-6 {
+                return None;
+            }
+            let (x, y) = (clip.x / clip.w, clip.y / clip.w);
+            let pos =
+                egui::pos2(rect.left() + (x + 1.0) * 0.5 * rect.width(), rect.top() + (1.0 - y) * 0.5 * rect.height());
+            Some((pos, clip.w))
+        };
+        let screen: Vec<Option<(egui::Pos2, f32)>> = st.mesh.positions.iter().map(|&p| project(p)).collect();
+        // each vertex's net change, scaled by the largest
+        let change: Vec<f64> = st.deposited.iter().zip(&st.eroded).map(|(d, e)| d - e).collect();
+        let scale = change.iter().fold(0.0f64, |m, c| m.max(c.abs())).max(1e-15);
+        let light = Vec3::new(0.4, 1.0, 0.3).normalize();
+        let eye = self.camera.eye();
+        enum Item {
+            Face(usize, f32),
+            Particle(usize),
+        }
+        let mut items: Vec<(f32, Item)> = Vec::with_capacity(st.mesh.faces.len() + st.positions.len());
+        for (f, face) in st.mesh.faces.iter().enumerate() {
+            let [a, b, c] = face.map(|v| screen[v as usize]);
+            let (Some(a), Some(b), Some(c)) = (a, b, c) else { continue };
+            let [pa, pb, pc] = face.map(|v| world(st.mesh.positions[v as usize], self.centre));
+            let normal = (pb - pa).cross(pc - pa).normalize_or_zero();
+            // faces turned away are the solid's far side: culled, so a tank shows its inside
+            if !self.see_through && normal.dot(eye - (pa + pb + pc) / 3.0) < 0.0 {
+                continue;
+            }
+            let shade = 0.35 + 0.65 * normal.dot(light).abs();
+            items.push(((a.1 + b.1 + c.1) / 3.0, Item::Face(f, shade)));
+        }
+        if self.show_particles {
+            for (i, &p) in st.positions.iter().enumerate() {
+                if let Some((_, depth)) = project(p) {
+                    items.push((depth, Item::Particle(i)));
+                }
+            }
+        }
+        items.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let alpha = if self.see_through { 70 } else { 255 };
+        let tint = |v: usize, shade: f32| -> egui::Color32 {
+            let t = (change[v] / scale).clamp(-1.0, 1.0) as f32;
+            let base = [190.0, 180.0, 160.0];
+            let target = if t < 0.0 { [235.0, 110.0, 30.0] } else { [60.0, 175.0, 80.0] };
+            let k = t.abs().sqrt();
+            let c: Vec<u8> =
+                (0..3).map(|i| ((base[i] + (target[i] - base[i]) * k) * shade).clamp(0.0, 255.0) as u8).collect();
+            egui::Color32::from_rgba_unmultiplied(c[0], c[1], c[2], alpha)
+        };
+        let water = egui::Color32::from_rgb(40, 100, 225);
+        let radius = (rect.width() / 500.0).clamp(1.2, 3.0);
+        let mut mesh = egui::Mesh::default();
+        for (_, item) in &items {
+            match *item {
+                Item::Face(f, shade) => {
+                    let base = mesh.vertices.len() as u32;
+                    for v in st.mesh.faces[f] {
+                        if let Some((pos, _)) = screen[v as usize] {
+                            mesh.colored_vertex(pos, tint(v as usize, shade));
+                        }
+                    }
+                    mesh.add_triangle(base, base + 1, base + 2);
+                }
+                Item::Particle(i) => {
+                    if let Some((pos, _)) = project(st.positions[i]) {
+                        let r = egui::Rect::from_center_size(pos, egui::vec2(2.0 * radius, 2.0 * radius));
+                        mesh.add_colored_rect(r, water);
+                    }
+                }
+            }
+        }
+        mesh
+    }
+
+    fn headless_step(&mut self, ctx: &egui::Context) {
+        let now = Instant::now();
+        if let Some(last) = self.last_frame {
+            self.frame_times.push(now.duration_since(last).as_secs_f64() * 1e3);
+        }
+        self.last_frame = Some(now);
+        self.frames += 1;
+        if self.headless.frames == 0 {
+            return;
+        }
+        ctx.request_repaint();
+        if self.frames >= self.headless.frames && !self.screenshot_requested {
+            self.screenshot_requested = true;
+            self.playing = false;
+            self.fill_report();
+            crate::app::take_screenshot(ctx, self.headless.screenshot.clone(), self.report.clone());
+        }
+    }
+
+    fn fill_report(&self) {
+        if let Ok(mut r) = self.report.lock() {
+            r.frames = self.frames;
+            let t: Vec<f64> = self.frame_times.iter().skip(3).copied().collect();
+            r.mean_frame_ms = if t.is_empty() { 0.0 } else { t.iter().sum::<f64>() / t.len() as f64 };
+            r.progress = self.run.done();
+        }
+    }
+}
+
+impl eframe::App for SphApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let ctx = ui.ctx().clone();
+        if self.playing {
+            self.advance(false);
+        }
+        if ctx.input(|i| i.key_pressed(egui::Key::Space)) && self.stopped.is_none() {
+            self.playing = !self.playing;
+        }
+        egui::Panel::left("controls").default_size(300.0).show(ui, |ui| self.side_panel(ui));
+        egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| self.view(ui));
+        self.headless_step(&ctx);
+        if self.playing {
+            ctx.request_repaint();
+        } else {
+            ctx.request_repaint_after(Duration::from_millis(100));
+        }
+    }
+
+    fn on_exit(&mut self) {
+        self.fill_report();
+    }
+}
