@@ -48,7 +48,7 @@ fn the_tunnel_scene_erodes_with_balanced_books_and_writes_every_output() {
 }
 
 #[test]
-fn the_lake_scene_runs_at_003s_sizes() {
+fn the_lake_scene_runs_at_the_papers_sizes() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     ok(&["simulate", "sph", "--scene", "lake", "--iterations", "20", "-o", "out", "-q"], d);

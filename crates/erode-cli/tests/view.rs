@@ -93,14 +93,24 @@ fn the_viewer_opens_an_sph_scene_and_shows_its_mesh_and_particles() {
     let iterations: u64 = err.split(" iterations").next().and_then(|s| s.rsplit(", ").next()).unwrap().parse().unwrap();
     assert!(iterations >= 15, "{err}");
     let (w, h, px) = pixels(&d.join("sph.png"));
-    let view: Vec<[u8; 4]> = (0..h).flat_map(|y| (320..w).map(move |x| (y, x))).map(|(y, x)| px[y * w + x]).collect();
+    let shown: Vec<[u8; 4]> = (0..h).flat_map(|y| (320..w).map(move |x| (y, x))).map(|(y, x)| px[y * w + x]).collect();
     let near = |p: &[u8; 4], c: [u8; 3], tol: u8| (0..3).all(|k| p[k].abs_diff(c[k]) <= tol);
-    let sky = view.iter().filter(|p| near(p, [140, 173, 209], 4)).count();
-    let water = view.iter().filter(|p| near(p, [40, 100, 225], 12)).count();
-    let mesh = view.iter().filter(|p| !near(p, [140, 173, 209], 4) && !near(p, [40, 100, 225], 12)).count();
-    assert!(mesh * 5 > view.len(), "mesh: {mesh} of {} view pixels", view.len());
-    assert!(water * 50 > view.len(), "particles: {water} of {} view pixels", view.len());
-    assert!(sky * 10 > view.len(), "sky: {sky} of {} view pixels", view.len());
+    let sky = shown.iter().filter(|p| near(p, [140, 173, 209], 4)).count();
+    let water = shown.iter().filter(|p| near(p, [40, 100, 225], 12)).count();
+    let mesh = shown.iter().filter(|p| !near(p, [140, 173, 209], 4) && !near(p, [40, 100, 225], 12)).count();
+    assert!(mesh * 5 > shown.len(), "mesh: {mesh} of {} view pixels", shown.len());
+    assert!(water * 50 > shown.len(), "particles: {water} of {} view pixels", shown.len());
+    assert!(sky * 10 > shown.len(), "sky: {sky} of {} view pixels", shown.len());
+
+    // a mesh file opens the SPH model too, with water over its middle
+    let corners: Vec<String> =
+        (0..8).map(|k| format!("v {} {} {}", 10 * ((k >> 2) & 1), 10 * ((k >> 1) & 1), 10 * (k & 1))).collect();
+    let faces =
+        ["1 2 4", "1 4 3", "5 7 8", "5 8 6", "1 5 6", "1 6 2", "3 4 8", "3 8 7", "1 3 7", "1 7 5", "2 6 8", "2 8 4"];
+    let obj = corners.join("\n") + "\n" + &faces.map(|f| format!("f {f}")).join("\n") + "\n";
+    std::fs::write(d.join("cube.obj"), obj).unwrap();
+    let err = view(&["cube.obj", "--particles", "500", "--frames", "5", "--screenshot", "cube.png"], d);
+    assert!(err.contains("frames") && d.join("cube.png").exists(), "{err}");
 }
 
 #[test]
@@ -112,5 +122,6 @@ fn view_refuses_bad_arguments_with_one_line() {
     common::refused(&["view", "--backend", "tpu"], d, "--backend");
     common::refused(&["view", "--frames", "2", "--screenshot", "no/such/dir/x.png"], d, "x.png");
     common::refused(&["view", "--scene", "moon", "--frames", "1"], d, "--scene moon");
-    common::refused(&["view", "x.tif", "--scene", "lake"], d, "--scene");
+    std::fs::write(d.join("x.obj"), "").unwrap();
+    common::refused(&["view", "x.obj", "--scene", "lake"], d, "brings its own mesh");
 }

@@ -96,7 +96,7 @@ pub fn run(options: ViewOptions) -> Result<ViewReport, ViewError> {
     let opened = match &options.world_from {
         WorldSource::File(p) => files::open(p).map(|w| Opened::Terrain(Box::new(w))),
         WorldSource::Generated(n) => generated_world(*n).map(|w| Opened::Terrain(Box::new(w))),
-        WorldSource::Sph(scene) => scene.start().map(|r| Opened::Sph(Box::new(r), scene.name.clone())),
+        WorldSource::Sph(scene) => scene.start().map(|(r, name)| Opened::Sph(Box::new(r), name)),
     }
     .map_err(ViewError::Open)?;
     if let Some(p) = &options.screenshot {

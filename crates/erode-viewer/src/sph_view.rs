@@ -25,11 +25,14 @@ const STEP_BUDGET: Duration = Duration::from_millis(25);
 /// The clear colour of the view (as the terrain view's).
 const SKY: egui::Color32 = egui::Color32::from_rgb(140, 173, 209);
 
-/// An SPH scene to open: a built-in scene with particle and face counts (0: the scene's own).
-#[derive(Clone, Debug)]
+/// An SPH scene to open: a built-in scene, a scene file or a mesh (see
+/// [`erode_io::scene::sph_setup`]).
+#[derive(Clone, Debug, Default)]
 pub struct SphScene {
-    /// lake, tunnel or tank.
-    pub name: String,
+    /// A mesh or heightmap file.
+    pub input: Option<PathBuf>,
+    /// lake, tunnel, tank or a scene file (`.toml`).
+    pub scene: Option<String>,
     /// Particles (0: the scene's).
     pub particles: usize,
     /// About this many faces (0: the scene's).
@@ -37,19 +40,26 @@ pub struct SphScene {
 }
 
 impl SphScene {
-    /// The run of this scene at its start.
-    pub fn start(&self) -> Result<SphRun, String> {
-        let kind = match self.name.as_str() {
-            "lake" => sph::SceneKind::Lake,
-            "tunnel" => sph::SceneKind::Tunnel,
-            "tank" => sph::SceneKind::Tank,
-            other => return Err(format!("--scene {other}: use lake, tunnel or tank")),
+    /// The run of this scene at its start, and the scene's name.
+    pub fn start(&self) -> Result<(SphRun, String), String> {
+        let read = erode_io::ReadOptions::default();
+        let source = erode_io::scene::SphSource {
+            input: self.input.as_deref(),
+            scene: self.scene.as_deref(),
+            particles: self.particles,
+            faces: self.faces,
+            read: &read,
         };
-        let s = kind.build(self.particles, self.faces).map_err(|e| e.to_string())?;
+        let s = erode_io::scene::sph_setup(source).map_err(|e| e.to_string())?;
+        s.params.validate().map_err(|e| format!("{}: {e}", s.name))?;
         let min_area = s.mesh.default_min_area();
         let st = sph::SphState::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
-            .map_err(|e| format!("scene {}: {e}", self.name))?;
-        SphRun::new(s.params, st).map_err(|e| e.to_string())
+            .map_err(|e| format!("{}: {e}", s.name))?;
+        if st.positions.is_empty() {
+            return Err(format!("{}: the fluid blocks hold no particle (they lie inside the solid?)", s.name));
+        }
+        let run = SphRun::new(s.params, st).map_err(|e| e.to_string())?;
+        Ok((run, s.name))
     }
 }
 
@@ -83,7 +93,7 @@ pub struct SphApp {
 impl SphApp {
     /// The app on `run` (scene `name`), playing from the start when `headless` asks for frames.
     pub fn new(run: SphRun, name: String, headless: Headless, report: Arc<Mutex<ViewReport>>) -> Self {
-        let tunnel = name == "tunnel";
+        let tunnel = name == "tunnel" || name.ends_with(".toml");
         let (lo, hi) = run.state().mesh.bounds();
         let centre = (lo + hi) * 0.5;
         let extent = hi - lo;

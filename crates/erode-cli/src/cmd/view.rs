@@ -15,21 +15,23 @@ use erode_viewer::{BackendKind, ViewOptions, WorldSource};
   xvfb-run -a erode view dem.tif --frames 60 --screenshot shot.png
   erode view --scene lake                      (the SPH model: mesh and particles)
   erode view --scene tunnel --particles 3000 --faces 4000
+  erode view cave.obj                          (a mesh, water over its middle)
+  erode view cave.obj --scene cave.toml        (a scene file: fluid blocks, parameters)
 
 Mouse: left-drag paints with the brush (or orbits with the camera tool), right-drag orbits,
 middle-drag pans, wheel zooms. Keys: space play/pause, Ctrl+Z undo, Ctrl+Y redo.")]
 pub struct Args {
-    /// Heightmap (any format `erode info` reads) or session (.erode). Default: a generated terrain.
-    #[arg(conflicts_with = "scene")]
+    /// Heightmap (any format `erode info` reads), session (.erode), or a mesh (.obj, .ply, .stl:
+    /// the SPH model). Default: a generated terrain.
     input: Option<PathBuf>,
-    /// An SPH scene instead of a heightmap: lake, tunnel or tank.
+    /// An SPH scene: lake, tunnel, tank or a scene file (.toml; with INPUT as its surface).
     #[arg(long)]
     scene: Option<String>,
     /// SPH: particles (0: the scene's).
-    #[arg(long, default_value_t = 0, requires = "scene")]
+    #[arg(long, default_value_t = 0)]
     particles: usize,
     /// SPH: about this many faces (0: the scene's).
-    #[arg(long, default_value_t = 0, requires = "scene")]
+    #[arg(long, default_value_t = 0)]
     faces: usize,
     /// Run this many frames with the model playing, save --screenshot and exit.
     #[arg(long, default_value_t = 0)]
@@ -73,11 +75,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let options = ViewOptions {
         world_from: match (a.input, a.scene) {
-            (_, Some(name)) => {
-                WorldSource::Sph(erode_viewer::sph_view::SphScene { name, particles: a.particles, faces: a.faces })
+            (input, scene) if scene.is_some() || input.as_deref().is_some_and(erode_io::scene::is_mesh) => {
+                let scene = erode_viewer::sph_view::SphScene { input, scene, particles: a.particles, faces: a.faces };
+                WorldSource::Sph(scene)
             }
-            (Some(p), None) => WorldSource::File(p),
-            (None, None) => WorldSource::Generated(a.size),
+            (Some(p), _) => WorldSource::File(p),
+            (None, _) => WorldSource::Generated(a.size),
         },
         frames: a.frames,
         screenshot: a.screenshot.clone(),

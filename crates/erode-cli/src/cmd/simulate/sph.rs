@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use erode::contract::SphRun;
-use erode::models::sph::{FluidBlock, HeightmapMesh, Refine, SceneKind, SphParams, SphState, TriMesh, scenes};
-use erode_io::mesh::{VertexValues, read_mesh, write_mesh, write_particles};
+use erode::models::sph::{SphParams, SphState};
+use erode_io::mesh::{VertexValues, write_mesh, write_particles};
+use erode_io::scene::{SphSource, sph_setup};
 use serde_json::{Map, Value, json};
 
 use super::run::{Front, Job, Stamp, Until};
@@ -44,132 +45,6 @@ pub struct Args {
     run: super::RunArgs,
 }
 
-/// The mesh, the fluid and the parameters of a run.
-struct Setup {
-    name: String,
-    mesh: TriMesh,
-    spacing: f64,
-    blocks: Vec<FluidBlock>,
-    max_particles: usize,
-    params: SphParams,
-}
-
-fn is_mesh(p: &Path) -> bool {
-    matches!(
-        p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref(),
-        Some("obj" | "ply" | "stl")
-    )
-}
-
-/// A heightmap's closed mesh with about `faces` faces, open where the heightmap has no data.
-fn heightmap_mesh(path: &Path, args: &crate::input::InputArgs, faces: usize) -> anyhow::Result<TriMesh> {
-    let loaded = erode_io::read(path, &args.options()?)?;
-    let h = &loaded.map.heights;
-    if h.width() < 2 || h.height() < 2 {
-        bail!(
-            "{}: a heightmap of {} x {} cells has no area to mesh (SPH needs at least 2 x 2)",
-            path.display(),
-            h.width(),
-            h.height()
-        );
-    }
-    let stats = loaded.map.stats();
-    let aspect = (h.width() - 1) as f64 * h.cell_size().x / ((h.height() - 1) as f64 * h.cell_size().y);
-    let rows = ((faces as f64 / (2.0 * aspect)).sqrt().round() as usize).clamp(1, h.height() - 1);
-    let columns = ((rows as f64 * aspect).round() as usize).clamp(1, h.width() - 1);
-    let depth = (0.05 * f64::from(stats.max - stats.min)).max(h.cell_size().x);
-    let spec = HeightmapMesh { columns, rows, levels: 0, refine: Refine::None, base_depth: depth };
-    // nodata cells become a walled shaft through the solid (water reaching one falls out of
-    // the domain, booked as outflow)
-    spec.build_with_holes(h, loaded.map.nodata_mask()).with_context(|| format!("{}: meshing", path.display()))
-}
-
-/// A mesh file (validated: closed, oriented, no degenerate face) or a heightmap's mesh.
-fn load_mesh(path: &Path, args: &crate::input::InputArgs, faces: usize) -> anyhow::Result<TriMesh> {
-    if !is_mesh(path) {
-        return heightmap_mesh(path, args, faces);
-    }
-    let mesh = read_mesh(path)?;
-    // closed, outward, no degenerate face, no two faces crossing (overlapping parts)
-    erode::models::sph::check_mesh(&mesh, mesh.default_min_area())
-        .and_then(|()| mesh.check_outward())
-        .with_context(|| format!("{}", path.display()))?;
-    Ok(mesh)
-}
-
-/// Water over the middle of a mesh: a block over half its width and depth, its top fifth.
-fn default_block(mesh: &TriMesh) -> FluidBlock {
-    let (lo, hi) = mesh.bounds();
-    let (c, e) = ((lo + hi) * 0.5, hi - lo);
-    FluidBlock {
-        min: [c.x - e.x / 4.0, c.y - e.y / 4.0, hi.z - e.z / 5.0],
-        max: [c.x + e.x / 4.0, c.y + e.y / 4.0, hi.z + e.z / 10.0],
-        velocity: [0.0; 3],
-    }
-}
-
-fn setup(job: &Args) -> anyhow::Result<Setup> {
-    let builtin = match job.scene.as_deref() {
-        Some("lake") => Some(SceneKind::Lake),
-        Some("tunnel") => Some(SceneKind::Tunnel),
-        Some("tank") => Some(SceneKind::Tank),
-        _ => None,
-    };
-    if let Some(kind) = builtin {
-        if let Some(input) = job.input_file.as_deref() {
-            bail!(
-                "{}: the built-in scene `{}` brings its own mesh; put your mesh in a scene file (see `erode simulate --help`)",
-                input.display(),
-                job.scene.as_deref().unwrap_or("")
-            );
-        }
-        let s = kind.build(job.particles, job.faces)?;
-        return Ok(Setup {
-            name: job.scene.as_deref().unwrap_or("").to_string(),
-            mesh: s.mesh,
-            spacing: s.spacing,
-            blocks: s.blocks,
-            max_particles: s.max_particles,
-            params: s.params,
-        });
-    }
-    let particles = if job.particles > 0 { job.particles } else { 12_528 };
-    let faces = if job.faces > 0 { job.faces } else { 9_068 };
-    let (name, mesh, blocks, spacing, max_particles, params) = match job.scene.as_deref() {
-        Some(file) => {
-            let path = PathBuf::from(file);
-            if path.extension().and_then(|e| e.to_str()) != Some("toml") {
-                bail!("--scene {file}: use lake, tunnel, tank or a scene file ending in .toml");
-            }
-            let scene = erode_io::scene::load_scene(&path)?;
-            let faces = scene.faces.unwrap_or(faces);
-            let mesh = match (job.input_file.as_deref(), &scene.mesh, &scene.heightmap) {
-                (Some(p), _, _) => load_mesh(p, &job.run.input, faces)?,
-                (None, Some(m), _) => load_mesh(m, &job.run.input, faces)?,
-                (None, None, Some(h)) => heightmap_mesh(h, &job.run.input, faces)?,
-                (None, None, None) => bail!("{file}: names no mesh or heightmap, and none was given"),
-            };
-            let max = if job.particles > 0 { job.particles } else { scene.particles.unwrap_or(particles) };
-            let spacing = match scene.spacing {
-                Some(s) => s,
-                None => scenes::spacing_for(&mesh, &scene.blocks, max).with_context(|| file.to_string())?,
-            };
-            (file.to_string(), mesh, scene.blocks, spacing, max, scene.params)
-        }
-        None => {
-            let Some(input) = job.input_file.as_deref() else {
-                bail!("simulate sph needs a mesh or heightmap, or --scene lake|tunnel|tank|FILE.toml");
-            };
-            let mesh = load_mesh(input, &job.run.input, faces)?;
-            let block = default_block(&mesh);
-            let spacing = scenes::spacing_for(&mesh, &[block], particles)
-                .with_context(|| format!("{}: no room for water above the mesh", input.display()))?;
-            (input.display().to_string(), mesh, vec![block], spacing, particles, SphParams::default())
-        }
-    };
-    Ok(Setup { name, mesh, spacing, blocks, max_particles, params })
-}
-
 fn write_results(out: &Path, st: &SphState) -> anyhow::Result<()> {
     let values = VertexValues { erosion: Some(&st.eroded), deposition: Some(&st.deposited) };
     for ext in ["obj", "ply", "glb"] {
@@ -187,7 +62,15 @@ pub struct SphFront {
 
 /// Validates `a` into a job: the mesh, the fluid, the parameters, the checkpoint.
 pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
-    let s = setup(&a)?;
+    let read = a.run.input.options()?;
+    let source = SphSource {
+        input: a.input_file.as_deref(),
+        scene: a.scene.as_deref(),
+        particles: a.particles,
+        faces: a.faces,
+        read: &read,
+    };
+    let s = sph_setup(source).context("simulate sph")?;
     let params: SphParams = match &a.run.params {
         Some(f) => erode_io::params::load(Some(f), &a.run.sets)?,
         None => erode_io::params::apply_sets(&s.params, &a.run.sets)?,
