@@ -435,6 +435,19 @@ fn write(py: Python<'_>, path: PathBuf, heights: &Bound<'_, PyAny>, cell_size: f
     py.detach(|| erode_io::write(&path, &map, &erode_io::WriteOptions::default())).map_err(os_error)
 }
 
+/// analyze(heights, *, cell_size=1.0) -> dict: what `erode analyze --json` prints for a
+/// (rows, columns) float32 array of metres (NaN: no data): the slope–area fit (concavity θ,
+/// R²), drainage density, closed depressions, hypsometry, fine relief.
+#[pyfunction]
+#[pyo3(signature = (heights, *, cell_size = 1.0))]
+fn analyze<'py>(py: Python<'py>, heights: &Bound<'py, PyAny>, cell_size: f64) -> PyResult<Bound<'py, PyAny>> {
+    let map = heightmap(heights, "heights", cell_size)?;
+    let options = erode::analysis::Options::default();
+    let analysis = py.detach(|| erode::analysis::analyze(&map, &options)).map_err(value_error)?;
+    let text = serde_json::to_string(&analysis.figures).map_err(value_error)?;
+    py.import("json")?.call_method1("loads", (text,))
+}
+
 /// Terrain erosion simulation: the grid, droplet and SPH models of the `erode` library.
 #[pymodule]
 #[pyo3(name = "erode")]
@@ -445,5 +458,6 @@ fn erode_python(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySph>()?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
     Ok(())
 }

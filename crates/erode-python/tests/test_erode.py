@@ -4,6 +4,7 @@ Run by `cargo test` (crates/erode-cli/tests/python.rs installs the package into 
 environment and runs pytest here with ERODE_BIN naming the command line to compare with).
 """
 
+import json
 import os
 import pathlib
 import re
@@ -62,6 +63,15 @@ def test_droplets_give_the_command_lines_bytes(tmp_path, terrain):
         want = np.load(tmp_path / "out" / f"{name}.npy")
         assert sim.maps()[name].tobytes() == want.astype(np.float32).tobytes(), name
     assert sim.books()["books_relative_error"] == 0.0
+
+
+def test_analyze_gives_the_command_lines_figures(tmp_path, terrain):
+    heights, cell = terrain
+    out = subprocess.run([os.environ["ERODE_BIN"], "analyze", "t.tif", "--json"], cwd=tmp_path,
+                         check=True, capture_output=True, text=True).stdout
+    assert erode.analyze(heights, cell_size=cell[0]) == json.loads(out)
+    with pytest.raises(TypeError, match="float32"):
+        erode.analyze(heights.astype(np.float64))
 
 
 def test_checkpoints_resume_to_the_same_result(terrain):
