@@ -66,8 +66,9 @@ where
     erode_io::params::apply_sets(base, &sets).map_err(value_error)
 }
 
-/// A 2-D float32 numpy array as a heightmap of `cell_size` metres; NaN cells have no data.
-fn heightmap(array: &Bound<'_, PyAny>, what: &str, cell_size: f64) -> PyResult<Heightmap> {
+/// A 2-D float32 numpy array as a grid of `cell_size` metres (copied once, C or Fortran order
+/// alike); `what` names it in errors.
+fn grid_of(array: &Bound<'_, PyAny>, what: &str, cell_size: f64) -> PyResult<Grid<f32>> {
     let Ok(a) = array.extract::<PyReadonlyArray2<'_, f32>>() else {
         let found = match array.getattr("dtype") {
             Ok(dtype) => format!("an array of {} with {} dimensions", dtype.str()?, array.getattr("ndim")?.str()?),
@@ -77,15 +78,24 @@ fn heightmap(array: &Bound<'_, PyAny>, what: &str, cell_size: f64) -> PyResult<H
             "{what}: a 2-D numpy array of float32 (rows, columns), not {found}; use .astype(numpy.float32)"
         )));
     };
-    let [rows, cols] = [a.shape()[0], a.shape()[1]];
-    // one copy into the model's own memory (C or Fortran order alike)
-    let values: Vec<f32> = a.as_array().iter().copied().collect();
     if !(cell_size.is_finite() && cell_size > 0.0) {
         return Err(PyValueError::new_err(format!("cell_size {cell_size}: must be positive metres")));
     }
-    let mask: Vec<bool> = values.iter().map(|v| v.is_nan()).collect();
-    let grid = Grid::from_vec(cols, rows, CellSize::square(cell_size), values).map_err(value_error)?;
+    let [rows, cols] = [a.shape()[0], a.shape()[1]];
+    let values: Vec<f32> = a.as_array().iter().copied().collect();
+    Grid::from_vec(cols, rows, CellSize::square(cell_size), values).map_err(|e| value_error(format!("{what}: {e}")))
+}
+
+/// A 2-D float32 numpy array as a heightmap of `cell_size` metres; NaN cells have no data.
+fn heightmap(array: &Bound<'_, PyAny>, what: &str, cell_size: f64) -> PyResult<Heightmap> {
+    let grid = grid_of(array, what, cell_size)?;
+    let mask: Vec<bool> = grid.as_slice().iter().map(|v| v.is_nan()).collect();
     Heightmap::with_nodata(grid, Some(mask)).map_err(|e| value_error(format!("{what}: {e}")))
+}
+
+/// An optional map (hardness, rain) of the terrain's cell size.
+fn optional_map(array: Option<&Bound<'_, PyAny>>, what: &str, cell_size: f64) -> PyResult<Option<Grid<f32>>> {
+    array.map(|a| grid_of(a, what, cell_size)).transpose()
 }
 
 /// A row-major field of `map`'s shape as a (rows, columns) numpy array, NaN where `map` has no
@@ -125,9 +135,11 @@ fn advance(py: Python<'_>, model: &mut impl Model, n: u64) -> PyResult<()> {
 /// The grid model: shallow water in virtual pipes eroding a heightmap (Mei, Decaudin & Hu 2007;
 /// Jákó & Tóth 2011).
 ///
-/// Grid(terrain, *, cell_size=1.0, preset="rivers", params=None, **parameters): terrain a 2-D
-/// float32 array of heights in metres (NaN: no data, outside the domain); parameters as in
-/// `erode params grid`.
+/// Grid(terrain, *, cell_size=1.0, preset="rivers", hardness=None, rain=None, params=None,
+/// **parameters): terrain a 2-D float32 array of heights in metres (NaN: no data, outside the
+/// domain); hardness (0..1, 1 erodes least: sets hardness_mode = "map", as the command line's
+/// --hardness-map) and rain (>= 0, for rain_mode = "map") arrays of the same shape; parameters as
+/// in `erode params grid`.
 #[pyclass(name = "Grid", module = "erode")]
 struct PyGrid {
     run: GridRun,
@@ -147,17 +159,37 @@ fn grid_params(
 #[pymethods]
 impl PyGrid {
     #[new]
-    #[pyo3(signature = (terrain, *, cell_size = 1.0, preset = "rivers", params = None, **kwargs))]
+    #[pyo3(signature = (terrain, *, cell_size = 1.0, preset = "rivers", hardness = None, rain = None, params = None, **kwargs))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         terrain: &Bound<'_, PyAny>,
         cell_size: f64,
         preset: &str,
+        hardness: Option<&Bound<'_, PyAny>>,
+        rain: Option<&Bound<'_, PyAny>>,
         params: Option<&Bound<'_, PyDict>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let p = grid_params(preset, params, kwargs)?;
+        let mut p = grid_params(preset, params, kwargs)?;
         let map = heightmap(terrain, "terrain", cell_size)?;
-        let maps = grid::StartMaps { nodata: map.nodata_mask(), ..Default::default() };
+        let hardness = optional_map(hardness, "hardness", cell_size)?;
+        let rain = optional_map(rain, "rain", cell_size)?;
+        if hardness.is_some() {
+            // a hardness map given is a hardness map used, as on the command line
+            match p.hardness_mode {
+                grid::HardnessMode::Uniform => p.hardness_mode = grid::HardnessMode::Map,
+                grid::HardnessMode::Map => {}
+                grid::HardnessMode::Noise => {
+                    return Err(PyValueError::new_err("hardness: hardness_mode = \"noise\" makes its own hardness"));
+                }
+            }
+        }
+        let maps = grid::StartMaps {
+            hardness: hardness.as_ref(),
+            rain: rain.as_ref(),
+            water: None,
+            nodata: map.nodata_mask(),
+        };
         let st = grid::State::new(&map.heights, &p, maps).map_err(value_error)?;
         Ok(Self { run: GridRun::new(p, st).map_err(value_error)? })
     }
@@ -228,9 +260,10 @@ fn maps<'py>(
 
 /// The droplet model: droplets eroding a heightmap one after another (Beyer 2015).
 ///
-/// Droplets(terrain, *, cell_size=1.0, preset="default", params=None, **parameters); the floor
-/// below which nothing erodes is the terrain's lowest height unless `min_height` is given, as on
-/// the command line.
+/// Droplets(terrain, *, cell_size=1.0, preset="default", hardness=None, rain=None, params=None,
+/// **parameters): hardness (0..1, 1 erodes least) scales each cell's erosion, rain (>= 0) says
+/// where droplets start; the floor below which nothing erodes is the terrain's lowest height
+/// unless `min_height` is given, as on the command line.
 #[pyclass(name = "Droplets", module = "erode")]
 struct PyDroplets {
     run: DropletRun,
@@ -252,17 +285,22 @@ fn droplet_params(
 #[pymethods]
 impl PyDroplets {
     #[new]
-    #[pyo3(signature = (terrain, *, cell_size = 1.0, preset = "default", params = None, **kwargs))]
+    #[pyo3(signature = (terrain, *, cell_size = 1.0, preset = "default", hardness = None, rain = None, params = None, **kwargs))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         terrain: &Bound<'_, PyAny>,
         cell_size: f64,
         preset: &str,
+        hardness: Option<&Bound<'_, PyAny>>,
+        rain: Option<&Bound<'_, PyAny>>,
         params: Option<&Bound<'_, PyDict>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let map = heightmap(terrain, "terrain", cell_size)?;
         let p = droplet_params(preset, f64::from(map.stats().min), params, kwargs)?;
-        let maps = droplet::DropletMaps { hardness: None, rain: None, nodata: map.nodata_mask() };
+        let hardness = optional_map(hardness, "hardness", cell_size)?;
+        let rain = optional_map(rain, "rain", cell_size)?;
+        let maps = droplet::DropletMaps { hardness: hardness.as_ref(), rain: rain.as_ref(), nodata: map.nodata_mask() };
         let st = droplet::DropletState::with_maps(&map.heights, maps).map_err(value_error)?;
         Ok(Self { run: DropletRun::new(p, st).map_err(value_error)? })
     }
@@ -315,54 +353,66 @@ impl PyDroplets {
 
 /// The SPH model: fluid particles eroding a triangle mesh (Skorkovská, Kolingerová & Beneš).
 ///
-/// Sph(scene="tank", *, particles=0, faces=0, params=None, **parameters): a built-in scene
-/// (lake, tunnel, tank); 0 takes the scene's own count.
+/// Sph(scene="tank", *, mesh=None, particles=0, faces=0, params=None, **parameters): a built-in
+/// scene (lake, tunnel, tank), a scene file (.toml), or scene=None with a mesh (OBJ, PLY, STL)
+/// or heightmap file and water over its middle, as `erode simulate sph` starts them; 0 takes the
+/// scene's own count.
 #[pyclass(name = "Sph", module = "erode")]
 struct PySph {
     run: SphRun,
 }
 
-fn scene(name: &str, particles: usize, faces: usize) -> PyResult<sph::Scene> {
-    let kind = match name {
-        "lake" => sph::SceneKind::Lake,
-        "tunnel" => sph::SceneKind::Tunnel,
-        "tank" => sph::SceneKind::Tank,
-        other => return Err(PyValueError::new_err(format!("scene {other}: use lake, tunnel or tank"))),
-    };
-    kind.build(particles, faces).map_err(value_error)
+/// The setup of a scene, as the command line makes it.
+fn sph_setup(
+    scene: Option<&str>,
+    mesh: Option<&std::path::Path>,
+    particles: usize,
+    faces: usize,
+) -> PyResult<erode_io::scene::SphSetup> {
+    let read = erode_io::ReadOptions::default();
+    let source = erode_io::scene::SphSource { input: mesh, scene, particles, faces, read: &read };
+    erode_io::scene::sph_setup(source).map_err(value_error)
 }
 
 #[pymethods]
 impl PySph {
     #[new]
-    #[pyo3(signature = (scene = "tank", *, particles = 0, faces = 0, params = None, **kwargs))]
+    #[pyo3(signature = (scene = Some("tank"), *, mesh = None, particles = 0, faces = 0, params = None, **kwargs))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        scene: &str,
+        scene: Option<&str>,
+        mesh: Option<PathBuf>,
         particles: usize,
         faces: usize,
         params: Option<&Bound<'_, PyDict>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let s = self::scene(scene, particles, faces)?;
+        let s = sph_setup(scene, mesh.as_deref(), particles, faces)?;
         let p: sph::SphParams = with_params(&s.params, params, kwargs)?;
         p.validate().map_err(value_error)?;
         let min_area = s.mesh.default_min_area();
-        let (mesh, spacing, blocks, max) = (s.mesh, s.spacing, s.blocks, s.max_particles);
-        let st = py.detach(|| sph::SphState::new(mesh, spacing, &blocks, max, min_area)).map_err(value_error)?;
+        let name = s.name.clone();
+        let st = py
+            .detach(|| sph::SphState::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area))
+            .map_err(|e| value_error(format!("{name}: {e}")))?;
+        if st.positions.is_empty() {
+            return Err(value_error(format!("{name}: the fluid blocks hold no particle (they lie inside the solid?)")));
+        }
         Ok(Self { run: SphRun::new(p, st).map_err(value_error)? })
     }
 
     /// The run saved by `checkpoint()`, with the same parameters.
     #[staticmethod]
-    #[pyo3(signature = (data, *, scene = "tank", params = None, **kwargs))]
+    #[pyo3(signature = (data, *, scene = Some("tank"), mesh = None, params = None, **kwargs))]
     fn resume(
         data: &[u8],
-        scene: &str,
+        scene: Option<&str>,
+        mesh: Option<PathBuf>,
         params: Option<&Bound<'_, PyDict>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let base = self::scene(scene, 0, 0)?.params;
+        let base = sph_setup(scene, mesh.as_deref(), 0, 0)?.params;
         let p: sph::SphParams = with_params(&base, params, kwargs)?;
         Ok(Self { run: SphRun::resume(p, data).map_err(value_error)? })
     }

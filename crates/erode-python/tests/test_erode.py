@@ -74,6 +74,31 @@ def test_analyze_gives_the_command_lines_figures(tmp_path, terrain):
         erode.analyze(heights.astype(np.float64))
 
 
+def test_hardness_and_rain_maps_act_as_on_the_command_line(tmp_path, terrain):
+    heights, cell = terrain
+    rock = np.ones_like(heights)
+    rock[:, : heights.shape[1] // 2] = 0.0
+    erode.write(tmp_path / "rock.tif", rock)
+    cli("simulate", "grid", "t.tif", "-o", "out", "--iterations", "60", "--format", "npy",
+        "--hardness-map", "rock.tif", cwd=tmp_path)
+    sim = erode.Grid(heights, cell_size=cell[0], hardness=rock)
+    sim.run(60)
+    want = np.load(tmp_path / "out" / "height.npy")
+    assert sim.maps()["height"].tobytes() == want.astype(np.float32).tobytes()
+    plain = erode.Grid(heights, cell_size=cell[0])
+    plain.run(60)
+    assert plain.maps()["height"].tobytes() != sim.maps()["height"].tobytes()
+    rain = np.zeros_like(heights)
+    rain[:8, :8] = 1.0
+    drops = erode.Droplets(heights, cell_size=cell[0], rain=rain)
+    drops.run(500)
+    assert drops.maps()["flow"][:8, :8].sum() > 0
+    with pytest.raises(ValueError, match="hardness"):
+        erode.Grid(heights, hardness=rock[:10])
+    with pytest.raises(ValueError, match="rain"):
+        erode.Droplets(heights, rain=np.zeros_like(heights))
+
+
 def test_checkpoints_resume_to_the_same_result(terrain):
     heights, _ = terrain
     grid = erode.Grid(heights, preset="badlands")
@@ -99,6 +124,18 @@ def test_checkpoints_resume_to_the_same_result(terrain):
     vertices, faces = sph.mesh()
     assert vertices.shape[1] == 3 and faces.shape[1] == 3 and faces.dtype == np.uint32
     assert sph.books()["relative_error"] <= 1e-6
+
+
+def test_sph_starts_from_a_mesh_file_as_the_command_line_does(tmp_path):
+    corners = [f"v {10 * (k >> 2 & 1)} {10 * (k >> 1 & 1)} {10 * (k & 1)}" for k in range(8)]
+    faces = ["1 2 4", "1 4 3", "5 7 8", "5 8 6", "1 5 6", "1 6 2", "3 4 8", "3 8 7", "1 3 7", "1 7 5",
+             "2 6 8", "2 8 4"]
+    (tmp_path / "cube.obj").write_text("\n".join(corners + [f"f {f}" for f in faces]) + "\n")
+    sph = erode.Sph(None, mesh=tmp_path / "cube.obj", particles=300)
+    sph.run(3)
+    assert sph.iterations == 3 and 0 < sph.particles().shape[0] <= 300
+    with pytest.raises(ValueError, match="brings its own mesh"):
+        erode.Sph("lake", mesh=tmp_path / "cube.obj")
 
 
 def test_bad_arguments_raise_with_the_command_lines_messages(terrain, tmp_path):

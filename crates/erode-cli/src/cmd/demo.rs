@@ -2,7 +2,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
-use erode::models::grid::{CpuSim, Params, StartMaps, State};
+use erode::contract::{GridRun, Model};
+use erode::models::grid::{Params, StartMaps, State};
 use erode::preview::{PreviewStyle, render};
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
 use erode::{CellSize, Grid, Heightmap};
@@ -64,8 +65,8 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     erode_io::write_rgb_png(&out("before.png"), &render(&before, None, None, &PreviewStyle::default()))?;
 
     let params = Params::default();
-    let mut st = State::new(&before.heights, &params, StartMaps::default())?;
-    let mut sim = CpuSim::new(params, &st)?;
+    let st = State::new(&before.heights, &params, StartMaps::default())?;
+    let mut run = GridRun::new(params, st)?;
     let bar = progress::bar(a.iterations, "it", quiet);
     bar.set_message("erode");
     let t0 = Instant::now();
@@ -73,13 +74,14 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let mut done = 0;
     while done < a.iterations {
         let n = (a.iterations - done).min(10);
-        sim.run(&mut st, n);
+        run.advance(n, &mut |_| {})?;
         done += n;
         bar.inc(n);
     }
     let seconds = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
 
+    let st = run.state();
     let grid = |v: &[f32]| Grid::from_vec(st.width, st.height, st.cell_size, v.to_vec());
     let after = Heightmap::new(grid(&st.heights())?)?;
     let erosion = grid(&st.eroded)?;
