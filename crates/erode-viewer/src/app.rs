@@ -87,12 +87,7 @@ pub struct ViewerApp {
     map_format: String,
     message: Option<(String, bool)>,
     gpu_ctx: Option<Arc<GpuContext>>,
-    headless: Headless,
-    report: Arc<Mutex<ViewReport>>,
-    frames: u64,
-    frame_times: Vec<f64>,
-    last_frame: Option<Instant>,
-    screenshot_requested: bool,
+    frames: Frames,
     pending_backend: Option<BackendKind>,
 }
 
@@ -126,12 +121,7 @@ impl ViewerApp {
             map_format: "tif".into(),
             message: None,
             gpu_ctx: None,
-            headless,
-            report,
-            frames: 0,
-            frame_times: Vec::new(),
-            last_frame: None,
-            screenshot_requested: false,
+            frames: Frames::new(headless, report),
             pending_backend: (backend == BackendKind::Gpu).then_some(BackendKind::Gpu),
         }
     }
@@ -818,31 +808,64 @@ impl ViewerApp {
     }
 
     fn headless_step(&mut self, ctx: &egui::Context) {
-        let now = Instant::now();
-        if let Some(last) = self.last_frame {
-            self.frame_times.push(now.duration_since(last).as_secs_f64() * 1e3);
-        }
-        self.last_frame = Some(now);
-        self.frames += 1;
-        if self.headless.frames == 0 {
-            return;
-        }
-        ctx.request_repaint();
-        if self.frames >= self.headless.frames && !self.screenshot_requested {
-            self.screenshot_requested = true;
+        if self.frames.tick(ctx) {
             self.send(Command::Play(false));
-            self.fill_report();
-            take_screenshot(ctx, self.headless.screenshot.clone(), self.report.clone());
+            self.frames.finish(ctx, self.snapshot.progress);
         }
     }
+}
 
-    fn fill_report(&self) {
+/// Frames drawn and their times, and a headless run's end: after `headless.frames` frames a
+/// screenshot, the report filled, the window closed.
+pub(crate) struct Frames {
+    headless: Headless,
+    report: Arc<Mutex<ViewReport>>,
+    count: u64,
+    times: Vec<f64>,
+    last: Option<Instant>,
+    finished: bool,
+}
+
+impl Frames {
+    pub(crate) fn new(headless: Headless, report: Arc<Mutex<ViewReport>>) -> Self {
+        Self { headless, report, count: 0, times: Vec::new(), last: None, finished: false }
+    }
+
+    /// Counts a frame; true once, when a headless run has drawn its frames and should
+    /// [`Frames::finish`].
+    pub(crate) fn tick(&mut self, ctx: &egui::Context) -> bool {
+        let now = Instant::now();
+        if let Some(last) = self.last {
+            self.times.push(now.duration_since(last).as_secs_f64() * 1e3);
+        }
+        self.last = Some(now);
+        self.count += 1;
+        if self.headless.frames == 0 {
+            return false;
+        }
+        ctx.request_repaint();
+        if self.count >= self.headless.frames && !self.finished {
+            self.finished = true;
+            return true;
+        }
+        false
+    }
+
+    /// Fills the report (with `progress`, the model's iterations or droplets), takes the
+    /// screenshot and closes the window.
+    pub(crate) fn finish(&self, ctx: &egui::Context, progress: u64) {
+        self.fill_report(progress);
+        take_screenshot(ctx, self.headless.screenshot.clone(), self.report.clone());
+    }
+
+    /// Fills the report with the frames so far.
+    pub(crate) fn fill_report(&self, progress: u64) {
         if let Ok(mut r) = self.report.lock() {
-            r.frames = self.frames;
+            r.frames = self.count;
             // the first frames build pipelines and targets: leave them out of the mean
-            let t: Vec<f64> = self.frame_times.iter().skip(3).copied().collect();
+            let t: Vec<f64> = self.times.iter().skip(3).copied().collect();
             r.mean_frame_ms = if t.is_empty() { 0.0 } else { t.iter().sum::<f64>() / t.len() as f64 };
-            r.progress = self.snapshot.progress;
+            r.progress = progress;
         }
     }
 }
@@ -908,7 +931,7 @@ impl eframe::App for ViewerApp {
     }
 
     fn on_exit(&mut self) {
-        self.fill_report();
+        self.frames.fill_report(self.snapshot.progress);
         if let Some(Runner::Cpu(r)) = self.runner.take() {
             let _ = r.stop();
         }

@@ -16,7 +16,7 @@ use erode::contract::{Model, SphRun};
 use erode::models::sph;
 use glam::{DVec3, Vec3};
 
-use crate::app::{Headless, ViewReport};
+use crate::app::{Frames, Headless, ViewReport};
 use crate::camera::Camera;
 
 /// Wall time the model may take per frame while playing (one step at least).
@@ -82,12 +82,7 @@ pub struct SphApp {
     stopped: Option<String>,
     folder: String,
     message: Option<(String, bool)>,
-    headless: Headless,
-    report: Arc<Mutex<ViewReport>>,
-    frames: u64,
-    frame_times: Vec<f64>,
-    last_frame: Option<Instant>,
-    screenshot_requested: bool,
+    frames: Frames,
 }
 
 impl SphApp {
@@ -111,12 +106,7 @@ impl SphApp {
             stopped: None,
             folder: "sph-snapshot".into(),
             message: None,
-            headless,
-            report,
-            frames: 0,
-            frame_times: Vec::new(),
-            last_frame: None,
-            screenshot_requested: false,
+            frames: Frames::new(headless, report),
         }
     }
 
@@ -298,30 +288,9 @@ impl SphApp {
     }
 
     fn headless_step(&mut self, ctx: &egui::Context) {
-        let now = Instant::now();
-        if let Some(last) = self.last_frame {
-            self.frame_times.push(now.duration_since(last).as_secs_f64() * 1e3);
-        }
-        self.last_frame = Some(now);
-        self.frames += 1;
-        if self.headless.frames == 0 {
-            return;
-        }
-        ctx.request_repaint();
-        if self.frames >= self.headless.frames && !self.screenshot_requested {
-            self.screenshot_requested = true;
+        if self.frames.tick(ctx) {
             self.playing = false;
-            self.fill_report();
-            crate::app::take_screenshot(ctx, self.headless.screenshot.clone(), self.report.clone());
-        }
-    }
-
-    fn fill_report(&self) {
-        if let Ok(mut r) = self.report.lock() {
-            r.frames = self.frames;
-            let t: Vec<f64> = self.frame_times.iter().skip(3).copied().collect();
-            r.mean_frame_ms = if t.is_empty() { 0.0 } else { t.iter().sum::<f64>() / t.len() as f64 };
-            r.progress = self.run.done();
+            self.frames.finish(ctx, self.run.done());
         }
     }
 }
@@ -346,6 +315,6 @@ impl eframe::App for SphApp {
     }
 
     fn on_exit(&mut self) {
-        self.fill_report();
+        self.frames.fill_report(self.run.done());
     }
 }

@@ -80,10 +80,8 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
     let checkpoint = a.run.checkpoint("droplet")?;
     let mut model = match &checkpoint {
         Some(c) => {
-            let model =
-                DropletRun::resume(params.clone(), &c.bytes, a.run.input.max_cells).with_context(|| c.unreadable())?;
-            input.check_size(&c.path, (model.state().width, model.state().height))?;
-            model
+            let resume = |b: &[u8]| DropletRun::resume(params.clone(), b, a.run.input.max_cells);
+            input.resume(c, resume, |m| (m.state().width, m.state().height))?
         }
         None => {
             let maps = DropletMaps {

@@ -85,10 +85,8 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let checkpoint = a.run.checkpoint("grid")?;
     let mut model = match &checkpoint {
         Some(c) => {
-            let model =
-                GridRun::resume(params.clone(), &c.bytes, a.run.input.max_cells).with_context(|| c.unreadable())?;
-            input.check_size(&c.path, (model.state().width, model.state().height))?;
-            model
+            let resume = |b: &[u8]| GridRun::resume(params.clone(), b, a.run.input.max_cells);
+            input.resume(c, resume, |m| (m.state().width, m.state().height))?
         }
         None => {
             let maps = StartMaps {

@@ -61,8 +61,22 @@ impl Input {
         &self.loaded.map.heights
     }
 
+    /// The model `resume` makes of checkpoint `c`, checked to fit this input (`size`: its
+    /// columns and rows).
+    pub fn resume<R>(
+        &self,
+        c: &super::checkpoints::Newest,
+        resume: impl FnOnce(&[u8]) -> Result<R, erode::SimError>,
+        size: impl FnOnce(&R) -> (usize, usize),
+    ) -> anyhow::Result<R> {
+        use anyhow::Context;
+        let model = resume(&c.bytes).with_context(|| c.unreadable())?;
+        self.check_size(&c.path, size(&model))?;
+        Ok(model)
+    }
+
     /// A checkpoint of `got` cells across must fit the input it resumes.
-    pub fn check_size(&self, checkpoint: &Path, got: (usize, usize)) -> anyhow::Result<()> {
+    fn check_size(&self, checkpoint: &Path, got: (usize, usize)) -> anyhow::Result<()> {
         let t = self.terrain();
         if got != (t.width(), t.height()) {
             bail!(
