@@ -91,12 +91,12 @@ pub fn generated_world(size: usize) -> Result<World, String> {
 pub fn run(options: ViewOptions) -> Result<ViewReport, ViewError> {
     enum Opened {
         Terrain(Box<World>),
-        Sph(Box<erode::contract::SphRun>, String),
+        Sph(Box<erode::contract::SphRun>, sph_view::SphScene, String),
     }
     let opened = match &options.world_from {
         WorldSource::File(p) => files::open(p).map(|w| Opened::Terrain(Box::new(w))),
         WorldSource::Generated(n) => generated_world(*n).map(|w| Opened::Terrain(Box::new(w))),
-        WorldSource::Sph(scene) => scene.start().map(|(r, name)| Opened::Sph(Box::new(r), name)),
+        WorldSource::Sph(scene) => scene.start().map(|(r, name)| Opened::Sph(Box::new(r), scene.clone(), name)),
     }
     .map_err(ViewError::Open)?;
     if let Some(p) = &options.screenshot {
@@ -129,7 +129,7 @@ pub fn run(options: ViewOptions) -> Result<ViewReport, ViewError> {
         Box::new(move |_cc| -> Result<Box<dyn eframe::App>, _> {
             Ok(match opened {
                 Opened::Terrain(world) => Box::new(app::ViewerApp::new(*world, headless, r, backend)),
-                Opened::Sph(run, name) => Box::new(sph_view::SphApp::new(*run, name, headless, r)),
+                Opened::Sph(run, scene, name) => Box::new(sph_view::SphApp::new(*run, scene, name, headless, r)),
             })
         }),
     )

@@ -27,7 +27,7 @@ const SKY: egui::Color32 = egui::Color32::from_rgb(140, 173, 209);
 
 /// An SPH scene to open: a built-in scene, a scene file or a mesh (see
 /// [`erode_io::scene::sph_setup`]).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SphScene {
     /// A mesh or heightmap file.
     pub input: Option<PathBuf>,
@@ -37,10 +37,46 @@ pub struct SphScene {
     pub particles: usize,
     /// About this many faces (0: the scene's).
     pub faces: usize,
+    /// A checkpoint of this scene to go on from (a saved session's).
+    #[serde(skip)]
+    pub checkpoint: Option<PathBuf>,
+}
+
+/// The files of a saved SPH session, in its folder: the scene and the state.
+const SESSION_SCENE: &str = "sph-session.toml";
+const SESSION_STATE: &str = "sph-state.ckpt";
+
+/// Whether `dir` holds a saved SPH session.
+pub fn is_session(dir: &std::path::Path) -> bool {
+    dir.join(SESSION_SCENE).is_file()
+}
+
+/// Saves `run` of `scene` as a session in `dir` (the scene, and the state as a checkpoint), to
+/// open again with `erode view DIR`.
+pub fn save_session(dir: &std::path::Path, scene: &SphScene, run: &SphRun) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut scene = scene.clone();
+    // paths as absolute, so the session opens from anywhere
+    scene.input = scene.input.map(|p| std::path::absolute(&p).unwrap_or(p));
+    if let Some(file) = scene.scene.as_deref().filter(|s| s.ends_with(".toml")) {
+        scene.scene = Some(std::path::absolute(file).map_or(file.to_string(), |p| p.display().to_string()));
+    }
+    let text = toml::to_string(&scene).map_err(|e| e.to_string())?;
+    erode_io::write_atomic(&dir.join(SESSION_STATE), &run.checkpoint()).map_err(|e| e.to_string())?;
+    erode_io::write_atomic(&dir.join(SESSION_SCENE), text.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// The scene of the session saved in `dir`, set to go on from its state.
+pub fn open_session(dir: &std::path::Path) -> Result<SphScene, String> {
+    let path = dir.join(SESSION_SCENE);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut scene: SphScene = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    scene.checkpoint = Some(dir.join(SESSION_STATE));
+    Ok(scene)
 }
 
 impl SphScene {
-    /// The run of this scene at its start, and the scene's name.
+    /// The run of this scene at its start (or at its checkpoint), and the scene's name.
     pub fn start(&self) -> Result<(SphRun, String), String> {
         let read = erode_io::ReadOptions::default();
         let source = erode_io::scene::SphSource {
@@ -52,6 +88,11 @@ impl SphScene {
         };
         let s = erode_io::scene::sph_setup(source).map_err(|e| e.to_string())?;
         s.params.validate().map_err(|e| format!("{}: {e}", s.name))?;
+        if let Some(file) = &self.checkpoint {
+            let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let run = SphRun::resume(s.params, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+            return Ok((run, s.name));
+        }
         let min_area = s.mesh.default_min_area();
         let st = sph::SphState::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
             .map_err(|e| format!("{}: {e}", s.name))?;
@@ -72,6 +113,7 @@ fn world(p: DVec3, centre: DVec3) -> Vec3 {
 /// The SPH viewer.
 pub struct SphApp {
     run: SphRun,
+    scene: SphScene,
     name: String,
     centre: DVec3,
     camera: Camera,
@@ -86,8 +128,9 @@ pub struct SphApp {
 }
 
 impl SphApp {
-    /// The app on `run` (scene `name`), playing from the start when `headless` asks for frames.
-    pub fn new(run: SphRun, name: String, headless: Headless, report: Arc<Mutex<ViewReport>>) -> Self {
+    /// The app on `run` (of `scene`, named `name`), playing from the start when `headless` asks
+    /// for frames.
+    pub fn new(run: SphRun, scene: SphScene, name: String, headless: Headless, report: Arc<Mutex<ViewReport>>) -> Self {
         let tunnel = name == "tunnel" || name.ends_with(".toml");
         let (lo, hi) = run.state().mesh.bounds();
         let centre = (lo + hi) * 0.5;
@@ -97,6 +140,7 @@ impl SphApp {
         camera.pitch = 0.6;
         Self {
             run,
+            scene,
             name,
             centre,
             camera,
@@ -170,6 +214,13 @@ impl SphApp {
         if ui.button("Save mesh and particles (PLY)").clicked() {
             self.message = Some(match self.save_snapshot() {
                 Ok(dir) => (format!("saved into {}", dir.display()), false),
+                Err(e) => (e, true),
+            });
+        }
+        if ui.button("Save session").clicked() {
+            let dir = PathBuf::from(self.folder.trim());
+            self.message = Some(match save_session(&dir, &self.scene, &self.run) {
+                Ok(()) => (format!("session saved in {} (erode view {0})", dir.display()), false),
                 Err(e) => (e, true),
             });
         }
