@@ -175,14 +175,7 @@ impl PyGrid {
         let hardness = optional_map(hardness, "hardness", cell_size)?;
         let rain = optional_map(rain, "rain", cell_size)?;
         if hardness.is_some() {
-            // a hardness map given is a hardness map used, as on the command line
-            match p.hardness_mode {
-                grid::HardnessMode::Uniform => p.hardness_mode = grid::HardnessMode::Map,
-                grid::HardnessMode::Map => {}
-                grid::HardnessMode::Noise => {
-                    return Err(PyValueError::new_err("hardness: hardness_mode = \"noise\" makes its own hardness"));
-                }
-            }
+            p = p.with_hardness_map().map_err(|e| value_error(format!("hardness: {e}")))?;
         }
         let maps = grid::StartMaps {
             hardness: hardness.as_ref(),

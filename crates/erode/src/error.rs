@@ -158,6 +158,9 @@ pub enum SimError {
     /// The GPU backend failed (no adapter, a limit, validation).
     #[error("GPU: {0}")]
     Gpu(String),
+    /// A hardness map given with `hardness_mode = "noise"`, which makes its own hardness.
+    #[error("hardness_mode = \"noise\" makes its own hardness; a hardness map needs \"uniform\" or \"map\"")]
+    HardnessMapWithNoise,
     /// An option the GPU backend does not run yet.
     #[error("not on the GPU yet: {0} (use --backend cpu)")]
     NotOnGpu(&'static str),

@@ -71,13 +71,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         params.seed = seed;
     }
     if a.hardness_map.is_some() {
-        // a hardness map given is a hardness map used (it was silently ignored under the default
-        // uniform hardness); noise hardness and a map do not mix
-        match params.hardness_mode {
-            grid::HardnessMode::Uniform => params.hardness_mode = grid::HardnessMode::Map,
-            grid::HardnessMode::Map => {}
-            grid::HardnessMode::Noise => bail!("--hardness-map: hardness_mode = \"noise\" makes its own hardness"),
-        }
+        params = params.with_hardness_map().context("--hardness-map")?;
     }
     params.validate()?;
     let files = MapFiles { hardness: a.hardness_map.as_deref(), rain: a.rain_map.as_deref() };

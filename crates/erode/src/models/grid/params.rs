@@ -430,6 +430,18 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
 ];
 
 impl Params {
+    /// These parameters with a hardness map in use: a map given is a map used, so
+    /// `hardness_mode = "uniform"` becomes `"map"`; `"noise"` makes its own hardness and refuses
+    /// one.
+    pub fn with_hardness_map(mut self) -> Result<Self, crate::SimError> {
+        match self.hardness_mode {
+            HardnessMode::Uniform => self.hardness_mode = HardnessMode::Map,
+            HardnessMode::Map => {}
+            HardnessMode::Noise => return Err(crate::SimError::HardnessMapWithNoise),
+        }
+        Ok(self)
+    }
+
     /// Checks every field; the error names the first one out of range.
     pub fn validate(&self) -> Result<(), ParamError> {
         fn check(ok: bool, name: &'static str, value: f64, expected: &'static str) -> Result<(), ParamError> {
