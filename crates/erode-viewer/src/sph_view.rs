@@ -1,6 +1,6 @@
 //! The SPH model in the viewer (Skorkovská, Kolingerová & Beneš): the surface mesh shaded and
 //! coloured by what eroded (orange) and what was deposited (green) at each vertex, the particles
-//! as blue points; play, pause, step; a snapshot of mesh and particles; a headless screenshot.
+//! as blue points (lighter the faster they run); play, pause, step; a snapshot of mesh and particles; a headless screenshot.
 //!
 //! The model runs under the library's contract ([`erode::contract::SphRun`]) on the UI thread,
 //! as many steps a frame as fit in [`STEP_BUDGET`] (at least one). The mesh is drawn with egui's
@@ -232,7 +232,7 @@ impl SphApp {
             ui.colored_label(colour, m);
         }
         ui.separator();
-        ui.label("orange: eroded, green: deposited, blue: water");
+        ui.label("orange: eroded, green: deposited, blue: water (lighter: faster)");
         ui.label("drag: orbit, right-drag: pan, wheel: zoom, space: play/pause");
     }
 
@@ -313,7 +313,13 @@ impl SphApp {
                 (0..3).map(|i| ((base[i] + (target[i] - base[i]) * k) * shade).clamp(0.0, 255.0) as u8).collect();
             egui::Color32::from_rgba_unmultiplied(c[0], c[1], c[2], alpha)
         };
-        let water = egui::Color32::from_rgb(40, 100, 225);
+        // water blue, lighter where it runs fast (the fastest particle of the frame white-blue)
+        let fastest = st.velocities.iter().fold(0.0f64, |m, v| m.max(v.length())).max(1e-9);
+        let water = |i: usize| -> egui::Color32 {
+            let k = (st.velocities[i].length() / fastest).sqrt() as f32;
+            let mix = |a: f32, b: f32| (a + (b - a) * k) as u8;
+            egui::Color32::from_rgb(mix(25.0, 175.0), mix(75.0, 215.0), mix(200.0, 255.0))
+        };
         let radius = (rect.width() / 500.0).clamp(1.2, 3.0);
         let mut mesh = egui::Mesh::default();
         for (_, item) in &items {
@@ -330,7 +336,7 @@ impl SphApp {
                 Item::Particle(i) => {
                     if let Some((pos, _)) = project(st.positions[i]) {
                         let r = egui::Rect::from_center_size(pos, egui::vec2(2.0 * radius, 2.0 * radius));
-                        mesh.add_colored_rect(r, water);
+                        mesh.add_colored_rect(r, water(i));
                     }
                 }
             }
