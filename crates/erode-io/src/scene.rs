@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use erode::models::sph::{FluidBlock, SphParams};
+use erode::models::sph::{self, FluidBlock};
 
 use crate::params::ParamsError;
 
@@ -38,7 +38,7 @@ pub struct SceneFile {
     pub blocks: Vec<FluidBlock>,
     /// The model's parameters.
     #[serde(default)]
-    pub params: SphParams,
+    pub params: sph::Params,
 }
 
 /// Reads a scene file; its paths become relative to the current folder.
@@ -72,7 +72,7 @@ pub struct SphSetup {
     /// Particles at most.
     pub max_particles: usize,
     /// The model's parameters (the scene's own, before any override).
-    pub params: SphParams,
+    pub params: sph::Params,
 }
 
 /// Where an SPH run's mesh and fluid come from, as the front ends take them.
@@ -220,7 +220,7 @@ pub fn sph_setup(source: SphSource<'_>) -> Result<SphSetup, SceneError> {
                 spacing,
                 blocks: vec![block],
                 max_particles: particles,
-                params: SphParams::default(),
+                params: sph::Params::default(),
             })
         }
     }

@@ -267,9 +267,9 @@ fn droplet_params(
     lowest: f64,
     params: Option<&Bound<'_, PyDict>>,
     kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<droplet::DropletParams> {
-    let base = droplet::droplet_preset(preset).map_err(value_error)?;
-    let p: droplet::DropletParams = with_params(&base, params, kwargs)?;
+) -> PyResult<droplet::Params> {
+    let base = droplet::preset(preset).map_err(value_error)?;
+    let p: droplet::Params = with_params(&base, params, kwargs)?;
     let p = p.with_floor_at(lowest);
     p.validate().map_err(value_error)?;
     Ok(p)
@@ -293,8 +293,8 @@ impl PyDroplets {
         let p = droplet_params(preset, f64::from(map.stats().min), params, kwargs)?;
         let hardness = optional_map(hardness, "hardness", cell_size)?;
         let rain = optional_map(rain, "rain", cell_size)?;
-        let maps = droplet::DropletMaps { hardness: hardness.as_ref(), rain: rain.as_ref(), nodata: map.nodata_mask() };
-        let st = droplet::DropletState::with_maps(&map.heights, maps).map_err(value_error)?;
+        let maps = droplet::StartMaps { hardness: hardness.as_ref(), rain: rain.as_ref(), nodata: map.nodata_mask() };
+        let st = droplet::State::with_maps(&map.heights, maps).map_err(value_error)?;
         Ok(Self { run: DropletRun::new(p, st).map_err(value_error)? })
     }
 
@@ -382,12 +382,12 @@ impl PySph {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let s = sph_setup(scene, mesh.as_deref(), particles, faces)?;
-        let p: sph::SphParams = with_params(&s.params, params, kwargs)?;
+        let p: sph::Params = with_params(&s.params, params, kwargs)?;
         p.validate().map_err(value_error)?;
         let min_area = s.mesh.default_min_area();
         let name = s.name.clone();
         let st = py
-            .detach(|| sph::SphState::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area))
+            .detach(|| sph::State::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area))
             .map_err(|e| value_error(format!("{name}: {e}")))?;
         if st.positions.is_empty() {
             return Err(value_error(format!("{name}: the fluid blocks hold no particle (they lie inside the solid?)")));
@@ -406,7 +406,7 @@ impl PySph {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let base = sph_setup(scene, mesh.as_deref(), 0, 0)?.params;
-        let p: sph::SphParams = with_params(&base, params, kwargs)?;
+        let p: sph::Params = with_params(&base, params, kwargs)?;
         Ok(Self { run: SphRun::resume(p, data).map_err(value_error)? })
     }
 

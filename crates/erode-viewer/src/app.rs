@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use eframe::egui;
 use erode::gpu::GpuContext;
-use erode::models::droplet::DROPLET_PARAM_DOCS;
+use erode::models::droplet;
 use erode::models::grid::PARAM_DOCS;
 
 use crate::brush::{Brush, BrushKind};
@@ -618,7 +618,7 @@ impl ViewerApp {
             }
             let docs: Vec<(&'static str, &'static str)> = match s.model {
                 ModelKind::Grid => PARAM_DOCS.iter().map(|d| (d.name, d.doc)).collect(),
-                ModelKind::Droplet => DROPLET_PARAM_DOCS.to_vec(),
+                ModelKind::Droplet => droplet::PARAM_DOCS.to_vec(),
             };
             let table = match s.model {
                 ModelKind::Grid => toml::Value::try_from(&s.grid_params),
@@ -662,7 +662,7 @@ impl ViewerApp {
             ),
             ModelKind::Droplet => erode_io::params::apply_sets(&s.droplet_params, &sets)
                 .map_err(|e| e.to_string())
-                .and_then(|p: erode::models::droplet::DropletParams| {
+                .and_then(|p: erode::models::droplet::Params| {
                     p.validate().map_err(|e| e.to_string())?;
                     Ok(Action::SetDropletParams(Box::new(p)))
                 }),

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use erode::models::droplet::DropletParams;
+use erode::models::droplet;
 use erode::models::grid::Params;
 use erode_io::{Format, Heightmap, ReadOptions, WriteOptions};
 
@@ -14,7 +14,8 @@ pub fn open_heightmap(path: &Path) -> Result<World, String> {
     let loaded = erode_io::read(path, &ReadOptions::default()).map_err(|e| e.to_string())?;
     let params = Params::default();
     let (heights, holes) = (&loaded.map.heights, loaded.map.nodata_mask());
-    World::with_holes(heights, holes, params, DropletParams::default()).map_err(|e| format!("{}: {e}", path.display()))
+    World::with_holes(heights, holes, params, droplet::Params::default())
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Opens a session (`.erode`) or a heightmap, by extension.

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use erode::models::droplet::DropletParams;
+use erode::models::droplet;
 use erode::models::grid::{Params, Source};
 
 use crate::world::{Action, BackendKind, ModelKind, Overlay, World};
@@ -56,7 +56,7 @@ pub struct Snapshot {
     /// Grid parameters.
     pub grid_params: Params,
     /// Droplet parameters.
-    pub droplet_params: DropletParams,
+    pub droplet_params: droplet::Params,
     /// River sources.
     pub sources: Vec<Source>,
     /// Rain on.

@@ -3,11 +3,11 @@
 //!
 //! Layout: `ERODE-SESSION\n`, a `u32` version, then three little-endian `u64`-length-prefixed
 //! blocks: a TOML header ([`Header`]), the grid state as `State::to_bytes`, the droplet state as
-//! `DropletState::to_bytes` (empty when none). Each state block carries its own checksum.
+//! `droplet::State::to_bytes` (empty when none). Each state block carries its own checksum.
 
 use std::path::{Path, PathBuf};
 
-use erode::models::droplet::{DropletParams, DropletState, droplet_params_fingerprint};
+use erode::models::droplet;
 use erode::models::grid::{Params, State, params_fingerprint};
 
 use crate::brush::Brush;
@@ -51,7 +51,7 @@ struct Header {
     droplets_per_tick: u32,
     brush: Brush,
     grid: Params,
-    droplet: DropletParams,
+    droplet: droplet::Params,
 }
 
 /// The world as session bytes.
@@ -71,7 +71,7 @@ pub fn to_bytes(world: &World) -> Vec<u8> {
     let droplet = world
         .droplet
         .as_ref()
-        .map(|d| d.to_bytes(droplet_params_fingerprint(&world.droplet_params)))
+        .map(|d| d.to_bytes(droplet::params_fingerprint(&world.droplet_params)))
         .unwrap_or_default();
     let mut out = Vec::with_capacity(64 + text.len() + grid.len() + droplet.len());
     out.extend_from_slice(MAGIC);
@@ -113,7 +113,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
     let droplet = if blocks[2].is_empty() {
         None
     } else {
-        let d = DropletState::from_bytes(blocks[2], droplet_params_fingerprint(&h.droplet), MAX_CELLS)
+        let d = droplet::State::from_bytes(blocks[2], droplet::params_fingerprint(&h.droplet), MAX_CELLS)
             .map_err(|e| corrupt(format!("droplet state: {e}")))?;
         if (d.width, d.height) != (state.width, state.height) {
             return Err(corrupt("droplet and grid states differ in size".into()));

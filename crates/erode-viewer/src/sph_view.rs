@@ -94,7 +94,7 @@ impl SphScene {
             return Ok((run, s.name));
         }
         let min_area = s.mesh.default_min_area();
-        let st = sph::SphState::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
+        let st = sph::State::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
             .map_err(|e| format!("{}: {e}", s.name))?;
         if st.positions.is_empty() {
             return Err(format!("{}: the fluid blocks hold no particle (they lie inside the solid?)", s.name));

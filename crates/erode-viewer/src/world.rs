@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use erode::gpu::GpuContext;
-use erode::models::droplet::{DropletMaps, DropletParams, DropletSim, DropletState};
+use erode::models::droplet;
 use erode::models::grid::gpu::GpuSim;
 use erode::models::grid::{CpuSim, Params, RainMode, Source, StartMaps, State, Units};
 use erode::{Grid, SimError};
@@ -107,7 +107,7 @@ pub enum Action {
     /// Replaces the grid model's parameters (validated first).
     SetGridParams(Box<Params>),
     /// Replaces the droplet model's parameters (validated first).
-    SetDropletParams(Box<DropletParams>),
+    SetDropletParams(Box<droplet::Params>),
     /// Chooses the model.
     SetModel(ModelKind),
     /// Rain on or off.
@@ -148,12 +148,12 @@ pub struct World {
     /// Grid model parameters (rain mode as the user set it; see `rain`).
     pub grid_params: Params,
     /// Droplet model parameters.
-    pub droplet_params: DropletParams,
+    pub droplet_params: droplet::Params,
     /// The grid state: terrain, water, maps and books. With the droplet model its terrain follows
     /// the droplet state after every tick.
     pub state: State,
     /// The droplet model's state while it is the model.
-    pub droplet: Option<DropletState>,
+    pub droplet: Option<droplet::State>,
     /// Whether it rains (grid: the rain mode applies; droplet: droplets fall).
     pub rain: bool,
     /// The brush.
@@ -165,7 +165,7 @@ pub struct World {
     history: History,
     stroke: Option<Stroke>,
     cpu: Option<CpuSim>,
-    droplet_sim: Option<DropletSim>,
+    droplet_sim: Option<droplet::CpuSim>,
     gpu: Option<GpuSim>,
     gpu_ctx: Option<Arc<GpuContext>>,
     /// Counts changes of terrain or water made outside the GPU (for renderers that upload).
@@ -174,7 +174,7 @@ pub struct World {
 
 impl World {
     /// A world on `terrain` (heights in metres) with these parameters.
-    pub fn new(terrain: &Grid<f32>, grid_params: Params, droplet_params: DropletParams) -> Result<Self, WorldError> {
+    pub fn new(terrain: &Grid<f32>, grid_params: Params, droplet_params: droplet::Params) -> Result<Self, WorldError> {
         Self::with_holes(terrain, None, grid_params, droplet_params)
     }
 
@@ -184,7 +184,7 @@ impl World {
         terrain: &Grid<f32>,
         nodata: Option<&[bool]>,
         grid_params: Params,
-        droplet_params: DropletParams,
+        droplet_params: droplet::Params,
     ) -> Result<Self, WorldError> {
         droplet_params.validate()?;
         let state = State::new(terrain, &grid_params, StartMaps { nodata, ..StartMaps::default() })?;
@@ -195,9 +195,9 @@ impl World {
     pub fn from_parts(
         model: ModelKind,
         grid_params: Params,
-        droplet_params: DropletParams,
+        droplet_params: droplet::Params,
         state: State,
-        droplet: Option<DropletState>,
+        droplet: Option<droplet::State>,
         rain: bool,
     ) -> Self {
         let relief = relief(&state.terrain);
@@ -506,8 +506,8 @@ impl World {
         if self.droplet.is_none() {
             self.sync_from_gpu()?;
             let g = self.state.grid(&self.state.terrain);
-            let maps = DropletMaps { nodata: self.state.nodata.as_deref(), ..DropletMaps::default() };
-            let mut d = DropletState::with_maps(&g, maps)?;
+            let maps = droplet::StartMaps { nodata: self.state.nodata.as_deref(), ..droplet::StartMaps::default() };
+            let mut d = droplet::State::with_maps(&g, maps)?;
             d.hardness = Some(self.state.hardness.clone());
             d.rain = self.state.rain_map.clone().filter(|_| self.grid_params.rain_mode == RainMode::Map);
             self.droplet = Some(d);
@@ -521,7 +521,7 @@ impl World {
             // (the input's lowest height: the floor an unset `min_height` means, as in the CLI)
             let mut p = self.droplet_params.clone().with_floor_at(self.state.reference_height);
             p.min_height -= self.state.reference_height;
-            self.droplet_sim = Some(DropletSim::new(p, d)?);
+            self.droplet_sim = Some(droplet::CpuSim::new(p, d)?);
         }
         let n = u64::from(self.droplets_per_tick);
         if let Some(sim) = &mut self.droplet_sim {

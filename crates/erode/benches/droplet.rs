@@ -3,21 +3,21 @@
 //! `cargo bench -p erode --bench droplet`; numbers go to BENCHMARKS.md.
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use erode::models::droplet;
 use erode::models::droplet::scene::{bench_terrain, floor_at_lowest};
-use erode::models::droplet::{DropletParams, DropletSim, DropletState};
 
 /// The bench terrain with 4 % of its size in relief, and `params` with the floor at its lowest
 /// height (as the CLI sets it).
-fn scene(size: usize, params: DropletParams) -> (DropletState, DropletParams) {
+fn scene(size: usize, params: droplet::Params) -> (droplet::State, droplet::Params) {
     let t = bench_terrain(size, size as f64 * 0.04).expect("terrain");
-    (DropletState::new(&t).expect("state"), floor_at_lowest(params, &t))
+    (droplet::State::new(&t).expect("state"), floor_at_lowest(params, &t))
 }
 
 fn droplets(c: &mut Criterion) {
     let n = 100_000u64;
     let cases = [
-        ("beyer_100x100", 100, DropletParams::beyer()),
-        ("seblague_1024x1024", 1024, DropletParams { max_distance: 30.0, radius: 3.0, ..DropletParams::beyer() }),
+        ("beyer_100x100", 100, droplet::Params::beyer()),
+        ("seblague_1024x1024", 1024, droplet::Params { max_distance: 30.0, radius: 3.0, ..droplet::Params::beyer() }),
     ];
     let mut group = c.benchmark_group("droplets_100k");
     group.sample_size(10);
@@ -30,7 +30,7 @@ fn droplets(c: &mut Criterion) {
                 b.iter_batched(
                     || state.clone(),
                     |mut st| {
-                        let mut sim = DropletSim::new(params.clone(), &st).expect("sim");
+                        let mut sim = droplet::CpuSim::new(params.clone(), &st).expect("sim");
                         pool.install(|| sim.run(&mut st, n, &mut |_| {}));
                         st
                     },

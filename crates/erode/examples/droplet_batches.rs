@@ -5,8 +5,8 @@
 //! against the serial run's, and the RMS of the height difference to the serial run (m), on an
 //! fBm terrain of `relief` metres (default 4% of the size, the gentle slopes the model's
 //! parameters assume).
+use erode::models::droplet;
 use erode::models::droplet::scene::{bench_terrain, floor_at_lowest};
-use erode::models::droplet::{DropletParams, DropletSim, DropletState};
 
 fn main() {
     let args: Vec<f64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
@@ -21,15 +21,15 @@ fn main() {
         "{size}x{size}, {droplets} droplets, lifetime {lifetime}, radius {radius}, relief {relief} m, {threads} threads"
     );
     println!("batch | seconds | droplets/s | ns/step | eroded vs serial | height RMS vs serial (m)");
-    let mut serial: Option<DropletState> = None;
+    let mut serial: Option<droplet::State> = None;
     // the last row: a serial run with another seed, for scale (two equally valid runs)
     for (batch, seed) in [(1u32, 0u64), (4, 0), (16, 0), (64, 0), (256, 0), (1024, 0), (4096, 0), (16384, 0), (1, 1)] {
         let params = floor_at_lowest(
-            DropletParams { max_distance: lifetime, radius, batch_size: batch, seed, ..DropletParams::beyer() },
+            droplet::Params { max_distance: lifetime, radius, batch_size: batch, seed, ..droplet::Params::beyer() },
             &t,
         );
-        let mut st = DropletState::new(&t).expect("state");
-        let mut sim = DropletSim::new(params, &st).expect("sim");
+        let mut st = droplet::State::new(&t).expect("state");
+        let mut sim = droplet::CpuSim::new(params, &st).expect("sim");
         let t0 = std::time::Instant::now();
         sim.run(&mut st, droplets, &mut |_| {});
         let secs = t0.elapsed().as_secs_f64();

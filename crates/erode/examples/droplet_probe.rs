@@ -2,11 +2,11 @@
 //! `cargo run --release -p erode --example droplet_probe -- [size] [droplets] [lifetime] [radius] [runs]`
 //!
 //! The scene is the droplet bench's: fBm terrain with 4 % of its size in relief, floor at its
-//! lowest height, the other parameters Beyer's (`DropletParams::beyer`, 1 m cells: a lifetime
+//! lowest height, the other parameters Beyer's (`droplet::Params::beyer`, 1 m cells: a lifetime
 //! of N steps is a path of N m). Prints seconds per run, droplet steps, ns per step
 //! and a checksum of the terrain (to see whether a change moved any bit).
+use erode::models::droplet;
 use erode::models::droplet::scene::{bench_terrain, floor_at_lowest};
-use erode::models::droplet::{DropletParams, DropletSim, DropletState};
 
 fn main() {
     let args: Vec<f64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
@@ -16,14 +16,14 @@ fn main() {
     let radius = args.get(3).copied().unwrap_or(5.0);
     let runs = args.get(4).copied().unwrap_or(3.0) as usize;
     let t = bench_terrain(size, size as f64 * 0.04).expect("terrain");
-    let params = floor_at_lowest(DropletParams { max_distance: lifetime, radius, ..DropletParams::beyer() }, &t);
+    let params = floor_at_lowest(droplet::Params { max_distance: lifetime, radius, ..droplet::Params::beyer() }, &t);
     println!(
         "{size}x{size}, {droplets} droplets, lifetime {lifetime}, radius {radius}, {} threads",
         rayon::current_num_threads()
     );
     for _ in 0..runs {
-        let mut st = DropletState::new(&t).expect("state");
-        let mut sim = DropletSim::new(params.clone(), &st).expect("sim");
+        let mut st = droplet::State::new(&t).expect("state");
+        let mut sim = droplet::CpuSim::new(params.clone(), &st).expect("sim");
         let t0 = std::time::Instant::now();
         sim.run(&mut st, droplets, &mut |_| {});
         let secs = t0.elapsed().as_secs_f64();

@@ -7,7 +7,7 @@
 //! (SIZE: cells across at 2 m, default 256; parameters as `erode simulate droplet --set` takes them).
 
 use erode::analysis::{Options, analyze};
-use erode::models::droplet::{DropletParams, DropletSim, DropletState};
+use erode::models::droplet;
 use erode::terrain::bench::{Bench, at_cell_size};
 use erode::{Grid, Heightmap};
 
@@ -20,7 +20,7 @@ fn main() {
         let (k, v) = kv.split_once('=').expect("key=value");
         toml.push_str(&format!("{k} = {v}\n"));
     }
-    let params: DropletParams = toml::from_str(&toml).expect("parameters");
+    let params: droplet::Params = toml::from_str(&toml).expect("parameters");
     let coarse = at_cell_size(Bench::Artist, size, 2.0).unwrap();
     let fine = at_cell_size(Bench::Artist, 2 * size, 1.0).unwrap();
     let t0 = std::time::Instant::now();
@@ -81,11 +81,11 @@ fn main() {
     }
 }
 
-fn run(params: &DropletParams, map: &Heightmap, per_cell: f64) -> Heightmap {
+fn run(params: &droplet::Params, map: &Heightmap, per_cell: f64) -> Heightmap {
     let lowest = map.heights.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
-    let params = DropletParams { min_height: f64::from(lowest), ..params.clone() };
-    let mut st = DropletState::new(&map.heights).unwrap();
+    let params = droplet::Params { min_height: f64::from(lowest), ..params.clone() };
+    let mut st = droplet::State::new(&map.heights).unwrap();
     let count = (per_cell * map.heights.len() as f64).round() as u64;
-    DropletSim::new(params, &st).unwrap().run(&mut st, count, &mut |_| {});
+    droplet::CpuSim::new(params, &st).unwrap().run(&mut st, count, &mut |_| {});
     Heightmap::new(Grid::from_vec(st.width, st.height, st.cell_size, st.terrain.clone()).unwrap()).unwrap()
 }

@@ -5,7 +5,7 @@
 //! the top speed. `RAYON_NUM_THREADS` sets the threads. The checksum covers the particles and
 //! the mesh (for A/B runs: the same bits or not).
 
-use erode::models::sph::{SceneKind, SphStage};
+use erode::models::sph::{self, SceneKind};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         1e3 * seconds / iters as f64,
         rayon::current_num_threads()
     );
-    for (s, t) in SphStage::ALL.iter().zip(sim.stage_times()) {
+    for (s, t) in sph::Stage::ALL.iter().zip(sim.stage_times()) {
         println!("  {:14} {:7.3} ms", s.name(), 1e3 * t.as_secs_f64() / iters as f64);
     }
     if kind == SceneKind::Tank {

@@ -7,7 +7,7 @@
 //! `cfl`, `jitter` (random displacements, spacings) and `kick` (random velocities, times the
 //! bound) before settling; `SETTLE` (damped iterations, default 1500) and `ITERS` (free ones,
 //! default 1500) from the environment.
-use erode::models::sph::{SceneKind, SphState};
+use erode::models::sph::{self, SceneKind};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mut scene = SceneKind::Tank.build(3375, 0).unwrap();
@@ -46,7 +46,7 @@ fn main() {
     let g = 9.81;
     let height = st.positions.len() as f64 * sim.derived().mass / 1000.0 / (0.4 * 0.4);
     let bound = 0.01 * (g * height).sqrt();
-    let report = |st: &SphState, label: String| {
+    let report = |st: &sph::State, label: String| {
         let (k, top) = st
             .velocities
             .iter()

@@ -300,17 +300,17 @@ impl Model for GridRun {
 
 /// The droplet model (Beyer 2015) under the contract, on the CPU or the GPU.
 pub struct DropletRun {
-    state: droplet::DropletState,
-    cpu: droplet::DropletSim,
+    state: droplet::State,
+    cpu: droplet::CpuSim,
     #[cfg(feature = "gpu")]
-    gpu: Option<(droplet::gpu::DropletGpuSim, String)>,
+    gpu: Option<(droplet::gpu::GpuSim, String)>,
     stale: bool,
 }
 
 impl DropletRun {
     /// A run of `params` from `state` on the CPU.
-    pub fn new(params: droplet::DropletParams, state: droplet::DropletState) -> Result<Self, SimError> {
-        let cpu = droplet::DropletSim::new(params, &state)?;
+    pub fn new(params: droplet::Params, state: droplet::State) -> Result<Self, SimError> {
+        let cpu = droplet::CpuSim::new(params, &state)?;
         Ok(Self {
             state,
             cpu,
@@ -322,9 +322,9 @@ impl DropletRun {
 
     /// A run of `params` from checkpoint `bytes` (written with the same parameters; at most
     /// `max_cells` cells).
-    pub fn resume(params: droplet::DropletParams, bytes: &[u8], max_cells: u64) -> Result<Self, SimError> {
-        let fingerprint = droplet::droplet_params_fingerprint(&params);
-        let state = droplet::DropletState::from_bytes(bytes, fingerprint, max_cells)?;
+    pub fn resume(params: droplet::Params, bytes: &[u8], max_cells: u64) -> Result<Self, SimError> {
+        let fingerprint = droplet::params_fingerprint(&params);
+        let state = droplet::State::from_bytes(bytes, fingerprint, max_cells)?;
         Self::new(params, state)
     }
 
@@ -333,7 +333,7 @@ impl DropletRun {
     pub fn use_gpu(&mut self, ctx: std::sync::Arc<crate::gpu::GpuContext>) -> Result<(), SimError> {
         self.sync()?;
         let adapter = ctx.adapter.name.clone();
-        let sim = droplet::gpu::DropletGpuSim::new(ctx, self.cpu.params(), &self.state)?;
+        let sim = droplet::gpu::GpuSim::new(ctx, self.cpu.params(), &self.state)?;
         self.gpu = Some((sim, adapter));
         Ok(())
     }
@@ -346,12 +346,12 @@ impl DropletRun {
     }
 
     /// The state as of the last [`Model::sync`].
-    pub fn state(&self) -> &droplet::DropletState {
+    pub fn state(&self) -> &droplet::State {
         &self.state
     }
 
     /// The parameters.
-    pub fn params(&self) -> &droplet::DropletParams {
+    pub fn params(&self) -> &droplet::Params {
         self.cpu.params()
     }
 
@@ -418,7 +418,7 @@ impl Model for DropletRun {
         }
     }
     fn checkpoint(&self) -> Vec<u8> {
-        self.state.to_bytes(droplet::droplet_params_fingerprint(self.cpu.params()))
+        self.state.to_bytes(droplet::params_fingerprint(self.cpu.params()))
     }
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
         Vec::new()
@@ -449,36 +449,36 @@ impl Model for DropletRun {
 
 /// The SPH model (Skorkovská, Kolingerová & Beneš) under the contract.
 pub struct SphRun {
-    state: sph::SphState,
-    sim: sph::SphSim,
+    state: sph::State,
+    sim: sph::CpuSim,
 }
 
 impl SphRun {
     /// A run of `params` from `state`.
-    pub fn new(params: sph::SphParams, state: sph::SphState) -> Result<Self, SimError> {
-        let sim = sph::SphSim::new(params, &state)?;
+    pub fn new(params: sph::Params, state: sph::State) -> Result<Self, SimError> {
+        let sim = sph::CpuSim::new(params, &state)?;
         Ok(Self { state, sim })
     }
 
     /// A run of `params` from checkpoint `bytes` (written with the same parameters).
-    pub fn resume(params: sph::SphParams, bytes: &[u8]) -> Result<Self, SimError> {
+    pub fn resume(params: sph::Params, bytes: &[u8]) -> Result<Self, SimError> {
         let (state, frame) = sph::checkpoint::from_bytes(bytes, sph::checkpoint::params_fingerprint(&params))?;
-        let sim = sph::SphSim::with_frame(params, &state, frame)?;
+        let sim = sph::CpuSim::with_frame(params, &state, frame)?;
         Ok(Self { state, sim })
     }
 
     /// The state: the mesh, the particles, the books.
-    pub fn state(&self) -> &sph::SphState {
+    pub fn state(&self) -> &sph::State {
         &self.state
     }
 
     /// The parameters.
-    pub fn params(&self) -> &sph::SphParams {
+    pub fn params(&self) -> &sph::Params {
         self.sim.params()
     }
 
     /// What the simulator derived from the parameters (time step, smoothing length, ...).
-    pub fn derived(&self) -> &sph::SphDerived {
+    pub fn derived(&self) -> &sph::Derived {
         self.sim.derived()
     }
 }
@@ -528,7 +528,7 @@ impl Model for SphRun {
         sph::checkpoint::to_bytes(&self.state, &self.sim.frame(), fingerprint)
     }
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
-        sph::SphStage::ALL.iter().zip(self.sim.stage_times()).map(|(s, t)| (s.name(), t)).collect()
+        sph::Stage::ALL.iter().zip(self.sim.stage_times()).map(|(s, t)| (s.name(), t)).collect()
     }
     fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
         Vec::new()

@@ -2,7 +2,7 @@
 //! go, resumes from its checkpoint to the same bytes, and reports balanced books.
 
 use erode::contract::{DropletRun, GridRun, Model, SphRun, Unit};
-use erode::models::droplet::{DropletParams, DropletState};
+use erode::models::droplet;
 use erode::models::grid::{Params, StartMaps, State};
 use erode::models::sph::SceneKind;
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
@@ -21,8 +21,8 @@ fn grid_run() -> Box<dyn Model> {
 
 fn droplet_run() -> Box<dyn Model> {
     let t = terrain();
-    let params = DropletParams { batch_size: 16, ..Default::default() }.with_floor_at(0.0);
-    Box::new(DropletRun::new(params, DropletState::new(&t).unwrap()).unwrap())
+    let params = droplet::Params { batch_size: 16, ..Default::default() }.with_floor_at(0.0);
+    Box::new(DropletRun::new(params, droplet::State::new(&t).unwrap()).unwrap())
 }
 
 fn sph_run() -> Box<dyn Model> {
@@ -53,7 +53,7 @@ fn every_model_advances_in_pieces_as_in_one_go_and_resumes_to_the_same_bytes() {
         (
             droplet_run,
             |b| {
-                let params = DropletParams { batch_size: 16, ..Default::default() }.with_floor_at(0.0);
+                let params = droplet::Params { batch_size: 16, ..Default::default() }.with_floor_at(0.0);
                 Box::new(DropletRun::resume(params, b, u64::MAX).unwrap())
             },
             1920,

@@ -5,16 +5,16 @@
 
 use erode::analysis::compare::downsampled_change;
 use erode::analysis::{Options, analyze};
-use erode::models::droplet::{DropletParams, DropletSim, DropletState};
+use erode::models::droplet;
 use erode::terrain::bench::{Bench, at_cell_size};
 use erode::{Grid, Heightmap};
 
 /// One droplet per cell (the CLI's default), the floor at the lowest height (as the CLI sets it).
 fn eroded(map: &Heightmap) -> Heightmap {
     let lowest = map.heights.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
-    let params = DropletParams { min_height: f64::from(lowest), ..Default::default() };
-    let mut st = DropletState::new(&map.heights).unwrap();
-    DropletSim::new(params, &st).unwrap().run(&mut st, map.heights.len() as u64, &mut |_| {});
+    let params = droplet::Params { min_height: f64::from(lowest), ..Default::default() };
+    let mut st = droplet::State::new(&map.heights).unwrap();
+    droplet::CpuSim::new(params, &st).unwrap().run(&mut st, map.heights.len() as u64, &mut |_| {});
     Heightmap::new(Grid::from_vec(st.width, st.height, st.cell_size, st.terrain.clone()).unwrap()).unwrap()
 }
 

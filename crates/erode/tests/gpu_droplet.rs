@@ -5,8 +5,8 @@
 use std::sync::{Arc, OnceLock};
 
 use erode::gpu::GpuContext;
-use erode::models::droplet::gpu::DropletGpuSim;
-use erode::models::droplet::{DropletBorder, DropletParams, DropletSim, DropletState};
+use erode::models::droplet;
+use erode::models::droplet::gpu::GpuSim;
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
 
 /// One device per test binary.
@@ -26,7 +26,7 @@ fn context() -> Option<Arc<GpuContext>> {
 }
 
 /// A ridged terrain, `offset` metres up (or down).
-fn terrain(size: usize, seed: u64, offset: f32) -> DropletState {
+fn terrain(size: usize, seed: u64, offset: f32) -> droplet::State {
     let spec = TerrainSpec {
         kind: TerrainKind::Ridged,
         width: size,
@@ -37,26 +37,26 @@ fn terrain(size: usize, seed: u64, offset: f32) -> DropletState {
         ..Default::default()
     };
     let g = generate(&spec).unwrap().heights.map(|&h| h + offset);
-    DropletState::new(&g).unwrap()
+    droplet::State::new(&g).unwrap()
 }
 
-fn on_gpu(ctx: &Arc<GpuContext>, p: &DropletParams, st: &DropletState, n: u64) -> DropletState {
-    let mut sim = DropletGpuSim::new(ctx.clone(), p, st).unwrap();
+fn on_gpu(ctx: &Arc<GpuContext>, p: &droplet::Params, st: &droplet::State, n: u64) -> droplet::State {
+    let mut sim = GpuSim::new(ctx.clone(), p, st).unwrap();
     sim.run(n).unwrap();
     let mut out = st.clone();
     sim.read_into(&mut out).unwrap();
     out
 }
 
-fn bytes(st: &DropletState) -> Vec<u8> {
+fn bytes(st: &droplet::State) -> Vec<u8> {
     st.to_bytes(0)
 }
 
 #[test]
 fn the_same_seed_gives_the_same_bytes_and_the_books_are_exact() {
     let Some(ctx) = context() else { return };
-    for border in [DropletBorder::Open, DropletBorder::Closed, DropletBorder::Wrap] {
-        let p = DropletParams { border, radius: 3.0, max_distance: 60.0, seed: 9, ..Default::default() };
+    for border in [droplet::Border::Open, droplet::Border::Closed, droplet::Border::Wrap] {
+        let p = droplet::Params { border, radius: 3.0, max_distance: 60.0, seed: 9, ..Default::default() };
         let start = terrain(96, 2, -400.0);
         let a = on_gpu(&ctx, &p, &start, 8_000);
         let b = on_gpu(&ctx, &p, &start, 8_000);
@@ -64,17 +64,17 @@ fn the_same_seed_gives_the_same_bytes_and_the_books_are_exact() {
         assert!(a.terrain.iter().all(|v| v.is_finite()), "{border:?}: not finite");
         assert!(a.books.eroded > 0, "{border:?}: nothing eroded");
         assert_eq!(a.books.eroded, a.books.deposited + a.books.outflow, "{border:?}: books {:?}", a.books);
-        if border != DropletBorder::Open {
+        if border != droplet::Border::Open {
             assert_eq!(a.books.outflow, 0);
         }
         let (_, terrain_error) = a.balance();
         assert!(terrain_error < 1e-4, "{border:?}: terrain vs books {terrain_error}");
-        let other = on_gpu(&ctx, &DropletParams { seed: 10, ..p.clone() }, &start, 8_000);
+        let other = on_gpu(&ctx, &droplet::Params { seed: 10, ..p.clone() }, &start, 8_000);
         assert_ne!(bytes(&a), bytes(&other), "{border:?}: the seed changes nothing");
     }
     // van der Veen's long-lived droplets (lifetime 300, radius 5) on a small map: one droplet per batch,
     // loads that come and go for hundreds of steps; still to the quantum
-    let p = DropletParams { seed: 1, ..Default::default() };
+    let p = droplet::Params { seed: 1, ..Default::default() };
     let a = on_gpu(&ctx, &p, &terrain(64, 3, 0.0), 1_000);
     assert_eq!(a.books.eroded, a.books.deposited + a.books.outflow, "van der Veen's settings: {:?}", a.books);
 }
@@ -82,10 +82,10 @@ fn the_same_seed_gives_the_same_bytes_and_the_books_are_exact() {
 #[test]
 fn stopping_at_a_batch_and_resuming_equals_a_straight_run() {
     let Some(ctx) = context() else { return };
-    let p = DropletParams { radius: 2.0, max_distance: 40.0, seed: 3, ..Default::default() };
+    let p = droplet::Params { radius: 2.0, max_distance: 40.0, seed: 3, ..Default::default() };
     let start = terrain(64, 5, 0.0);
     let straight = on_gpu(&ctx, &p, &start, 3_000);
-    let mut sim = DropletGpuSim::new(ctx.clone(), &p, &start).unwrap();
+    let mut sim = GpuSim::new(ctx.clone(), &p, &start).unwrap();
     let half = sim.batch_size() * (1_500 / sim.batch_size());
     sim.run(half).unwrap();
     let mut mid = start.clone();
@@ -101,11 +101,11 @@ fn the_gpu_erodes_about_what_the_cpu_erodes() {
     let Some(ctx) = context() else { return };
     let mut ratios = Vec::new();
     for seed in 0..13u64 {
-        let p = DropletParams { radius: 3.0, max_distance: 30.0, seed, ..Default::default() };
+        let p = droplet::Params { radius: 3.0, max_distance: 30.0, seed, ..Default::default() };
         let start = terrain(96, 11 + seed, 0.0);
         let gpu = on_gpu(&ctx, &p, &start, 15_000);
         let mut cpu = start.clone();
-        DropletSim::new(p.clone(), &cpu).unwrap().run(&mut cpu, 15_000, &mut |_| {});
+        droplet::CpuSim::new(p.clone(), &cpu).unwrap().run(&mut cpu, 15_000, &mut |_| {});
         ratios.push(gpu.cubic_metres(gpu.books.eroded) / cpu.cubic_metres(cpu.books.eroded));
     }
     eprintln!("eroded GPU / CPU over 13 seeds: {ratios:.3?}");

@@ -359,7 +359,7 @@ fn maps_with_values_they_cannot_mean_are_refused_with_the_first_one() {
     let err = State::new(&terrain, &params, StartMaps { hardness: Some(&ok), rain: Some(&wet), ..Default::default() })
         .unwrap_err();
     assert!(matches!(err, erode::SimError::MapValue { what: "rain", row: 4, col: 1, .. }), "{err}");
-    let drops = erode::models::droplet::DropletMaps { hardness: Some(&hard), rain: None, ..Default::default() };
-    let err = erode::models::droplet::DropletState::with_maps(&terrain, drops).unwrap_err();
+    let drops = erode::models::droplet::StartMaps { hardness: Some(&hard), rain: None, ..Default::default() };
+    let err = erode::models::droplet::State::with_maps(&terrain, drops).unwrap_err();
     assert!(matches!(err, erode::SimError::MapValue { what: "hardness", .. }), "{err}");
 }

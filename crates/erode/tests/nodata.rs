@@ -4,7 +4,7 @@
 mod common;
 
 use common::grid;
-use erode::models::droplet::{DropletBorder, DropletMaps, DropletParams, DropletSim, DropletState};
+use erode::models::droplet;
 use erode::models::grid::{Border, CpuSim, NodataBorder, Params, StartMaps, State};
 use erode::rng::SplitMix64;
 use erode::{Grid, Heightmap};
@@ -137,19 +137,19 @@ fn random_holes_keep_the_grid_books_and_stay_empty() {
     }
 }
 
-fn droplet_run(map: &Heightmap, params: &DropletParams, droplets: u64) -> DropletState {
-    let maps = DropletMaps { nodata: map.nodata_mask(), ..Default::default() };
-    let mut st = DropletState::with_maps(&map.heights, maps).unwrap();
+fn droplet_run(map: &Heightmap, params: &droplet::Params, droplets: u64) -> droplet::State {
+    let maps = droplet::StartMaps { nodata: map.nodata_mask(), ..Default::default() };
+    let mut st = droplet::State::with_maps(&map.heights, maps).unwrap();
     let lowest = map.heights.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
-    let params = DropletParams { min_height: f64::from(lowest), ..params.clone() };
-    let mut sim = DropletSim::new(params, &st).unwrap();
+    let params = droplet::Params { min_height: f64::from(lowest), ..params.clone() };
+    let mut sim = droplet::CpuSim::new(params, &st).unwrap();
     sim.run(&mut st, droplets, &mut |_| {});
     st
 }
 
 #[test]
 fn droplets_neither_enter_nor_change_a_hole_in_a_ramp() {
-    let params = DropletParams { batch_size: 4096, ..Default::default() };
+    let params = droplet::Params { batch_size: 4096, ..Default::default() };
     let (plain, holed) = (ramp(false), ramp(true));
     let a = droplet_run(&plain, &params, 64 * 64 * 4);
     let b = droplet_run(&holed, &params, 64 * 64 * 4);
@@ -173,11 +173,11 @@ fn droplets_neither_enter_nor_change_a_hole_in_a_ramp() {
 fn random_holes_keep_the_droplet_books_for_any_thread_count() {
     let (w, h) = (160, 150);
     for (seed, border, nodata_border) in
-        [(5, DropletBorder::Open, NodataBorder::Open), (6, DropletBorder::Closed, NodataBorder::Closed)]
+        [(5, droplet::Border::Open, NodataBorder::Open), (6, droplet::Border::Closed, NodataBorder::Closed)]
     {
         let mask = blobs(w, h, seed);
         let map = Heightmap::with_nodata(hills(w, h), Some(mask.clone())).unwrap();
-        let params = DropletParams {
+        let params = droplet::Params {
             border,
             nodata_border,
             max_distance: 20.0,
@@ -199,7 +199,7 @@ fn random_holes_keep_the_droplet_books_for_any_thread_count() {
         if nodata_border == NodataBorder::Closed {
             assert_eq!(a.books.outflow, 0, "seed {seed}: sediment left through closed holes");
         }
-        let back = DropletState::from_bytes(&a.to_bytes(3), 3, u64::MAX).unwrap();
+        let back = droplet::State::from_bytes(&a.to_bytes(3), 3, u64::MAX).unwrap();
         assert_eq!(back.nodata.as_deref(), Some(&mask[..]));
     }
 }

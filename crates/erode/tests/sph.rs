@@ -2,11 +2,11 @@
 //! step, the tunnel eroding most where the water first hits, the same bytes for 1 and 2 threads,
 //! and an inconsistent mesh refused with the last consistent one kept.
 
-use erode::models::sph::{SceneKind, SphParams, SphSim, SphState, TriMesh, build, check_mesh};
+use erode::models::sph::{self, SceneKind, TriMesh, build, check_mesh};
 use erode::{MeshError, SimError};
 use glam::DVec3;
 
-fn start(kind: SceneKind, particles: usize) -> (SphState, SphSim) {
+fn start(kind: SceneKind, particles: usize) -> (sph::State, sph::CpuSim) {
     kind.build(particles, 0).unwrap().start().unwrap()
 }
 
@@ -16,7 +16,7 @@ fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
 
 /// A tank of 3375 particles, 0.39 m deep, started hydrostatic, settled 1500 damped iterations,
 /// then 600 free ones; walls as mirror particles (the default) or as the kernel's missing share.
-fn settled_tank_with(mirror_walls: f64) -> (SphState, SphSim) {
+fn settled_tank_with(mirror_walls: f64) -> (sph::State, sph::CpuSim) {
     let mut scene = SceneKind::Tank.build(3375, 0).unwrap();
     scene.params.mirror_walls = mirror_walls;
     let (mut st, mut sim) = scene.start().unwrap();
@@ -28,8 +28,8 @@ fn settled_tank_with(mirror_walls: f64) -> (SphState, SphSim) {
     (st, sim)
 }
 
-fn settled_tank() -> (SphState, SphSim) {
-    settled_tank_with(SphParams::default().mirror_walls)
+fn settled_tank() -> (sph::State, sph::CpuSim) {
+    settled_tank_with(sph::Params::default().mirror_walls)
 }
 
 /// Hydrostatics: after settling, the mean pressure error against `ρ0·g·depth` (depth below the
@@ -148,7 +148,7 @@ fn tunnel_books_balance_mesh_stays_valid_and_the_first_hit_erodes_most() {
     assert!((centre - first).abs() <= 0.15, "most erosion at x = {centre:.2} m, first hit at {first:.2} m: {bins:?}");
 }
 
-fn state_bytes(st: &SphState) -> Vec<u8> {
+fn state_bytes(st: &sph::State) -> Vec<u8> {
     let mut out = Vec::new();
     for v in st.positions.iter().chain(&st.velocities).chain(&st.mesh.positions) {
         for x in v.to_array() {
@@ -184,7 +184,7 @@ fn a_resumed_run_equals_a_straight_run() {
     let resumed = in_pool(1, || {
         let params = SceneKind::Lake.build(2000, 0).unwrap().params;
         let (mut st, frame) = checkpoint::from_bytes(&bytes, checkpoint::params_fingerprint(&params)).unwrap();
-        let mut sim = SphSim::with_frame(params, &st, frame).unwrap();
+        let mut sim = sph::CpuSim::with_frame(params, &st, frame).unwrap();
         for _ in 0..200 {
             sim.step(&mut st).unwrap();
         }
@@ -218,9 +218,9 @@ fn an_inconsistent_move_is_refused_and_the_last_consistent_mesh_kept() {
     // tube wall 1 cm thick at the sides; moves of up to 5 cm
     let mesh = build::tube_block(1.0, 0.36, 0.35, 16, 4).unwrap();
     let min_area = mesh.default_min_area();
-    let mut st = SphState::new(mesh, 0.1, &[], 0, min_area).unwrap();
-    let params = SphParams { max_move: 0.5, ..SphParams::default() };
-    let mut sim = SphSim::new(params, &st).unwrap();
+    let mut st = sph::State::new(mesh, 0.1, &[], 0, min_area).unwrap();
+    let params = sph::Params { max_move: 0.5, ..sph::Params::default() };
+    let mut sim = sph::CpuSim::new(params, &st).unwrap();
     let before: TriMesh = st.mesh.clone();
     // ring 2, angle 0: the tube's side nearest the block's +y face
     st.pending[2 * 16] = -1.0;
@@ -244,16 +244,16 @@ fn an_inconsistent_move_is_refused_and_the_last_consistent_mesh_kept() {
 #[test]
 fn settings_that_break_the_limits_are_refused() {
     let scene = SceneKind::Tank.build(500, 0).unwrap();
-    let st = SphState::new(scene.mesh.clone(), scene.spacing, &scene.blocks, 500, 1e-9).unwrap();
-    let slow = SphParams { sound_speed: 1.0, ..SphParams::default() };
-    let e = SphSim::new(slow, &st).err().unwrap().to_string();
+    let st = sph::State::new(scene.mesh.clone(), scene.spacing, &scene.blocks, 500, 1e-9).unwrap();
+    let slow = sph::Params { sound_speed: 1.0, ..sph::Params::default() };
+    let e = sph::CpuSim::new(slow, &st).err().unwrap().to_string();
     assert!(e.contains("sound_speed"), "{e}");
-    let long = SphParams { dt: 0.01, ..SphParams::default() };
-    let e = SphSim::new(long, &st).err().unwrap().to_string();
+    let long = sph::Params { dt: 0.01, ..sph::Params::default() };
+    let e = sph::CpuSim::new(long, &st).err().unwrap().to_string();
     assert!(e.contains("`dt`"), "{e}");
     let mut open = scene.mesh.clone();
     open.faces.pop();
-    let e = SphState::new(open, scene.spacing, &scene.blocks, 500, 1e-9).unwrap_err().to_string();
+    let e = sph::State::new(open, scene.spacing, &scene.blocks, 500, 1e-9).unwrap_err().to_string();
     assert!(e.contains("not closed"), "{e}");
 }
 

@@ -1,5 +1,5 @@
 use anyhow::Context;
-use erode::models::droplet::{DROPLET_PARAM_DOCS, DROPLET_PRESETS, droplet_preset};
+use erode::models::droplet;
 use erode::models::grid;
 
 /// Print a model's default parameters (or a grid preset's) as commented TOML (a starting point
@@ -52,15 +52,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
         Model::Droplet => {
             let name = a.preset.as_deref().unwrap_or("default");
-            let params = droplet_preset(name).context("--preset")?;
-            let summary = DROPLET_PRESETS.iter().find(|p| p.0 == name).map_or("", |p| p.1);
+            let params = droplet::preset(name).context("--preset")?;
+            let summary = droplet::PRESETS.iter().find(|p| p.0 == name).map_or("", |p| p.1);
             let header = format!(
                 "erode droplet model parameters (Beyer 2015, in metres and seconds: the same values\n\
                  give the same change at any cell size). Each droplet is the rain of one cell.\n\
                  Preset `{name}`: {summary}.\n\
                  Use it with --params FILE, or directly with --preset {name}."
             );
-            let mut table = erode_io::params::to_commented_toml(&params, DROPLET_PARAM_DOCS, &header);
+            let mut table = erode_io::params::to_commented_toml(&params, droplet::PARAM_DOCS, &header);
             // TOML has no -inf literal for "unset": say it instead
             table = table.replace("min_height = -inf", "# min_height = 0.0   (unset: the input's lowest height)");
             print!("{table}");
@@ -68,8 +68,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Model::Sph => {
             let header = "erode SPH model parameters (Skorkovská et al.: fluid particles eroding a triangle mesh).\n\
                           Metres, seconds, kilograms. Each value below is the default; 0 = derived.";
-            let docs = erode::models::sph::SPH_PARAM_DOCS;
-            print!("{}", erode_io::params::to_commented_toml(&erode::models::sph::SphParams::default(), docs, header));
+            let docs = erode::models::sph::PARAM_DOCS;
+            print!("{}", erode_io::params::to_commented_toml(&erode::models::sph::Params::default(), docs, header));
         }
     }
     Ok(())

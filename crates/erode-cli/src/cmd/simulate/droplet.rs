@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use erode::contract::{DropletRun, Model};
-use erode::models::droplet::{self, DropletMaps, DropletParams, DropletState};
+use erode::models::droplet;
 use serde_json::{Map, Value, json};
 
 use super::Backend;
@@ -65,8 +65,8 @@ pub struct DropletFront {
 pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>> {
     let formats = crate::output::formats(&a.maps.format)?;
     let preset = a.preset.as_deref().unwrap_or("default");
-    let base = droplet::droplet_preset(preset).context("--preset")?;
-    let mut params: DropletParams = erode_io::params::load_onto(&base, a.run.params.as_deref(), &a.run.sets)?;
+    let base = droplet::preset(preset).context("--preset")?;
+    let mut params: droplet::Params = erode_io::params::load_onto(&base, a.run.params.as_deref(), &a.run.sets)?;
     if let Some(seed) = a.maps.seed {
         params.seed = seed;
     }
@@ -84,12 +84,12 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
             input.resume(c, resume, |m| (m.state().width, m.state().height))?
         }
         None => {
-            let maps = DropletMaps {
+            let maps = droplet::StartMaps {
                 hardness: input.hardness.as_ref(),
                 rain: input.rain.as_ref(),
                 nodata: input.loaded.map.nodata_mask(),
             };
-            let st = DropletState::with_maps(terrain, maps).map_err(|e| name_the_map_file(e, files))?;
+            let st = droplet::State::with_maps(terrain, maps).map_err(|e| name_the_map_file(e, files))?;
             DropletRun::new(params.clone(), st)?
         }
     };

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use erode::contract::SphRun;
-use erode::models::sph::{SphParams, SphState};
+use erode::models::sph;
 use erode_io::mesh::{VertexValues, write_mesh, write_particles};
 use erode_io::scene::{SphSource, sph_setup};
 use serde_json::{Map, Value, json};
@@ -45,7 +45,7 @@ pub struct Args {
     run: super::RunArgs,
 }
 
-fn write_results(out: &Path, st: &SphState) -> anyhow::Result<()> {
+fn write_results(out: &Path, st: &sph::State) -> anyhow::Result<()> {
     let values = VertexValues { erosion: Some(&st.eroded), deposition: Some(&st.deposited) };
     for ext in ["obj", "ply", "glb"] {
         write_mesh(&out.join(format!("mesh.{ext}")), &st.mesh, values)?;
@@ -71,7 +71,7 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
         read: &read,
     };
     let s = sph_setup(source).context("simulate sph")?;
-    let params: SphParams = match &a.run.params {
+    let params: sph::Params = match &a.run.params {
         Some(f) => erode_io::params::load(Some(f), &a.run.sets)?,
         None => erode_io::params::apply_sets(&s.params, &a.run.sets)?,
     };
@@ -87,7 +87,7 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
         Some(c) => SphRun::resume(params, &c.bytes).with_context(|| c.unreadable())?,
         None => {
             let min_area = s.mesh.default_min_area();
-            let st = SphState::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
+            let st = sph::State::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
                 .with_context(|| format!("{}: the mesh", s.name))?;
             if st.positions.is_empty() {
                 bail!("{}: the fluid blocks hold no particle (they lie inside the solid?)", s.name);

@@ -17,8 +17,8 @@
 use rayon::prelude::*;
 
 use super::brush::{Brush, MAX_AMOUNT, Plane, WEIGHT_UNITS, floor_i, quanta_f};
-use super::params::{DropletBorder, DropletParams, NodataBorder, StepRule};
-use super::state::{DropletBooks, DropletState, QUANTA_PER_METRE};
+use super::params::{Border, NodataBorder, Params, StepRule};
+use super::state::{Books, QUANTA_PER_METRE, State};
 use crate::error::SimError;
 use crate::rng::SplitMix64;
 
@@ -58,7 +58,7 @@ impl Ground<'_> {
 }
 
 /// What one step of a droplet did, for tests and tools that watch droplets (see
-/// [`DropletSim::run_traced`]). Positions in cells, heights in metres (bilinear samples).
+/// [`CpuSim::run_traced`]). Positions in cells, heights in metres (bilinear samples).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepRecord {
     /// Position before the step.
@@ -111,8 +111,8 @@ impl Observe for Watch<'_> {
 }
 
 /// Runs droplets on the CPU; identical results for any thread count.
-pub struct DropletSim {
-    params: DropletParams,
+pub struct CpuSim {
+    params: Params,
     /// What a step does on this map.
     rule: StepRule,
     /// Cumulative rain per cell, when droplets start where it rains.
@@ -209,7 +209,7 @@ impl Map<'_> {
 
 /// The cumulative rain per cell (where droplets start; none in nodata cells), or `None` for
 /// uniform.
-fn spawn_table(st: &DropletState) -> Option<Vec<f64>> {
+fn spawn_table(st: &State) -> Option<Vec<f64>> {
     if st.rain.is_none() && st.nodata.is_none() {
         return None;
     }
@@ -226,9 +226,9 @@ fn spawn_table(st: &DropletState) -> Option<Vec<f64>> {
     )
 }
 
-impl DropletSim {
+impl CpuSim {
     /// A simulator for `state` with `params` (validated here). The map needs at least 2 x 2 cells.
-    pub fn new(params: DropletParams, state: &DropletState) -> Result<Self, SimError> {
+    pub fn new(params: Params, state: &State) -> Result<Self, SimError> {
         let rule = params.step_rule(state.cell_size)?;
         if state.width < 2 || state.height < 2 {
             return Err(crate::error::GridError::TooSmall { width: state.width, height: state.height, min: 2 }.into());
@@ -248,7 +248,7 @@ impl DropletSim {
     }
 
     /// The parameters.
-    pub fn params(&self) -> &DropletParams {
+    pub fn params(&self) -> &Params {
         &self.params
     }
 
@@ -272,7 +272,7 @@ impl DropletSim {
     /// map is too short (or wraps) for droplets of different bands to run at the same time.
     fn bands(&self, height: usize) -> Option<Vec<usize>> {
         let count = height / (2 * self.reach());
-        if self.params.border == DropletBorder::Wrap || count < 4 || self.params.batch_size < 2 {
+        if self.params.border == Border::Wrap || count < 4 || self.params.batch_size < 2 {
             return None;
         }
         Some((0..=count).map(|k| k * height / count).collect())
@@ -281,7 +281,7 @@ impl DropletSim {
     /// Runs `count` more droplets, calling `progress` with the droplets done so far now and then.
     /// Batches are aligned to multiples of `batch_size` counted from the first droplet, so
     /// stopping at a multiple of it and resuming gives the same result as a straight run.
-    pub fn run(&mut self, st: &mut DropletState, count: u64, progress: &mut dyn FnMut(u64)) {
+    pub fn run(&mut self, st: &mut State, count: u64, progress: &mut dyn FnMut(u64)) {
         let batch = u64::from(self.params.batch_size);
         let end = st.droplets + count;
         let bands = self.bands(st.height);
@@ -300,7 +300,7 @@ impl DropletSim {
                 }
             }
             if self.params.smoothing > 0.0 {
-                let wrap = self.params.border == DropletBorder::Wrap;
+                let wrap = self.params.border == Border::Wrap;
                 let holes = st.nodata.as_deref();
                 super::smooth::smooth_change(&mut st.terrain, &before, st.width, wrap, self.params.smoothing, holes);
             }
@@ -312,17 +312,17 @@ impl DropletSim {
     /// Runs the next droplet alone (as a strictly serial run would), calling `observe` after each
     /// of its steps.
     #[doc(hidden)]
-    pub fn run_traced(&mut self, st: &mut DropletState, observe: &mut dyn FnMut(&StepRecord)) {
+    pub fn run_traced(&mut self, st: &mut State, observe: &mut dyn FnMut(&StepRecord)) {
         let index = st.droplets;
         self.serial(st, index, &mut Watch(observe));
         st.droplets += 1;
     }
 
-    fn map<'a>(&'a self, st: &DropletState) -> Map<'a> {
+    fn map<'a>(&'a self, st: &State) -> Map<'a> {
         Map {
             w: st.width,
             rows: st.height,
-            wrap: self.params.border == DropletBorder::Wrap,
+            wrap: self.params.border == Border::Wrap,
             erodibility: self.erodibility.as_deref(),
             floor: self.params.min_height,
             visit_area: self.visit_area(st),
@@ -334,14 +334,14 @@ impl DropletSim {
     /// A cell crossed by every droplet started on `n` cells, after `done` droplets, has been
     /// visited `n · done / cells` times: its drainage area is `visits · cells · cell area /
     /// done`. This is that over `discharge_area`, before dividing by `done`.
-    fn visit_area(&self, st: &DropletState) -> f64 {
+    fn visit_area(&self, st: &State) -> f64 {
         if self.params.discharge_exponent == 0.0 {
             return 0.0;
         }
         (st.width * st.height) as f64 * st.cell_size.area() / self.params.discharge_area
     }
 
-    fn serial<O: Observe>(&mut self, st: &mut DropletState, index: u64, observe: &mut O) {
+    fn serial<O: Observe>(&mut self, st: &mut State, index: u64, observe: &mut O) {
         // the brush is lent out so the map can borrow the rest of `self`
         let mut brush = std::mem::take(&mut self.brush);
         let map = self.map(st);
@@ -359,7 +359,7 @@ impl DropletSim {
 
     /// Droplets `first..end`: grouped by the band they start in; the even bands' groups in
     /// parallel, then the odd bands'.
-    fn batch(&mut self, st: &mut DropletState, first: u64, end: u64, bounds: &[usize]) {
+    fn batch(&mut self, st: &mut State, first: u64, end: u64, bounds: &[usize]) {
         let (w, h) = (st.width, st.height);
         let reach = self.reach();
         let bands = bounds.len() - 1;
@@ -396,11 +396,11 @@ impl DropletSim {
                 done_rows = bottom;
                 tasks.push((k, parts, top * w));
             }
-            let books: Vec<DropletBooks> = tasks
+            let books: Vec<Books> = tasks
                 .into_par_iter()
                 .map_init(Brush::default, |brush, (k, [terrain, eroded, deposited, flow], base)| {
                     let mut ground = Ground { terrain, eroded, deposited, flow, base };
-                    let mut total = DropletBooks::default();
+                    let mut total = Books::default();
                     for &index in &groups[k] {
                         add_books(&mut total, &life(p, rule, &map, spawn, &mut ground, index, brush, &mut ()));
                     }
@@ -414,7 +414,7 @@ impl DropletSim {
     }
 }
 
-fn add_books(books: &mut DropletBooks, b: &DropletBooks) {
+fn add_books(books: &mut Books, b: &Books) {
     books.eroded += b.eroded;
     books.deposited += b.deposited;
     books.outflow += b.outflow;
@@ -519,7 +519,7 @@ fn start(rng: &mut SplitMix64, map: &Map<'_>, spawn: Option<&[f64]>) -> (f64, f6
 /// One droplet's life. Returns its books.
 #[allow(clippy::too_many_arguments)]
 fn life<O: Observe>(
-    p: &DropletParams,
+    p: &Params,
     r: &StepRule,
     map: &Map<'_>,
     spawn: Option<&[f64]>,
@@ -527,14 +527,14 @@ fn life<O: Observe>(
     index: u64,
     brush: &mut Brush,
     observe: &mut O,
-) -> DropletBooks {
+) -> Books {
     let mut rng = SplitMix64::keyed(p.seed, index);
     let (w, h) = (map.w as f64, map.rows as f64);
     let (mut x, mut y) = start(&mut rng, map, spawn);
     let (mut dx, mut dy) = (0.0f64, 0.0f64);
     let (mut speed, mut water) = (r.initial_speed, 1.0);
     let mut sediment: i64 = 0;
-    let mut books = DropletBooks::default();
+    let mut books = Books::default();
     if map.touches_hole(x, y) {
         // rain beside a hole runs into it
         return books;
@@ -557,14 +557,14 @@ fn life<O: Observe>(
         let outside = nx < 0.0 || ny < 0.0 || nx >= w - 1.0 || ny >= h - 1.0;
         if outside {
             match p.border {
-                DropletBorder::Open => {
+                Border::Open => {
                     books.outflow += sediment;
                     sediment = 0;
                     alive_at_end = false;
                     break;
                 }
-                DropletBorder::Closed => break,
-                DropletBorder::Wrap => {
+                Border::Closed => break,
+                Border::Wrap => {
                     nx = nx.rem_euclid(w);
                     ny = ny.rem_euclid(h);
                 }

@@ -15,8 +15,8 @@
 
 use std::sync::Arc;
 
-use super::params::{DropletBorder, DropletParams, StepRule};
-use super::state::DropletState;
+use super::params::{Border, Params, StepRule};
+use super::state::State;
 use crate::error::SimError;
 use crate::gpu::{GpuContext, Kernel, kernel};
 
@@ -136,9 +136,9 @@ pub struct SmoothUniforms {
 
 /// The droplet model's GPU simulator: buffers and pipelines built once; `run` encodes batches;
 /// reading back is an explicit call.
-pub struct DropletGpuSim {
+pub struct GpuSim {
     ctx: Arc<GpuContext>,
-    params: DropletParams,
+    params: Params,
     width: usize,
     height: usize,
     batch: u64,
@@ -154,13 +154,13 @@ pub struct DropletGpuSim {
     smooth: Kernel,
     apply: Kernel,
     /// The state as uploaded: its maps and books are the base the GPU's sums add to.
-    base: DropletState,
+    base: State,
     droplets: u64,
 }
 
-impl DropletGpuSim {
+impl GpuSim {
     /// Uploads `state` and builds both pipelines for `params` on `ctx`'s device.
-    pub fn new(ctx: Arc<GpuContext>, params: &DropletParams, state: &DropletState) -> Result<Self, SimError> {
+    pub fn new(ctx: Arc<GpuContext>, params: &Params, state: &State) -> Result<Self, SimError> {
         let rule = params.step_rule(state.cell_size)?;
         if state.nodata.is_some() {
             return Err(SimError::NotOnGpu("nodata cells (the shaders have no holes in their domain)"));
@@ -207,9 +207,9 @@ impl DropletGpuSim {
             width: w as u32,
             height: h as u32,
             border: match p.border {
-                DropletBorder::Open => 0,
-                DropletBorder::Closed => 1,
-                DropletBorder::Wrap => 2,
+                Border::Open => 0,
+                Border::Closed => 1,
+                Border::Wrap => 2,
             },
             first: 0,
             count: 0,
@@ -233,7 +233,7 @@ impl DropletGpuSim {
             // finite: WGSL leaves infinities to the implementation
             floor: p.min_height.max(-1e30) as f32,
             quantum: GPU_QUANTUM as f32,
-            // as the CPU's `DropletSim::visit_area`
+            // as the CPU's `CpuSim::visit_area`
             visit_area: if p.discharge_exponent > 0.0 {
                 (n as f64 * state.cell_size.area() / p.discharge_area) as f32
             } else {
@@ -267,7 +267,7 @@ impl DropletGpuSim {
             &SmoothUniforms {
                 width: w as u32,
                 height: h as u32,
-                wrap: u32::from(p.border == DropletBorder::Wrap),
+                wrap: u32::from(p.border == Border::Wrap),
                 share: p.smoothing as f32,
                 quantum: GPU_QUANTUM as f32,
                 pad: [0; 3],
@@ -378,7 +378,7 @@ impl DropletGpuSim {
     }
 
     /// Copies the terrain, maps and books into `state`.
-    pub fn read_into(&self, state: &mut DropletState) -> Result<(), SimError> {
+    pub fn read_into(&self, state: &mut State) -> Result<(), SimError> {
         let n = self.width * self.height;
         let terrain = self.ctx.read(&self.terrain)?;
         let words: Vec<u32> = self.ctx.read(&self.books)?.iter().map(|v| v.to_bits()).collect();
@@ -401,7 +401,7 @@ impl DropletGpuSim {
     }
 
     /// The parameters.
-    pub fn params(&self) -> &DropletParams {
+    pub fn params(&self) -> &Params {
         &self.params
     }
 }

@@ -50,8 +50,6 @@ pub mod scene;
 mod smooth;
 pub mod state;
 
-pub use cpu::{DropletSim, StepKind, StepRecord};
-pub use params::{
-    DROPLET_PARAM_DOCS, DROPLET_PRESETS, DropletBorder, DropletParams, NodataBorder, StepRule, droplet_preset,
-};
-pub use state::{DropletBooks, DropletMaps, DropletState, droplet_params_fingerprint};
+pub use cpu::{CpuSim, StepKind, StepRecord};
+pub use params::{Border, NodataBorder, PARAM_DOCS, PRESETS, Params, StepRule, preset};
+pub use state::{Books, StartMaps, State, params_fingerprint};

@@ -9,7 +9,7 @@ pub use crate::models::grid::NodataBorder;
 /// What happens at the map's edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum DropletBorder {
+pub enum Border {
     /// A droplet leaving the map takes its sediment with it (booked as outflow).
     Open,
     /// A droplet reaching the edge stops there and deposits its load.
@@ -23,7 +23,7 @@ pub enum DropletBorder {
 /// metre of its path, so a map at half the cell size takes twice the steps to the same effect.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct DropletParams {
+pub struct Params {
     /// Path length over which a droplet's heading turns to the downhill direction, m (0: always
     /// straight downhill). Default 2.
     pub inertia_length: f64,
@@ -74,7 +74,7 @@ pub struct DropletParams {
     /// model). Default 0.1.
     pub rock_erodibility: f64,
     /// Edge rule. Default open.
-    pub border: DropletBorder,
+    pub border: Border,
     /// The edges of nodata holes: open, a droplet reaching one leaves with its sediment (booked
     /// as outflow); closed, it stops there and deposits its load. Default open.
     pub nodata_border: NodataBorder,
@@ -88,7 +88,7 @@ pub struct DropletParams {
     pub seed: u64,
 }
 
-impl Default for DropletParams {
+impl Default for Params {
     fn default() -> Self {
         Self {
             inertia_length: 2.0,
@@ -107,7 +107,7 @@ impl Default for DropletParams {
             smoothing: 0.5,
             min_height: f64::NEG_INFINITY,
             rock_erodibility: 0.1,
-            border: DropletBorder::Open,
+            border: Border::Open,
             nodata_border: NodataBorder::Open,
             batch_size: 16384,
             seed: 0,
@@ -120,7 +120,7 @@ pub const MAX_STEPS: f64 = 100_000.0;
 /// Largest brush, cells.
 pub const MAX_RADIUS_CELLS: f64 = 64.0;
 
-impl DropletParams {
+impl Params {
     /// These parameters with the floor (`min_height`) at `lowest`, the input's lowest height in
     /// metres, when they leave it unset (−∞): what every front end runs, so the same parameters
     /// erode the same input alike in each.
@@ -207,7 +207,7 @@ impl DropletParams {
     }
 }
 
-/// What one droplet step of one cell does on a given map ([`DropletParams::step_rule`]): Beyer's
+/// What one droplet step of one cell does on a given map ([`Params::step_rule`]): Beyer's
 /// step with these numbers. Heights in metres, lengths in cells.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepRule {
@@ -238,7 +238,7 @@ pub struct StepRule {
 }
 
 /// One line per parameter, in declaration order, for `erode params droplet`.
-pub const DROPLET_PARAM_DOCS: &[(&str, &str)] = &[
+pub const PARAM_DOCS: &[(&str, &str)] = &[
     ("inertia_length", "path over which a droplet's heading turns downhill, m (>= 0; 0 = straight downhill)"),
     ("capacity", "sediment carried per unit slope and speed, cell-heights in m per m/s (>= 0)"),
     ("min_slope", "smallest slope used in the capacity, m/m (>= 0)"),
@@ -265,28 +265,28 @@ pub const DROPLET_PARAM_DOCS: &[(&str, &str)] = &[
 ];
 
 /// The named parameter sets, for `--preset`: (name, what it is for).
-pub const DROPLET_PRESETS: &[(&str, &str)] = &[
-    ("default", "rills and gullies on slopes, valleys kept (DropletParams::default)"),
+pub const PRESETS: &[(&str, &str)] = &[
+    ("default", "rills and gullies on slopes, valleys kept (Params::default)"),
     ("gentle", "light weathering: a third of the default's capacity"),
     ("beyer", "the numbers of Beyer (2015) read at 1 m cells: no friction, no smoothing, long paths"),
 ];
 
-/// The parameter set named `name` (see [`DROPLET_PRESETS`]); the error lists the known ones.
-pub fn droplet_preset(name: &str) -> Result<DropletParams, crate::models::grid::UnknownPreset> {
-    let d = DropletParams::default();
+/// The parameter set named `name` (see [`PRESETS`]); the error lists the known ones.
+pub fn preset(name: &str) -> Result<Params, crate::models::grid::UnknownPreset> {
+    let d = Params::default();
     match name {
         "default" => Ok(d),
-        "gentle" => Ok(DropletParams { capacity: 0.1, ..d }),
-        "beyer" => Ok(DropletParams::beyer()),
+        "gentle" => Ok(Params { capacity: 0.1, ..d }),
+        "beyer" => Ok(Params::beyer()),
         _ => Err(crate::models::grid::UnknownPreset {
             model: "droplet",
             name: name.to_string(),
-            known: DROPLET_PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),
+            known: PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),
         }),
     }
 }
 
-impl DropletParams {
+impl Params {
     /// Beyer's (2015) per-step numbers on 1 m cells: inertia 0.3, capacity 10 (per metre of
     /// drop, as `capacity` here), deposition 0.08, erosion 0.7 and evaporation 0.02 per step,
     /// speed² gaining `9.81·Δh` (his `speed² + Δh·g`: half our `2·g`), lifetime 300 steps,

@@ -1,7 +1,7 @@
 //! The droplet model's named bench scene, shared by its criterion bench, its probes and the
 //! figures in BENCHMARKS.md, so they all measure the same terrain.
 
-use super::params::DropletParams;
+use super::params::Params;
 use crate::Grid;
 use crate::error::TerrainError;
 use crate::terrain::{TerrainKind, TerrainSpec, generate};
@@ -24,7 +24,7 @@ pub fn bench_terrain(size: usize, relief: f64) -> Result<Grid<f32>, TerrainError
 
 /// `params` with the floor (`min_height`) at the lowest height of `terrain`, as `erode simulate
 /// droplet` sets it when the parameters leave it unset.
-pub fn floor_at_lowest(params: DropletParams, terrain: &Grid<f32>) -> DropletParams {
+pub fn floor_at_lowest(params: Params, terrain: &Grid<f32>) -> Params {
     let lowest = terrain.as_slice().iter().fold(f32::INFINITY, |a, &b| a.min(b));
-    DropletParams { min_height: f64::from(lowest), ..params }
+    Params { min_height: f64::from(lowest), ..params }
 }

@@ -10,7 +10,7 @@ pub const QUANTA_PER_METRE: f64 = 4_294_967_296.0;
 /// Integer books, in quanta of height (2⁻³² m) summed over cells; multiply by the cell area and
 /// divide by [`QUANTA_PER_METRE`] for m³.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct DropletBooks {
+pub struct Books {
     /// Soil eroded into droplets.
     pub eroded: i64,
     /// Sediment deposited onto the terrain.
@@ -23,7 +23,7 @@ pub struct DropletBooks {
 
 /// Terrain and maps of a droplet run.
 #[derive(Clone, Debug, PartialEq)]
-pub struct DropletState {
+pub struct State {
     /// Columns.
     pub width: usize,
     /// Rows.
@@ -41,25 +41,25 @@ pub struct DropletState {
     /// Droplets run so far.
     pub droplets: u64,
     /// The books.
-    pub books: DropletBooks,
+    pub books: Books,
     /// Terrain volume at the start, m³ above the reference.
     pub start_volume: f64,
     /// Lowest input height, m: the reference of the volume.
     pub reference_height: f64,
     /// Hardness `H` per cell (0..1): resistance, 1 erodes least (see
-    /// `DropletParams::rock_erodibility`), 0 is loose soil. `None`: 0 everywhere.
+    /// `Params::rock_erodibility`), 0 is loose soil. `None`: 0 everywhere.
     pub hardness: Option<Vec<f32>>,
     /// Rain per cell (>= 0): droplets start in a cell with probability proportional to it.
     /// `None`: uniform.
     pub rain: Option<Vec<f32>>,
     /// Cells outside the domain (`true` = nodata), if any: no droplet starts in, crosses or
-    /// changes them (see `DropletParams::nodata_border`).
+    /// changes them (see `Params::nodata_border`).
     pub nodata: Option<Vec<bool>>,
 }
 
 /// Maps a droplet run can use besides the terrain.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct DropletMaps<'a> {
+pub struct StartMaps<'a> {
     /// Hardness `H` (0..1, resistance; values outside are clamped).
     pub hardness: Option<&'a Grid<f32>>,
     /// Rain (>= 0; negative and non-finite values count as 0).
@@ -68,15 +68,15 @@ pub struct DropletMaps<'a> {
     pub nodata: Option<&'a [bool]>,
 }
 
-impl DropletState {
+impl State {
     /// A run on `terrain` (metres). Refuses non-finite heights.
     pub fn new(terrain: &Grid<f32>) -> Result<Self, SimError> {
-        Self::with_maps(terrain, DropletMaps::default())
+        Self::with_maps(terrain, StartMaps::default())
     }
 
     /// A run on `terrain` with a hardness and/or rain map of the same size. Refuses non-finite
     /// heights, maps of another size and a rain map without rain.
-    pub fn with_maps(terrain: &Grid<f32>, maps: DropletMaps<'_>) -> Result<Self, SimError> {
+    pub fn with_maps(terrain: &Grid<f32>, maps: StartMaps<'_>) -> Result<Self, SimError> {
         use crate::models::grid::state::{check_shape, check_values, nodata_mask};
         let hardness = match maps.hardness {
             Some(m) => {
@@ -114,7 +114,7 @@ impl DropletState {
             deposited: vec![0.0; n],
             flow: vec![0.0; n],
             droplets: 0,
-            books: DropletBooks::default(),
+            books: Books::default(),
             start_volume: 0.0,
             reference_height: f64::from(reference),
             hardness,
@@ -155,7 +155,7 @@ const VERSION: u32 = 4;
 /// Header words after magic and version.
 const HEADER_WORDS: usize = 14;
 
-impl DropletState {
+impl State {
     /// The whole state as bytes: versioned, with a checksum and the parameters' fingerprint.
     pub fn to_bytes(&self, params_fingerprint: u64) -> Vec<u8> {
         let mut w = Writer::new(MAGIC, VERSION, 128 + self.terrain.len() * 16);
@@ -187,7 +187,7 @@ impl DropletState {
         w.finish()
     }
 
-    /// Reads [`DropletState::to_bytes`] back, checking magic, version, checksum, size and
+    /// Reads [`State::to_bytes`] back, checking magic, version, checksum, size and
     /// parameters.
     pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
         let mut r = Reader::open(bytes, MAGIC, "droplet")?;
@@ -223,7 +223,7 @@ impl DropletState {
             deposited,
             flow,
             droplets: header[5],
-            books: DropletBooks {
+            books: Books {
                 eroded: header[6] as i64,
                 deposited: header[7] as i64,
                 outflow: header[8] as i64,
@@ -239,6 +239,6 @@ impl DropletState {
 }
 
 /// A fingerprint of droplet parameters: equal parameters give equal fingerprints.
-pub fn droplet_params_fingerprint(params: &super::params::DropletParams) -> u64 {
+pub fn params_fingerprint(params: &super::params::Params) -> u64 {
     crate::checkpoint::fnv1a64(format!("{params:?}").as_bytes())
 }

@@ -9,10 +9,10 @@
 
 use glam::DVec3;
 
-use super::cpu::SphFrame;
+use super::cpu::Frame;
 use super::mesh::TriMesh;
-use super::params::SphParams;
-use super::state::{SphBooks, SphState};
+use super::params::Params;
+use super::state::{Books, State};
 use crate::checkpoint::{CheckpointError, Reader, Writer, fnv1a64};
 use crate::error::SimError;
 
@@ -24,13 +24,13 @@ const HEADER_WORDS: usize = 21;
 const MAX_ITEMS: u64 = 1 << 28;
 
 /// A fingerprint of SPH parameters: equal parameters give equal fingerprints.
-pub fn params_fingerprint(params: &SphParams) -> u64 {
+pub fn params_fingerprint(params: &Params) -> u64 {
     fnv1a64(format!("{params:?}").as_bytes())
 }
 
 /// `st` and the run's `frame` as checkpoint bytes; `params_fingerprint` lets a resume refuse
 /// other parameters.
-pub fn to_bytes(st: &SphState, frame: &SphFrame, params_fingerprint: u64) -> Vec<u8> {
+pub fn to_bytes(st: &State, frame: &Frame, params_fingerprint: u64) -> Vec<u8> {
     let (v, f, n) = (st.mesh.positions.len(), st.mesh.faces.len(), st.positions.len());
     let mut w = Writer::new(MAGIC, VERSION, 200 + v * 48 + f * 12 + n * 76);
     let [lo, hi] = frame.domain;
@@ -87,7 +87,7 @@ fn vectors(r: &mut Reader<'_>, n: usize) -> Result<Vec<DVec3>, CheckpointError> 
 
 /// Reads [`to_bytes`] back, checking magic, version, checksum, parameters, sizes and the mesh's
 /// indices.
-pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(SphState, SphFrame), SimError> {
+pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(State, Frame), SimError> {
     let mut r = Reader::open(bytes, MAGIC, "SPH")?;
     r.expect_version(&[VERSION], |_| "")?;
     let header = (0..HEADER_WORDS).map(|_| r.u64()).collect::<Result<Vec<u64>, _>>()?;
@@ -112,7 +112,7 @@ pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(SphState, Sp
     let ids = r.u32s(n)?;
     r.finish()?;
     let word = |k: usize| f64::from_bits(header[k]);
-    let st = SphState {
+    let st = State {
         mesh,
         spacing: word(4),
         positions,
@@ -124,26 +124,24 @@ pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(SphState, Sp
         pending,
         eroded,
         deposited,
-        books: SphBooks { eroded: word(9), deposited: word(10), outflow: word(11), particles_lost: header[12] },
+        books: Books { eroded: word(9), deposited: word(10), outflow: word(11), particles_lost: header[12] },
         iteration: header[5],
         time: word(6),
         start_volume: word(7),
         start_particles: header[8] as usize,
         top_speed: word(20),
     };
-    let frame = SphFrame {
-        top_speed_bound: word(13),
-        domain: [[word(14), word(15), word(16)], [word(17), word(18), word(19)]],
-    };
+    let frame =
+        Frame { top_speed_bound: word(13), domain: [[word(14), word(15), word(16)], [word(17), word(18), word(19)]] };
     Ok((st, frame))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::sph::{SceneKind, SphSim};
+    use crate::models::sph::{CpuSim, SceneKind};
 
-    fn tank() -> (SphState, SphSim, u64) {
+    fn tank() -> (State, CpuSim, u64) {
         let (st, sim) = SceneKind::Tank.build(300, 0).unwrap().start().unwrap();
         let fingerprint = params_fingerprint(sim.params());
         (st, sim, fingerprint)

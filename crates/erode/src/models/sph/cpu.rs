@@ -10,13 +10,13 @@ use super::kernel::Kernel;
 use super::mesh::{VertexFaces, closest_point};
 use super::mirror::{Images, Mirror};
 use super::neighbors::{NeighbourLists, ParticleGrid, REACH};
-use super::params::SphParams;
-use super::state::SphState;
+use super::params::Params;
+use super::state::State;
 use crate::error::{MeshError, ParamError, SimError};
 
 /// The stages of one iteration, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SphStage {
+pub enum Stage {
     /// Particles sorted into the neighbour grid; those outside the domain leave.
     Sort,
     /// The walls near each particle (faces within reach, merged by direction).
@@ -39,37 +39,37 @@ pub enum SphStage {
 /// Stages in an iteration.
 pub const STAGES: usize = 8;
 
-impl SphStage {
+impl Stage {
     /// Every stage in order.
-    pub const ALL: [SphStage; STAGES] = [
-        SphStage::Sort,
-        SphStage::Contacts,
-        SphStage::Pressure,
-        SphStage::Forces,
-        SphStage::Continuity,
-        SphStage::Advance,
-        SphStage::ErodeDeposit,
-        SphStage::MoveMesh,
+    pub const ALL: [Stage; STAGES] = [
+        Stage::Sort,
+        Stage::Contacts,
+        Stage::Pressure,
+        Stage::Forces,
+        Stage::Continuity,
+        Stage::Advance,
+        Stage::ErodeDeposit,
+        Stage::MoveMesh,
     ];
 
     /// The stage's name in reports.
     pub fn name(self) -> &'static str {
         match self {
-            SphStage::Sort => "sort",
-            SphStage::Contacts => "contacts",
-            SphStage::Pressure => "pressure",
-            SphStage::Forces => "forces",
-            SphStage::Continuity => "continuity",
-            SphStage::Advance => "advance",
-            SphStage::ErodeDeposit => "erode_deposit",
-            SphStage::MoveMesh => "move_mesh",
+            Stage::Sort => "sort",
+            Stage::Contacts => "contacts",
+            Stage::Pressure => "pressure",
+            Stage::Forces => "forces",
+            Stage::Continuity => "continuity",
+            Stage::Advance => "advance",
+            Stage::ErodeDeposit => "erode_deposit",
+            Stage::MoveMesh => "move_mesh",
         }
     }
 }
 
 /// What the parameters and the scene imply.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct SphDerived {
+pub struct Derived {
     /// Smoothing length, metres.
     pub h: f64,
     /// Particle mass, kg (rest density on the starting lattice).
@@ -98,7 +98,7 @@ pub struct SphDerived {
 /// sound speed and time step follow from it) and the fluid's domain. A resumed run takes it from
 /// its checkpoint.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SphFrame {
+pub struct Frame {
     /// `√(v0² + 2·g·drop)` of the first state, m/s.
     pub top_speed_bound: f64,
     /// The domain particles may not leave, metres: the mesh and fluid's box grown by `4h`,
@@ -106,9 +106,9 @@ pub struct SphFrame {
     pub domain: [[f64; 3]; 2],
 }
 
-impl SphFrame {
+impl Frame {
     /// The frame of a run starting from `st` with `params`.
-    pub fn of(params: &SphParams, st: &SphState) -> Self {
+    pub fn of(params: &Params, st: &State) -> Self {
         let (mlo, mhi) = st.mesh.bounds();
         let (mut lo, mut hi) = (mlo, mhi);
         for &x in &st.positions {
@@ -127,9 +127,9 @@ impl SphFrame {
 }
 
 /// Runs the SPH model on a state: owns the neighbour grids, tables and scratch.
-pub struct SphSim {
-    params: SphParams,
-    derived: SphDerived,
+pub struct CpuSim {
+    params: Params,
+    derived: Derived,
     kernel: Kernel,
     grid: ParticleGrid,
     /// Each particle's neighbours this iteration (built by `sort`).
@@ -221,17 +221,17 @@ pub const FILTER_EVERY: u64 = 30;
 /// Cells the neighbour grid may have.
 const MAX_GRID_CELLS: usize = 1 << 24;
 
-impl SphSim {
+impl CpuSim {
     /// A simulator for `st` with `params` (validated, with the limits the scene implies: a sound
     /// speed under 10x the top speed or a step over the CFL/viscous limit is refused).
-    pub fn new(params: SphParams, st: &SphState) -> Result<Self, SimError> {
-        let frame = SphFrame::of(&params, st);
+    pub fn new(params: Params, st: &State) -> Result<Self, SimError> {
+        let frame = Frame::of(&params, st);
         Self::with_frame(params, st, frame)
     }
 
     /// A simulator for `st` with what a run derived from its first state (a resumed run's
     /// checkpoint holds it, so it continues with the same step, sound speed and domain).
-    pub fn with_frame(params: SphParams, st: &SphState, frame: SphFrame) -> Result<Self, SimError> {
+    pub fn with_frame(params: Params, st: &State, frame: Frame) -> Result<Self, SimError> {
         params.validate()?;
         let p = &params;
         let h = p.smoothing_ratio * st.spacing;
@@ -294,7 +294,7 @@ impl SphSim {
         let contact = p.contact_ratio * st.spacing;
         let faces = face_grid(&st.mesh, h);
         let mean_area = st.mesh.surface_area() / st.mesh.faces.len().max(1) as f64;
-        let derived = SphDerived {
+        let derived = Derived {
             h,
             mass,
             top_speed_bound,
@@ -324,14 +324,14 @@ impl SphSim {
     }
 
     /// What this simulator derived from the run's first state (for checkpoints).
-    pub fn frame(&self) -> SphFrame {
-        SphFrame { top_speed_bound: self.derived.top_speed_bound, domain: self.derived.domain }
+    pub fn frame(&self) -> Frame {
+        Frame { top_speed_bound: self.derived.top_speed_bound, domain: self.derived.domain }
     }
 
     /// Sets each particle's density to what a fluid at rest needs at its depth below the
     /// highest particle (plus half a spacing), so a still fluid starts still instead of first
     /// settling under its own weight. For fluid that starts as one body of water.
-    pub fn start_hydrostatic(&self, st: &mut SphState) {
+    pub fn start_hydrostatic(&self, st: &mut State) {
         let top = st.positions.iter().map(|x| x.z).fold(f64::NEG_INFINITY, f64::max) + 0.5 * st.spacing;
         let (rho0, gamma) = (self.params.rest_density, self.params.tait_exponent);
         let b = rho0 * self.derived.sound_speed.powi(2) / gamma;
@@ -345,7 +345,7 @@ impl SphSim {
     /// `1 − damping` (0..1) after each. A lattice of particles is not how SPH packs them at rest;
     /// this trades the energy of the repacking for a still start. Time and iterations do not
     /// count; the mesh does not move.
-    pub fn settle(&mut self, st: &mut SphState, iterations: u32, damping: f64) {
+    pub fn settle(&mut self, st: &mut State, iterations: u32, damping: f64) {
         let keep = 1.0 - damping.clamp(0.0, 1.0);
         for _ in 0..iterations {
             self.sort(st);
@@ -361,46 +361,46 @@ impl SphSim {
     }
 
     /// What the parameters and scene imply.
-    pub fn derived(&self) -> &SphDerived {
+    pub fn derived(&self) -> &Derived {
         &self.derived
     }
 
     /// The parameters.
-    pub fn params(&self) -> &SphParams {
+    pub fn params(&self) -> &Params {
         &self.params
     }
 
-    /// Time spent in each stage so far, in [`SphStage::ALL`]'s order.
+    /// Time spent in each stage so far, in [`Stage::ALL`]'s order.
     pub fn stage_times(&self) -> [Duration; STAGES] {
         self.times
     }
 
-    /// One iteration of Skorkovská et al.'s model: the stages of [`SphStage::ALL`] in order. If the mesh would become
+    /// One iteration of Skorkovská et al.'s model: the stages of [`Stage::ALL`] in order. If the mesh would become
     /// inconsistent, the move is undone (the state keeps the last consistent mesh, the volume
     /// stays pending) and the error names the iteration and the faces.
-    pub fn step(&mut self, st: &mut SphState) -> Result<(), SimError> {
+    pub fn step(&mut self, st: &mut State) -> Result<(), SimError> {
         let mut t = Instant::now();
-        let mut lap = |times: &mut [Duration; STAGES], stage: SphStage| {
+        let mut lap = |times: &mut [Duration; STAGES], stage: Stage| {
             let now = Instant::now();
             times[stage as usize] += now - t;
             t = now;
         };
         self.sort(st);
-        lap(&mut self.times, SphStage::Sort);
+        lap(&mut self.times, Stage::Sort);
         self.contacts(st);
-        lap(&mut self.times, SphStage::Contacts);
+        lap(&mut self.times, Stage::Contacts);
         self.pressure(st);
-        lap(&mut self.times, SphStage::Pressure);
+        lap(&mut self.times, Stage::Pressure);
         self.forces(st);
-        lap(&mut self.times, SphStage::Forces);
+        lap(&mut self.times, Stage::Forces);
         self.continuity(st);
-        lap(&mut self.times, SphStage::Continuity);
+        lap(&mut self.times, Stage::Continuity);
         self.advance(st);
-        lap(&mut self.times, SphStage::Advance);
+        lap(&mut self.times, Stage::Advance);
         self.erode_deposit(st);
-        lap(&mut self.times, SphStage::ErodeDeposit);
+        lap(&mut self.times, Stage::ErodeDeposit);
         let moved = self.move_mesh(st);
-        lap(&mut self.times, SphStage::MoveMesh);
+        lap(&mut self.times, Stage::MoveMesh);
         st.iteration += 1;
         st.time += self.derived.dt;
         let fastest = st.velocities.iter().map(|v| v.length_squared()).fold(0.0, f64::max).sqrt();
@@ -409,7 +409,7 @@ impl SphSim {
     }
 
     /// Sorts particles by neighbour cell; those outside the domain leave with their sediment.
-    fn sort(&mut self, st: &mut SphState) {
+    fn sort(&mut self, st: &mut State) {
         let order = self.grid.sort(&st.positions);
         if order.len() < st.positions.len() {
             let mut kept = vec![false; st.positions.len()];
@@ -434,7 +434,7 @@ impl SphSim {
     }
 
     /// The walls near each particle ([`Walls`]), found once per iteration.
-    fn contacts(&mut self, st: &SphState) {
+    fn contacts(&mut self, st: &State) {
         self.planes = face_planes(&st.mesh);
         let this = &*self;
         let contacts: Vec<Walls> = st.positions.par_iter().with_min_len(256).map(|&x| this.walls_at(st, x)).collect();
@@ -446,7 +446,7 @@ impl SphSim {
     /// ~37° are one wall (the nearest), so a curved or finely meshed surface counts once and a
     /// corner twice. Then the edges and corners of faces near `x` that lie on none of those
     /// walls' planes (a convex ridge) add walls pointing from them to `x`.
-    fn walls_at(&self, st: &SphState, x: DVec3) -> Walls {
+    fn walls_at(&self, st: &State, x: DVec3) -> Walls {
         let support = 2.0 * self.derived.h;
         let contact = self.derived.contact;
         let mut walls = Walls::default();
@@ -497,10 +497,10 @@ impl SphSim {
         walls
     }
 
-    /// The walls [`SphSim::step`] finds near `x` on `st`'s mesh: (face, distance m, unit normal
+    /// The walls [`CpuSim::step`] finds near `x` on `st`'s mesh: (face, distance m, unit normal
     /// from the wall to `x`). For tests and tools.
     #[doc(hidden)]
-    pub fn walls_near(&mut self, st: &SphState, x: DVec3) -> Vec<(u32, f64, DVec3)> {
+    pub fn walls_near(&mut self, st: &State, x: DVec3) -> Vec<(u32, f64, DVec3)> {
         self.planes = face_planes(&st.mesh);
         self.walls_at(st, x).iter().map(|w| (w.face, w.dist, w.normal)).collect()
     }
@@ -545,7 +545,7 @@ impl SphSim {
         i: usize,
         x: DVec3,
         images: &Images,
-        st: &SphState,
+        st: &State,
         mut f: impl FnMut(DVec3, f64, DVec3, f64, f64),
     ) {
         let support2 = (2.0 * self.derived.h).powi(2);
@@ -571,7 +571,7 @@ impl SphSim {
     /// Pressure from density (Tait, clamped at 0 so nothing pulls). New particles start at rest
     /// density; every [`FILTER_EVERY`] iterations the densities are first replaced by their
     /// Shepard average (`Σ m·W / Σ (m/ρ)·W`), which keeps the continuity equation from drifting.
-    fn pressure(&mut self, st: &mut SphState) {
+    fn pressure(&mut self, st: &mut State) {
         let rho0 = self.params.rest_density;
         for r in &mut st.density {
             if *r <= 0.0 {
@@ -610,7 +610,7 @@ impl SphSim {
     /// `dρ/dt = Σ m·(v_i − v_j)·∇W` with the velocities just advanced (so density and velocity
     /// update as a symplectic pair), plus each wall's mirror image approaching at twice the
     /// normal speed.
-    fn continuity(&mut self, st: &mut SphState) {
+    fn continuity(&mut self, st: &mut State) {
         let (m, rho0) = (self.derived.mass, self.params.rest_density);
         let this = &*self;
         let (pos, vel, rho) = (&st.positions, &st.velocities, &st.density);
@@ -650,7 +650,7 @@ impl SphSim {
         self.rates = rates;
     }
 
-    fn forces(&mut self, st: &mut SphState) {
+    fn forces(&mut self, st: &mut State) {
         let d = &self.derived;
         let (m, rho0, g) = (d.mass, self.params.rest_density, self.params.gravity);
         let (alpha, c, h) = (self.params.viscosity, d.sound_speed, d.h);
@@ -732,7 +732,7 @@ impl SphSim {
         st.velocities = velocities;
     }
 
-    fn advance(&mut self, st: &mut SphState) {
+    fn advance(&mut self, st: &mut State) {
         let dt = self.derived.dt;
         for ((x, v), (r, drho)) in
             st.positions.iter_mut().zip(&st.velocities).zip(st.density.iter_mut().zip(&self.rates))
@@ -744,7 +744,7 @@ impl SphSim {
 
     /// Eqs. 2–4 at every contact: each particle's changes in its faces' order; the volumes are
     /// then added to the vertices in particle order (the same bits for any thread count).
-    fn erode_deposit(&mut self, st: &mut SphState) {
+    fn erode_deposit(&mut self, st: &mut State) {
         let p = &self.params;
         let (dt, contact) = (self.derived.dt, self.derived.contact);
         let area = st.spacing * st.spacing;
@@ -804,7 +804,7 @@ impl SphSim {
     /// the enclosed volume changes by exactly `s` (at most `max_move` per iteration; the rest
     /// stays pending). Then the faces around moved vertices are checked; on a problem every move
     /// of this iteration is undone.
-    fn move_mesh(&mut self, st: &mut SphState) -> Result<(), MeshError> {
+    fn move_mesh(&mut self, st: &mut State) -> Result<(), MeshError> {
         let max_move = self.params.max_move * st.spacing;
         let mut moved: f64 = 0.0;
         let mut undo: Vec<(u32, DVec3, f64)> = Vec::new();
@@ -860,7 +860,7 @@ impl SphSim {
 
     /// Faces around the moved vertices: not below the smallest area, not turned over, not
     /// crossing another face.
-    fn check_moved(&self, st: &SphState, undo: &[(u32, DVec3, f64)]) -> Result<(), MeshError> {
+    fn check_moved(&self, st: &State, undo: &[(u32, DVec3, f64)]) -> Result<(), MeshError> {
         let mut seen = vec![false; st.mesh.faces.len()];
         let mut faces = Vec::new();
         for &(v, _, _) in undo {

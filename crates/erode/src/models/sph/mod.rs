@@ -2,7 +2,7 @@
 //! Beneš, read as `docs/sph-model.md` says. The surface may hold what a heightfield cannot:
 //! tunnels, caves, overhangs.
 //!
-//! One iteration ([`SphSim::step`]): particles are sorted into a uniform grid of the kernel's
+//! One iteration ([`CpuSim::step`]): particles are sorted into a uniform grid of the kernel's
 //! support and the walls near each are found through a grid over the faces; pressure follows
 //! the Tait equation (clamped at 0). Forces: the pressure gradient (renormalised along walls),
 //! Monaghan's artificial and a laminar viscosity, gravity along −z, each wall's mirror pressure
@@ -37,8 +37,8 @@ pub mod scenes;
 pub mod state;
 
 pub use build::{HeightmapMesh, Refine};
-pub use cpu::{SphDerived, SphFrame, SphSim, SphStage};
+pub use cpu::{CpuSim, Derived, Frame, Stage};
 pub use mesh::TriMesh;
-pub use params::{SPH_PARAM_DOCS, SphParams};
+pub use params::{PARAM_DOCS, Params};
 pub use scenes::{Scene, SceneKind};
-pub use state::{FluidBlock, SphBalance, SphBooks, SphState, check_mesh};
+pub use state::{Balance, Books, FluidBlock, State, check_mesh};

@@ -6,7 +6,7 @@ use crate::error::ParamError;
 /// SPH model parameters (Skorkovská et al.; names as the CLI's `--set` uses them).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct SphParams {
+pub struct Params {
     /// Density of the fluid at rest, kg/m³. Default 1000 (water).
     pub rest_density: f64,
     /// Smoothing length over particle spacing (the kernel reaches twice this). Default 1.2.
@@ -76,7 +76,7 @@ pub struct SphParams {
     pub min_area_ratio: f64,
 }
 
-impl Default for SphParams {
+impl Default for Params {
     fn default() -> Self {
         Self {
             rest_density: 1000.0,
@@ -106,7 +106,7 @@ impl Default for SphParams {
 }
 
 /// One line of documentation per parameter, for `erode params sph`.
-pub const SPH_PARAM_DOCS: &[(&str, &str)] = &[
+pub const PARAM_DOCS: &[(&str, &str)] = &[
     ("rest_density", "fluid density at rest, kg/m³"),
     ("smoothing_ratio", "smoothing length / particle spacing (kernel support is twice it)"),
     ("sound_speed", "m/s, >= 10x the scene's top speed; 0 = exactly that"),
@@ -131,7 +131,7 @@ pub const SPH_PARAM_DOCS: &[(&str, &str)] = &[
     ("min_area_ratio", "smallest face area, share of the starting mean face area"),
 ];
 
-impl SphParams {
+impl Params {
     /// Checks every range; the limits that depend on the scene (sound speed, time step) are
     /// checked when the simulator is built.
     pub fn validate(&self) -> Result<(), ParamError> {

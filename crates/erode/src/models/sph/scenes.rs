@@ -5,10 +5,10 @@
 use glam::DVec3;
 
 use super::build::{HeightmapMesh, Refine, tank, tube_block};
-use super::cpu::SphSim;
+use super::cpu::CpuSim;
 use super::mesh::TriMesh;
-use super::params::SphParams;
-use super::state::{FluidBlock, SphState};
+use super::params::Params;
+use super::state::{FluidBlock, State};
 use crate::error::{SimError, TerrainError};
 use crate::grid::{CellSize, Grid};
 
@@ -24,16 +24,16 @@ pub struct Scene {
     /// Particles at most (the lowest lattice points of the blocks are kept).
     pub max_particles: usize,
     /// Parameters tuned for the scene.
-    pub params: SphParams,
+    pub params: Params,
 }
 
 impl Scene {
     /// The scene's state (its mesh validated, the fluid on its lattice) and a simulator for it
     /// with the scene's parameters.
-    pub fn start(self) -> Result<(SphState, SphSim), SimError> {
+    pub fn start(self) -> Result<(State, CpuSim), SimError> {
         let min_area = self.mesh.default_min_area();
-        let st = SphState::new(self.mesh, self.spacing, &self.blocks, self.max_particles, min_area)?;
-        let sim = SphSim::new(self.params, &st)?;
+        let st = State::new(self.mesh, self.spacing, &self.blocks, self.max_particles, min_area)?;
+        let sim = CpuSim::new(self.params, &st)?;
         Ok((st, sim))
     }
 }
@@ -117,7 +117,7 @@ fn lake(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
     // water over the basin, up to 8 cm above the rim's low side
     let block = FluidBlock { min: [0.35, 0.35, 0.2], max: [1.65, 1.65, 0.62], velocity: [0.0; 3] };
     let spacing = spacing_for(&mesh, &[block], particles)?;
-    let params = SphParams { erosion_rate: 5e-4, critical_shear: 30.0, ..SphParams::default() };
+    let params = Params { erosion_rate: 5e-4, critical_shear: 30.0, ..Params::default() };
     Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params })
 }
 
@@ -137,7 +137,7 @@ fn tunnel(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
     // a jet just inside the entrance, aimed down the tube at its floor
     let block = FluidBlock { min: [0.05, -0.12, -0.12], max: [0.45, 0.12, 0.12], velocity: [2.0, 0.0, -3.0] };
     let spacing = spacing_for(&mesh, &[block], particles)?;
-    let params = SphParams { erosion_rate: 5e-4, critical_shear: 30.0, ..SphParams::default() };
+    let params = Params { erosion_rate: 5e-4, critical_shear: 30.0, ..Params::default() };
     Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params })
 }
 
@@ -152,7 +152,7 @@ fn tank_scene(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
     };
     let mesh = tank(DVec3::new(0.4, 0.4, 0.6), [divisions, divisions, divisions * 3 / 2])?;
     let block = FluidBlock { min: [0.0, 0.0, 0.0], max: [0.4 + 1e-9, 0.4 + 1e-9, 0.4 + 1e-9], velocity: [0.0; 3] };
-    let params = SphParams { erosion_rate: 0.0, ..SphParams::default() };
+    let params = Params { erosion_rate: 0.0, ..Params::default() };
     Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params })
 }
 

@@ -21,7 +21,7 @@ pub struct FluidBlock {
 
 /// Volumes booked so far, m³ (f64 sums in a fixed order).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
-pub struct SphBooks {
+pub struct Books {
     /// Taken from the surface by particles.
     pub eroded: f64,
     /// Put back on the surface.
@@ -34,7 +34,7 @@ pub struct SphBooks {
 
 /// How well the books balance.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct SphBalance {
+pub struct Balance {
     /// Change of the mesh's volume since the start (divergence theorem), m³.
     pub mesh_volume_change: f64,
     /// Sediment the particles carry now, m³.
@@ -47,7 +47,7 @@ pub struct SphBalance {
 
 /// The state of an SPH erosion run.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SphState {
+pub struct State {
     /// The eroded surface.
     pub mesh: TriMesh,
     /// Particle spacing at rest, metres (the lattice the fluid started on).
@@ -71,7 +71,7 @@ pub struct SphState {
     /// Volume deposited at each vertex so far, m³.
     pub deposited: Vec<f64>,
     /// The books.
-    pub books: SphBooks,
+    pub books: Books,
     /// Iterations done.
     pub iteration: u64,
     /// Simulated time, s.
@@ -85,7 +85,7 @@ pub struct SphState {
     pub top_speed: f64,
 }
 
-impl SphState {
+impl State {
     /// A state with `mesh` (validated: closed, consistently oriented, no face below
     /// `min_area` m²) and particles on a lattice of `spacing` metres filling `blocks` where the
     /// space is fluid, at most `max_particles` (lowest first).
@@ -116,7 +116,7 @@ impl SphState {
             pending: vec![0.0; v],
             eroded: vec![0.0; v],
             deposited: vec![0.0; v],
-            books: SphBooks::default(),
+            books: Books::default(),
             iteration: 0,
             time: 0.0,
             start_particles: n,
@@ -125,13 +125,13 @@ impl SphState {
     }
 
     /// The books: mesh volume change + pending + carried + outflow should be 0.
-    pub fn balance(&self) -> SphBalance {
+    pub fn balance(&self) -> Balance {
         let mesh_volume_change = self.mesh.signed_volume() - self.start_volume;
         let carried: f64 = self.sediment.iter().sum();
         let pending: f64 = self.pending.iter().sum();
         let residual = mesh_volume_change + pending + carried + self.books.outflow;
         let scale = self.books.eroded.max(f64::MIN_POSITIVE);
-        SphBalance {
+        Balance {
             mesh_volume_change,
             carried,
             pending,
