@@ -4,7 +4,6 @@
 //! second signal exits at once (temporaries it leaves are removed by the next run in that
 //! folder).
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
@@ -22,25 +21,3 @@ pub fn install() {
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }
-
-/// A run stopped by a signal, with the checkpoint it left.
-#[derive(Debug)]
-pub struct Interrupted {
-    /// Where it stopped, e.g. "iteration 1200".
-    pub at: String,
-    /// The checkpoint written there.
-    pub checkpoint: PathBuf,
-}
-
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "interrupted at {}; the state is in {}: run the same command with --resume to go on",
-            self.at,
-            self.checkpoint.display()
-        )
-    }
-}
-
-impl std::error::Error for Interrupted {}

@@ -9,7 +9,6 @@ mod memory;
 mod output;
 mod plot;
 mod progress;
-mod stamp;
 
 use std::process::ExitCode;
 
@@ -99,7 +98,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => {
+        Err(e) if matches!(e.downcast_ref(), Some(erode_io::run::RunError::Interrupted { .. })) => {
             eprintln!("erode: {e}");
             ExitCode::from(130)
         }

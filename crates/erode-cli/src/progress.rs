@@ -13,3 +13,53 @@ pub fn bar(len: u64, unit: &str, quiet: bool) -> ProgressBar {
     let style = ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar());
     ProgressBar::new(len).with_style(style.progress_chars("=> "))
 }
+
+/// What the user sees of a simulation run: its bar, its notes (unless quiet), and Ctrl-C as a
+/// request to stop.
+pub struct RunWatch {
+    bar: std::sync::OnceLock<ProgressBar>,
+    quiet: bool,
+}
+
+impl RunWatch {
+    /// A watch that shows nothing but errors when `quiet`.
+    pub fn new(quiet: bool) -> Self {
+        Self { bar: std::sync::OnceLock::new(), quiet }
+    }
+}
+
+impl erode_io::run::Watch for RunWatch {
+    fn begin(&self, model: &'static str, total: u64, unit: &'static str, at: u64) {
+        let label = match unit {
+            "droplet" => "droplets",
+            "iteration" => "it",
+            other => other,
+        };
+        let b = bar(total, label, self.quiet);
+        b.set_position(at);
+        b.set_message(model);
+        let _ = self.bar.set(b);
+    }
+    fn progress(&self, at: u64) {
+        if let Some(b) = self.bar.get() {
+            b.set_position(at);
+        }
+    }
+    fn note(&self, text: &str) {
+        if self.quiet {
+            return;
+        }
+        match self.bar.get() {
+            Some(b) => b.suspend(|| eprintln!("{text}")),
+            None => eprintln!("{text}"),
+        }
+    }
+    fn stop_requested(&self) -> bool {
+        crate::interrupt::requested()
+    }
+    fn end(&self) {
+        if let Some(b) = self.bar.get() {
+            b.finish_and_clear();
+        }
+    }
+}

@@ -54,7 +54,7 @@ pub fn check_output(path: &Path) -> Result<(), Error> {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let dir = parent_of(path);
     let io = |e: std::io::Error| Error::io(path, e);
-    let mut tmp = tempfile::Builder::new().prefix(".erode-tmp-").tempfile_in(&dir).map_err(io)?;
+    let mut tmp = tempfile::Builder::new().prefix(crate::run::TEMPORARY_PREFIX).tempfile_in(&dir).map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
     // tempfile creates 0600; an output is an ordinary file (0644 less the umask would need libc)
     #[cfg(unix)]

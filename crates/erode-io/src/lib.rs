@@ -35,7 +35,9 @@ pub mod error;
 mod formats;
 mod geotiff;
 pub mod mesh;
+pub mod outputs;
 pub mod params;
+pub mod run;
 mod samples;
 pub mod scene;
 

@@ -123,7 +123,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             ("fine_relief", &maps.fine_relief),
         ];
         for (name, field) in fields {
-            output::write_map(dir, name, &formats, &loaded, field.to_vec())?;
+            erode_io::outputs::write_map(dir, name, &formats, &loaded, field.to_vec())?;
         }
         // the channel network in blue over the hillshade, stronger with log drainage area
         let threshold = a.channel_area * loaded.map.heights.cell_size().area();

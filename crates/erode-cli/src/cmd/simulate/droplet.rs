@@ -1,15 +1,15 @@
 //! `erode simulate droplet`: droplets eroding a heightmap (Beyer 2015).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use erode::contract::{DropletRun, Model};
+use erode::contract::DropletRun;
 use erode::models::droplet;
-use serde_json::{Map, Value, json};
 
 use super::Backend;
-use super::heightmap::{Input, MapArgs, MapFiles, MapOutputs, name_the_map_file};
-use super::run::{Front, Job, Until};
+use erode_io::run::{DropletFront, Job, Until};
+
+use super::heightmap::{Input, MapArgs, MapFiles, name_the_map_file};
 
 /// Droplets eroding a heightmap one after another (Beyer 2015).
 #[derive(clap::Args)]
@@ -53,13 +53,6 @@ const MIN_GPU_DROPLET_BATCH: u64 = 1024;
 
 /// Most droplets one run takes (about 30 hours at a million a second).
 const MAX_DROPLETS: f64 = 1e11;
-
-/// The droplet model's part of a run.
-pub struct DropletFront {
-    input: Input,
-    outputs: MapOutputs,
-    preset: String,
-}
 
 /// Validates `a` into a job: parameters, input, maps, checkpoint and backend.
 pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>> {
@@ -115,34 +108,8 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
         backend => backend,
     };
     backend.place(&mut model, quiet, DropletRun::use_gpu)?;
-    let stamp = input.stamp.clone();
-    let front = DropletFront { input, outputs: MapOutputs { formats, overlay: "flow" }, preset: preset.into() };
-    a.run.job(model, front, Until::Count(total), checkpoint, stamp)
-}
-
-impl Front<DropletRun> for DropletFront {
-    fn begin(&mut self, model: &DropletRun, _out: &Path, _fresh: bool, quiet: bool) -> anyhow::Result<()> {
-        self.input.note_nodata(model.params().nodata_border == droplet::NodataBorder::Open, quiet);
-        Ok(())
-    }
-    fn write_outputs(&self, model: &DropletRun, dir: &Path) -> anyhow::Result<()> {
-        self.outputs.write(dir, &self.input, model.maps())
-    }
-    fn report(&self, model: &DropletRun) -> Map<String, Value> {
-        let st = model.state();
-        let report = json!({
-            "preset": self.preset,
-            "width": st.width,
-            "height": st.height,
-            "iterations": null,
-            "parallel_bands": model.parallel_bands(),
-            "params": model.params(),
-        });
-        report.as_object().cloned().unwrap_or_default()
-    }
-    fn books(&self, model: &DropletRun) -> Map<String, Value> {
-        Map::from_iter([("books_quanta".to_string(), json!(model.state().books))])
-    }
+    let front = DropletFront::new(input.loaded, formats, preset);
+    a.run.job(model, front, Until::Count(total), checkpoint, input.stamp)
 }
 
 /// The droplets a run goes to: `--droplets`, or `--droplets-per-cell` (default 1) times the cells.

@@ -1,15 +1,14 @@
 //! `erode simulate grid`: the virtual-pipe model on a heightmap.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use erode::contract::{GridRun, Model};
+use erode::contract::GridRun;
 use erode::models::grid::{self, StartMaps, State};
-use indicatif::ProgressBar;
-use serde_json::{Map, Value, json};
 
-use super::heightmap::{Input, MapArgs, MapFiles, MapOutputs, name_the_map_file};
-use super::run::{Front, Job, Until};
+use erode_io::run::{GridFront, Job, Until};
+
+use super::heightmap::{Input, MapArgs, MapFiles, name_the_map_file};
 
 /// Shallow water in virtual pipes eroding a heightmap (Mei et al. 2007; Jákó & Tóth 2011).
 #[derive(clap::Args)]
@@ -49,17 +48,6 @@ pub struct Args {
     run: super::RunArgs,
 }
 
-/// The grid model's part of a run.
-pub struct GridFront {
-    input: Input,
-    outputs: MapOutputs,
-    preset: String,
-    /// The time step and sub-steps at the start.
-    first: grid::Derived,
-    /// The most sub-steps per iteration so far.
-    most_substeps: u32,
-}
-
 /// Validates `a` into a job: parameters, input, maps, checkpoint and backend.
 pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let formats = crate::output::formats(&a.maps.format)?;
@@ -94,7 +82,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         }
     };
     a.maps.backend.place(&mut model, quiet, GridRun::use_gpu)?;
-    let derived = model.derived().clone();
+    let derived = model.derived();
     if derived.substeps > 1 && !quiet {
         eprintln!(
             "erode: dt = {} s exceeds the stable step ({:.4} s for these pipes and cells); running {} sub-steps per iteration",
@@ -105,62 +93,8 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         Some(total) => Until::Seconds { total, text: a.duration.clone().unwrap_or_default() },
         None => Until::Count(a.iterations),
     };
-    let stamp = input.stamp.clone();
-    let front = GridFront {
-        input,
-        outputs: MapOutputs { formats, overlay: "water" },
-        preset: preset.to_string(),
-        first: derived,
-        most_substeps: 0,
-    };
-    a.run.job(model, front, until, checkpoint, stamp)
-}
-
-impl Front<GridRun> for GridFront {
-    fn begin(&mut self, model: &GridRun, _out: &Path, _fresh: bool, quiet: bool) -> anyhow::Result<()> {
-        self.input.note_nodata(model.params().nodata_border == grid::NodataBorder::Open, quiet);
-        Ok(())
-    }
-    fn after_advance(&mut self, model: &GridRun, bar: &ProgressBar, quiet: bool) {
-        // the sub-steps follow the deepest water, so a storm that builds up slows the run
-        let most = model.substep_tally().max;
-        if most > self.most_substeps {
-            if !quiet && self.most_substeps > 0 {
-                bar.suspend(|| {
-                    eprintln!(
-                        "erode: deeper water: {most} sub-steps per iteration now (was {}); the run slows",
-                        self.most_substeps
-                    )
-                });
-            }
-            self.most_substeps = most;
-        }
-    }
-    fn write_outputs(&self, model: &GridRun, dir: &Path) -> anyhow::Result<()> {
-        self.outputs.write(dir, &self.input, model.maps())
-    }
-    fn report(&self, model: &GridRun) -> Map<String, Value> {
-        let st = model.state();
-        let params = model.params();
-        let tally = model.substep_tally();
-        let report = json!({
-            "width": st.width,
-            "height": st.height,
-            "cell_size": { "x": st.cell_size.x, "y": st.cell_size.y },
-            "droplets": null,
-            "preset": self.preset,
-            "simulated_seconds": st.time,
-            "terrain_seconds": st.terrain_time,
-            "dt": params.dt,
-            "substeps": { "first": self.first.substeps, "max": tally.max, "mean": tally.mean() },
-            "stable_dt": self.first.stable_dt,
-            "params": params,
-        });
-        report.as_object().cloned().unwrap_or_default()
-    }
-    fn books(&self, model: &GridRun) -> Map<String, Value> {
-        Map::from_iter([("books".to_string(), json!(model.state().books))])
-    }
+    let front = GridFront::new(&model, input.loaded, formats, preset);
+    a.run.job(model, front, until, checkpoint, input.stamp)
 }
 
 /// Seconds from `90`, `90s`, `30min` or `2h`.

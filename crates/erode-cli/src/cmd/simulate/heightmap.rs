@@ -4,10 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
-use erode::preview::{PreviewStyle, render};
-use erode_io::Format;
-
-use super::run::Stamp;
+use erode_io::run::{Newest, Stamp};
 
 /// Flags of the heightmap models' maps and outputs.
 #[derive(clap::Args)]
@@ -50,7 +47,7 @@ impl Input {
         let loaded = erode_io::read(path, &run.input.options()?)?;
         let terrain = &loaded.map.heights;
         crate::memory::check(terrain.width(), terrain.height(), work, run.input.max_memory)?;
-        let stamp = Stamp { hash: crate::stamp::of_heightmap(&loaded.map), input: path.display().to_string() };
+        let stamp = Stamp::of_heightmap(&loaded.map, path.display().to_string());
         let hardness = read_map(files.hardness, "hardness", terrain)?;
         let rain = read_map(files.rain, "rain", terrain)?;
         Ok(Self { loaded, stamp, hardness, rain })
@@ -65,12 +62,11 @@ impl Input {
     /// columns and rows).
     pub fn resume<R>(
         &self,
-        c: &super::checkpoints::Newest,
+        c: &Newest,
         resume: impl FnOnce(&[u8]) -> Result<R, erode::SimError>,
         size: impl FnOnce(&R) -> (usize, usize),
     ) -> anyhow::Result<R> {
-        use anyhow::Context;
-        let model = resume(&c.bytes).with_context(|| c.unreadable())?;
+        let model = c.resume(resume)?;
         self.check_size(&c.path, size(&model))?;
         Ok(model)
     }
@@ -89,16 +85,6 @@ impl Input {
             );
         }
         Ok(())
-    }
-
-    /// Says, unless quiet, how the input's nodata cells take part: outside the domain, with
-    /// their edges open or closed (`nodata_border`).
-    pub fn note_nodata(&self, open: bool, quiet: bool) {
-        let n = self.loaded.map.nodata_count();
-        if n > 0 && !quiet {
-            let edges = if open { "open: what flows into them leaves, booked as outflow" } else { "closed" };
-            eprintln!("erode: note: {n} nodata cells are outside the domain; their edges are {edges} (nodata_border)");
-        }
     }
 }
 
@@ -143,33 +129,4 @@ fn read_map(path: Option<&Path>, what: &str, terrain: &erode::Grid<f32>) -> anyh
         );
     }
     Ok(Some(m))
-}
-
-/// Writes a model's maps as `<name>.<ext>` in every format (the input's nodata and georeference
-/// kept) and `preview.png`: the first map hillshaded, with the map named `overlay` in blue.
-pub struct MapOutputs {
-    /// The formats asked for.
-    pub formats: Vec<Format>,
-    /// The map drawn over the preview.
-    pub overlay: &'static str,
-}
-
-impl MapOutputs {
-    /// Writes `maps` into `dir`.
-    pub fn write(&self, dir: &Path, input: &Input, maps: Vec<(&'static str, Vec<f32>)>) -> anyhow::Result<()> {
-        // each map is compressed and written on its own thread
-        use rayon::prelude::*;
-        let overlay = maps.iter().find(|(n, _)| *n == self.overlay).map(|(_, v)| v.clone());
-        let written: Vec<erode::Heightmap> = maps
-            .into_par_iter()
-            .map(|(name, field)| crate::output::write_map(dir, name, &self.formats, &input.loaded, field))
-            .collect::<anyhow::Result<_>>()?;
-        if let (Some(terrain), Some(overlay)) = (written.first(), overlay) {
-            let g = &terrain.heights;
-            let overlay = erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), overlay)?;
-            let image = render(terrain, None, Some(&overlay), &PreviewStyle::default());
-            erode_io::write_rgb_png(&dir.join("preview.png"), &image)?;
-        }
-        Ok(())
-    }
 }

@@ -1,16 +1,15 @@
-//! `erode simulate MODEL`: each model's flags, validated into a job, run by the one loop in
-//! [`run`].
+//! `erode simulate MODEL`: each model's flags, validated into a job that the library's one run
+//! ([`erode_io::run`]) takes to its end.
 
-mod checkpoints;
 mod droplet;
 mod grid;
 mod heightmap;
-mod run;
 mod sph;
 
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
+use erode_io::run::{Job, Newest, Stamp, Until};
 
 /// Erode a terrain with a model and write the results into a folder.
 #[derive(clap::Args)]
@@ -63,11 +62,8 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The newest checkpoint of `model` in the output folder, when resuming.
-    fn checkpoint(&self, model: &str) -> anyhow::Result<Option<checkpoints::Newest>> {
-        if !self.resume {
-            return Ok(None);
-        }
-        checkpoints::Newest::read(&checkpoints::folder(&self.output), model).map(Some)
+    fn checkpoint(&self, model: &str) -> anyhow::Result<Option<Newest>> {
+        Ok(if self.resume { Some(Newest::read(&self.output, model)?) } else { None })
     }
 
     /// The job of `model` and its `front`, to run `until`, from `checkpoint` when resuming.
@@ -75,11 +71,11 @@ impl RunArgs {
         self,
         model: M,
         front: F,
-        until: run::Until,
-        checkpoint: Option<checkpoints::Newest>,
-        stamp: run::Stamp,
-    ) -> anyhow::Result<run::Job<M, F>> {
-        Ok(run::Job {
+        until: Until,
+        checkpoint: Option<Newest>,
+        stamp: Stamp,
+    ) -> anyhow::Result<Job<M, F>> {
+        Ok(Job {
             model,
             front,
             output: self.output,
@@ -151,9 +147,11 @@ pub fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> 
 }
 
 pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
+    let watch = crate::progress::RunWatch::new(quiet);
     match a.model {
-        ModelCommand::Grid(a) => run::run(grid::job(a, quiet)?, quiet),
-        ModelCommand::Droplet(a) => run::run(droplet::job(a, quiet)?, quiet),
-        ModelCommand::Sph(a) => run::run(sph::job(a)?, quiet),
+        ModelCommand::Grid(a) => erode_io::run::run(grid::job(a, quiet)?, &watch)?,
+        ModelCommand::Droplet(a) => erode_io::run::run(droplet::job(a, quiet)?, &watch)?,
+        ModelCommand::Sph(a) => erode_io::run::run(sph::job(a)?, &watch)?,
     }
+    Ok(())
 }

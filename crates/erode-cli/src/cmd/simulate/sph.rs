@@ -1,15 +1,13 @@
 //! `erode simulate sph`: fluid particles eroding a triangle mesh (Skorkovská et al.).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use erode::contract::SphRun;
 use erode::models::sph;
-use erode_io::mesh::{VertexValues, write_mesh, write_particles};
 use erode_io::scene::{SphSource, sph_setup};
-use serde_json::{Map, Value, json};
 
-use super::run::{Front, Job, Stamp, Until};
+use erode_io::run::{Job, SphFront, Stamp, Until};
 
 /// Fluid particles eroding a triangle mesh (Skorkovská et al.): caves, tunnels, overhangs.
 #[derive(clap::Args)]
@@ -45,21 +43,6 @@ pub struct Args {
     run: super::RunArgs,
 }
 
-fn write_results(out: &Path, st: &sph::State) -> anyhow::Result<()> {
-    let values = VertexValues { erosion: Some(&st.eroded), deposition: Some(&st.deposited) };
-    for ext in ["obj", "ply", "glb"] {
-        write_mesh(&out.join(format!("mesh.{ext}")), &st.mesh, values)?;
-    }
-    write_particles(&out.join("particles.ply"), &st.positions, &st.velocities, &st.sediment)?;
-    Ok(())
-}
-
-/// The SPH model's part of a run.
-pub struct SphFront {
-    scene: String,
-    snapshot_every: u64,
-}
-
 /// Validates `a` into a job: the mesh, the fluid, the parameters, the checkpoint.
 pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
     let read = a.run.input.options()?;
@@ -77,14 +60,14 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
     };
     params.validate()?;
     // the input: a mesh or heightmap file's bytes, or the scene's name
-    let hash = match &a.input_file {
-        Some(p) => crate::stamp::of_bytes(&std::fs::read(p).with_context(|| format!("{}", p.display()))?),
-        None => crate::stamp::of_bytes(s.name.as_bytes()),
+    let stamp = match &a.input_file {
+        Some(p) => Stamp::of_bytes(&std::fs::read(p).with_context(|| format!("{}", p.display()))?, &s.name),
+        None => Stamp::of_bytes(s.name.as_bytes(), &s.name),
     };
     let checkpoint = a.run.checkpoint("sph")?;
     let model = match &checkpoint {
         // the checkpoint holds the mesh and the particles
-        Some(c) => SphRun::resume(params, &c.bytes).with_context(|| c.unreadable())?,
+        Some(c) => c.resume(|bytes| SphRun::resume(params, bytes))?,
         None => {
             let min_area = s.mesh.default_min_area();
             let st = sph::State::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
@@ -95,45 +78,6 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
             SphRun::new(params, st)?
         }
     };
-    let front = SphFront { scene: s.name.clone(), snapshot_every: a.snapshot_every };
-    a.run.job(model, front, Until::Count(a.iterations), checkpoint, Stamp { hash, input: s.name })
-}
-
-impl Front<SphRun> for SphFront {
-    fn begin(&mut self, model: &SphRun, out: &Path, fresh: bool, _quiet: bool) -> anyhow::Result<()> {
-        if fresh {
-            write_mesh(&out.join("start.ply"), &model.state().mesh, VertexValues::default())?;
-        }
-        Ok(())
-    }
-    fn snapshot_every(&self) -> u64 {
-        self.snapshot_every
-    }
-    fn snapshot(&mut self, model: &SphRun, out: &Path) -> anyhow::Result<()> {
-        // the mesh written with each snapshot is the last consistent one
-        let st = model.state();
-        let snapshots = out.join("snapshots");
-        std::fs::create_dir_all(&snapshots).with_context(|| format!("{}: cannot create", snapshots.display()))?;
-        let file = snapshots.join(format!("particles-{:08}.ply", st.iteration));
-        write_particles(&file, &st.positions, &st.velocities, &st.sediment)?;
-        write_results(out, st)
-    }
-    fn write_outputs(&self, model: &SphRun, dir: &Path) -> anyhow::Result<()> {
-        write_results(dir, model.state())
-    }
-    fn report(&self, model: &SphRun) -> Map<String, Value> {
-        let st = model.state();
-        let report = json!({
-            "scene": self.scene,
-            "simulated_seconds": st.time,
-            "particles": { "start": st.start_particles, "now": st.positions.len(), "left_domain": st.books.particles_lost },
-            "faces": st.mesh.faces.len(),
-            "vertices": st.mesh.positions.len(),
-            "spacing": st.spacing,
-            "top_speed": st.top_speed,
-            "derived": model.derived(),
-            "params": model.params(),
-        });
-        report.as_object().cloned().unwrap_or_default()
-    }
+    let front = SphFront::new(&s.name, a.snapshot_every);
+    a.run.job(model, front, Until::Count(a.iterations), checkpoint, stamp)
 }

@@ -1,0 +1,74 @@
+//! Maps written the way a run on a heightmap writes them: in every format asked for, with the
+//! input's nodata cells and georeference, and a preview.
+
+use std::path::Path;
+
+use erode::Heightmap;
+use erode::preview::{PreviewStyle, render};
+
+use crate::{Error, Format, Loaded, WriteOptions};
+
+/// Writes `field` (row-major, the input's shape) as `dir/<name>.<ext>` in every format, with the
+/// input's nodata cells and georeference. Returns the map written.
+pub fn write_map(
+    dir: &Path,
+    name: &str,
+    formats: &[Format],
+    input: &Loaded,
+    field: Vec<f32>,
+) -> Result<Heightmap, Error> {
+    let g = &input.map.heights;
+    let mask = input.map.nodata_mask().map(<[bool]>::to_vec);
+    let options =
+        WriteOptions { range: None, georef: input.info.georef.clone(), nodata_value: input.info.nodata_value };
+    let out = |e: erode::GridError| Error::format(dir, crate::FormatError::Grid(e));
+    let map =
+        Heightmap::with_nodata(erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), field).map_err(out)?, mask)
+            .map_err(out)?;
+    for f in formats {
+        crate::write(&dir.join(format!("{name}.{}", f.extension())), &map, &options)?;
+    }
+    Ok(map)
+}
+
+/// Writes a model's maps as `<name>.<ext>` in every format (the input's nodata and georeference
+/// kept) and `preview.png`: the first map hillshaded, with the map named `overlay` in blue.
+pub struct MapOutputs {
+    /// The formats asked for.
+    pub formats: Vec<Format>,
+    /// The map drawn over the preview.
+    pub overlay: &'static str,
+}
+
+impl MapOutputs {
+    /// Writes `maps` of the run on `input` into `dir`.
+    pub fn write(&self, dir: &Path, input: &Loaded, maps: Vec<(&'static str, Vec<f32>)>) -> Result<(), Error> {
+        // each map is compressed and written on its own thread
+        use rayon::prelude::*;
+        let overlay = maps.iter().find(|(n, _)| *n == self.overlay).map(|(_, v)| v.clone());
+        let written: Vec<Heightmap> = maps
+            .into_par_iter()
+            .map(|(name, field)| write_map(dir, name, &self.formats, input, field))
+            .collect::<Result<_, _>>()?;
+        if let (Some(terrain), Some(overlay)) = (written.first(), overlay) {
+            let g = &terrain.heights;
+            let overlay = erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), overlay)
+                .map_err(|e| Error::format(dir, crate::FormatError::Grid(e)))?;
+            let image = render(terrain, None, Some(&overlay), &PreviewStyle::default());
+            crate::write_rgb_png(&dir.join("preview.png"), &image)?;
+        }
+        Ok(())
+    }
+}
+
+/// Notes how the nodata cells of `map` take part in a run: outside the domain, with their edges
+/// open or closed (`nodata_border`).
+pub fn note_nodata(map: &Heightmap, open: bool, watch: &dyn crate::run::Watch) {
+    let n = map.nodata_count();
+    if n > 0 {
+        let edges = if open { "open: what flows into them leaves, booked as outflow" } else { "closed" };
+        watch.note(&format!(
+            "erode: note: {n} nodata cells are outside the domain; their edges are {edges} (nodata_border)"
+        ));
+    }
+}

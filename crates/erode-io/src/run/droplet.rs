@@ -1,0 +1,50 @@
+//! What a droplet-model run writes: its maps, a preview with the flow, the report's fields.
+
+use std::path::Path;
+
+use erode::contract::{DropletRun, Model};
+use erode::models::droplet;
+use serde_json::{Map, Value, json};
+
+use super::{Front, RunError, Watch};
+use crate::outputs::{MapOutputs, note_nodata};
+use crate::{Format, Loaded};
+
+/// The droplet model's part of a run on the heightmap `input`.
+pub struct DropletFront {
+    input: Loaded,
+    outputs: MapOutputs,
+    preset: String,
+}
+
+impl DropletFront {
+    /// The outputs of a run started from preset `preset` on `input`, in `formats`.
+    pub fn new(input: Loaded, formats: Vec<Format>, preset: &str) -> Self {
+        Self { input, outputs: MapOutputs { formats, overlay: "flow" }, preset: preset.into() }
+    }
+}
+
+impl Front<DropletRun> for DropletFront {
+    fn begin(&mut self, model: &DropletRun, _out: &Path, _fresh: bool, watch: &dyn Watch) -> Result<(), RunError> {
+        note_nodata(&self.input.map, model.params().nodata_border == droplet::NodataBorder::Open, watch);
+        Ok(())
+    }
+    fn write_outputs(&self, model: &DropletRun, dir: &Path) -> Result<(), RunError> {
+        Ok(self.outputs.write(dir, &self.input, model.maps())?)
+    }
+    fn report(&self, model: &DropletRun) -> Map<String, Value> {
+        let st = model.state();
+        let report = json!({
+            "preset": self.preset,
+            "width": st.width,
+            "height": st.height,
+            "iterations": null,
+            "parallel_bands": model.parallel_bands(),
+            "params": model.params(),
+        });
+        report.as_object().cloned().unwrap_or_default()
+    }
+    fn books(&self, model: &DropletRun) -> Map<String, Value> {
+        Map::from_iter([("books_quanta".to_string(), json!(model.state().books))])
+    }
+}

@@ -1,0 +1,75 @@
+//! What a grid-model run writes: its maps, a preview with the water, the report's fields.
+
+use std::path::Path;
+
+use erode::contract::{GridRun, Model};
+use erode::models::grid;
+use serde_json::{Map, Value, json};
+
+use super::{Front, RunError, Watch};
+use crate::outputs::{MapOutputs, note_nodata};
+use crate::{Format, Loaded};
+
+/// The grid model's part of a run on the heightmap `input`.
+pub struct GridFront {
+    input: Loaded,
+    outputs: MapOutputs,
+    preset: String,
+    /// The time step and sub-steps at the start.
+    first: grid::Derived,
+    /// The most sub-steps per iteration so far.
+    most_substeps: u32,
+}
+
+impl GridFront {
+    /// The outputs of `model`, started from preset `preset` on `input`, in `formats`.
+    pub fn new(model: &GridRun, input: Loaded, formats: Vec<Format>, preset: &str) -> Self {
+        let outputs = MapOutputs { formats, overlay: "water" };
+        Self { input, outputs, preset: preset.into(), first: model.derived().clone(), most_substeps: 0 }
+    }
+}
+
+impl Front<GridRun> for GridFront {
+    fn begin(&mut self, model: &GridRun, _out: &Path, _fresh: bool, watch: &dyn Watch) -> Result<(), RunError> {
+        note_nodata(&self.input.map, model.params().nodata_border == grid::NodataBorder::Open, watch);
+        Ok(())
+    }
+    fn after_advance(&mut self, model: &GridRun, watch: &dyn Watch) {
+        // the sub-steps follow the deepest water, so a storm that builds up slows the run
+        let most = model.substep_tally().max;
+        if most > self.most_substeps {
+            if self.most_substeps > 0 {
+                watch.note(&format!(
+                    "erode: deeper water: {most} sub-steps per iteration now (was {}); the run slows",
+                    self.most_substeps
+                ));
+            }
+            self.most_substeps = most;
+        }
+    }
+    fn write_outputs(&self, model: &GridRun, dir: &Path) -> Result<(), RunError> {
+        Ok(self.outputs.write(dir, &self.input, model.maps())?)
+    }
+    fn report(&self, model: &GridRun) -> Map<String, Value> {
+        let st = model.state();
+        let params = model.params();
+        let tally = model.substep_tally();
+        let report = json!({
+            "width": st.width,
+            "height": st.height,
+            "cell_size": { "x": st.cell_size.x, "y": st.cell_size.y },
+            "droplets": null,
+            "preset": self.preset,
+            "simulated_seconds": st.time,
+            "terrain_seconds": st.terrain_time,
+            "dt": params.dt,
+            "substeps": { "first": self.first.substeps, "max": tally.max, "mean": tally.mean() },
+            "stable_dt": self.first.stable_dt,
+            "params": params,
+        });
+        report.as_object().cloned().unwrap_or_default()
+    }
+    fn books(&self, model: &GridRun) -> Map<String, Value> {
+        Map::from_iter([("books".to_string(), json!(model.state().books))])
+    }
+}

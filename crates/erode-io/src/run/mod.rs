@@ -1,0 +1,405 @@
+//! A model's run into an output folder, the same for every model through the library's model
+//! contract ([`erode::contract::Model`]): the last checks, the output folder, advances with
+//! progress, checkpoints, snapshots and a way to stop, then the outputs and `report.json`,
+//! written as one set ([`Staging`]). A front end gives the model, a [`Front`] (what the model adds:
+//! notes, snapshots, outputs, report fields) and a [`Watch`] (progress, notes, stop requests).
+
+mod checkpoints;
+mod droplet;
+mod grid;
+mod sph;
+mod staging;
+mod stamp;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+pub use checkpoints::Newest;
+pub use droplet::DropletFront;
+use erode::contract::{Backend, Clock, Model};
+pub use grid::GridFront;
+use serde_json::{Map, Value, json};
+pub use sph::SphFront;
+pub(crate) use staging::TEMPORARY_PREFIX;
+pub use staging::{Staging, create_output_folder, remove_stale_temporaries};
+pub use stamp::Stamp;
+
+/// Why a run could not start or did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A file could not be read or written.
+    #[error(transparent)]
+    File(#[from] crate::Error),
+    /// The model refused its parameters or failed a step.
+    #[error(transparent)]
+    Model(#[from] erode::SimError),
+    /// Resuming, but the output folder has no checkpoint of the model.
+    #[error("{}: no checkpoint to resume from", folder.display())]
+    NoCheckpoint {
+        /// The checkpoint folder.
+        folder: PathBuf,
+    },
+    /// The newest checkpoint cannot be resumed.
+    #[error("{}{}: {source}", path.display(), older.as_ref().map(|o| format!(
+        " (an older checkpoint, {}, may be intact: remove this one to resume from it)", o.display())).unwrap_or_default())]
+    Unreadable {
+        /// The checkpoint.
+        path: PathBuf,
+        /// An older one beside it.
+        older: Option<PathBuf>,
+        /// Why.
+        source: erode::SimError,
+    },
+    /// The checkpoints were made from another input.
+    #[error("{input}: not the input the checkpoints in {} were made from (its contents differ); give that input, \
+             or start afresh without --resume", folder.display())]
+    OtherInput {
+        /// The input given now.
+        input: String,
+        /// The checkpoint folder.
+        folder: PathBuf,
+    },
+    /// The checkpoint is past the count asked for.
+    #[error("{}: the checkpoint is at {unit} {at}, past the {asked} asked for; ask for at least that many, or \
+             start afresh without --resume", path.display())]
+    PastTheEnd {
+        /// The checkpoint.
+        path: PathBuf,
+        /// The model's unit.
+        unit: &'static str,
+        /// Its count.
+        at: u64,
+        /// The count asked for.
+        asked: u64,
+    },
+    /// A run by simulated time of a model without a clock.
+    #[error("--duration: the {model} model has no clock")]
+    NoClock {
+        /// The model.
+        model: &'static str,
+    },
+    /// A run by simulated time that would take implausibly many iterations.
+    #[error(
+        "--duration {text}: about {iterations:.2e} iterations of {step:.3e} s each (more than \
+             {MAX_DURATION_ITERATIONS:.0e}); check gravity and the cell size, or give --iterations"
+    )]
+    TooLong {
+        /// The duration as given.
+        text: String,
+        /// Iterations it would take.
+        iterations: f64,
+        /// Seconds per iteration.
+        step: f64,
+    },
+    /// The state went non-finite.
+    #[error("the run produced non-finite values at {unit} {at}; the checkpoint holds the state for inspection")]
+    NonFinite {
+        /// The model's unit.
+        unit: &'static str,
+        /// The count reached.
+        at: u64,
+    },
+    /// The front end asked the run to stop; the checkpoint holds where it was.
+    #[error("interrupted at {at}; the state is in {}: run the same command with --resume to go on", checkpoint.display())]
+    Interrupted {
+        /// Where it stopped, e.g. "iteration 1200".
+        at: String,
+        /// The checkpoint written there.
+        checkpoint: PathBuf,
+    },
+    /// A step failed; the outputs of the last consistent state were written.
+    #[error("the last consistent state is in {}: {source}", output.display())]
+    Stopped {
+        /// The output folder.
+        output: PathBuf,
+        /// Why the step failed.
+        source: Box<RunError>,
+    },
+    /// Something else a front end refused.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Where a run stops.
+#[derive(Clone, Debug)]
+pub enum Until {
+    /// When the model has done this many units in total.
+    Count(u64),
+    /// When this many seconds have been simulated (`text` as the user gave it).
+    Seconds {
+        /// Seconds in total.
+        total: f64,
+        /// As the user gave it.
+        text: String,
+    },
+}
+
+/// What a front end sees of a run: progress, notes, and whether to stop. Every method has a
+/// silent default.
+pub trait Watch: Sync {
+    /// The run begins: `total` units (or seconds, when `unit` is "s") in all, `at` done.
+    fn begin(&self, _model: &'static str, _total: u64, _unit: &'static str, _at: u64) {}
+    /// Units (or seconds) done so far.
+    fn progress(&self, _at: u64) {}
+    /// A note for the user.
+    fn note(&self, _text: &str) {}
+    /// Whether the user asked the run to stop (it then writes a checkpoint and returns
+    /// [`RunError::Interrupted`]).
+    fn stop_requested(&self) -> bool {
+        false
+    }
+    /// The loop has ended.
+    fn end(&self) {}
+}
+
+/// What one model's front end adds to the run of its model `M`: notes, snapshots, outputs and
+/// report fields.
+pub trait Front<M: Model>: Send + Sync {
+    /// Once the output folder exists, before the first step (`fresh`: not resumed).
+    fn begin(&mut self, _model: &M, _out: &std::path::Path, _fresh: bool, _watch: &dyn Watch) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// Units between two snapshots (0: none).
+    fn snapshot_every(&self) -> u64 {
+        0
+    }
+    /// Writes a snapshot into the output folder.
+    fn snapshot(&mut self, _model: &M, _out: &std::path::Path) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// After each advance: a note on how the run goes.
+    fn after_advance(&mut self, _model: &M, _watch: &dyn Watch) {}
+    /// Writes the results into `dir`.
+    fn write_outputs(&self, model: &M, dir: &std::path::Path) -> Result<(), RunError>;
+    /// The model's own fields of `report.json`.
+    fn report(&self, model: &M) -> Map<String, Value>;
+    /// The model's own fields of `report.json`'s `mass_balance`.
+    fn books(&self, _model: &M) -> Map<String, Value> {
+        Map::new()
+    }
+}
+
+/// A validated run.
+pub struct Job<M, F> {
+    /// The model, started or resumed.
+    pub model: M,
+    /// Its front end.
+    pub front: F,
+    /// The output folder.
+    pub output: PathBuf,
+    /// Where to stop.
+    pub until: Until,
+    /// Units between checkpoints (0: only at the end).
+    pub checkpoint_every: u64,
+    /// The checkpoint resumed from, if any.
+    pub resumed: Option<PathBuf>,
+    /// The input the checkpoints belong to.
+    pub stamp: Stamp,
+    /// The worker threads.
+    pub pool: rayon::ThreadPool,
+}
+
+/// Most iterations a duration may stand for (more means a time step far below the usual:
+/// gravity or cells out of scale).
+const MAX_DURATION_ITERATIONS: f64 = 1e8;
+
+/// Wall time an advance aims at, s: a few progress updates and stop checks a second.
+const ADVANCE_SECONDS: f64 = 0.25;
+
+/// Runs `job` to its end: checks, runs with progress and checkpoints, writes outputs and report.
+pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Result<(), RunError> {
+    let name = job.model.name();
+    let unit = job.model.unit().name();
+    let ckpt_dir = checkpoints::folder(&job.output);
+    let start = job.model.done();
+
+    // 1. the last checks, then the output folder
+    check(&job, &ckpt_dir)?;
+    create_output_folder(&job.output)?;
+    if job.resumed.is_none() {
+        job.stamp.write(&ckpt_dir)?;
+    }
+    job.front.begin(&job.model, &job.output, job.resumed.is_none(), watch)?;
+
+    // 2. the run: advances of about ADVANCE_SECONDS, in whole granules, never past a checkpoint
+    // or snapshot
+    let granule = job.model.granule().max(1);
+    let every = job.checkpoint_every.div_ceil(granule) * granule;
+    if every != job.checkpoint_every {
+        watch.note(&format!("checkpoints every {every} {unit}s: a multiple of the model's batch ({granule})"));
+    }
+    let snapshot_every = job.front.snapshot_every();
+    match &job.until {
+        Until::Count(n) => watch.begin(name, *n, unit, start),
+        Until::Seconds { total, .. } => {
+            watch.begin(name, total.ceil() as u64, "s", job.model.clock().map_or(0.0, |c| c.now) as u64)
+        }
+    }
+    let save = |model: &mut M| -> Result<PathBuf, RunError> {
+        model.sync()?;
+        Ok(checkpoints::write(&ckpt_dir, name, model.done(), &model.checkpoint())?)
+    };
+    let t0 = Instant::now();
+    let threads = job.pool.current_num_threads();
+    let (model, front, until, output) = (&mut job.model, &mut job.front, &job.until, &job.output);
+    let outcome = job.pool.install(|| -> Result<(), RunError> {
+        let mut batch = 1;
+        loop {
+            let done = model.done();
+            let left = match until {
+                Until::Count(n) if done >= *n => break,
+                Until::Count(n) => n - done,
+                Until::Seconds { total, .. } => {
+                    let clock = model.clock().unwrap_or(Clock { now: *total, step: 1.0 });
+                    if clock.now >= *total {
+                        break;
+                    }
+                    ((total - clock.now) / clock.step.max(1e-9)).ceil().max(1.0) as u64
+                }
+            };
+            // advances end on multiples of the granule counted from the start (a resumed run
+            // may start between two)
+            let mut n = ((done + batch).div_ceil(granule) * granule - done).min(left);
+            for period in [every, snapshot_every] {
+                if period > 0 {
+                    n = n.min(period - done % period);
+                }
+            }
+            let started = Instant::now();
+            let by_time = matches!(until, Until::Seconds { .. });
+            model.advance(n, &mut |d| {
+                if !by_time {
+                    watch.progress(d)
+                }
+            })?;
+            if let Some(clock) = model.clock().filter(|_| by_time) {
+                watch.progress(clock.now as u64);
+            }
+            let per_unit = started.elapsed().as_secs_f64() / n as f64;
+            batch = ((ADVANCE_SECONDS / per_unit.max(1e-9)) as u64).clamp(1, 1 << 20);
+            let done = model.done();
+            let finished = match until {
+                Until::Count(total) => done >= *total,
+                Until::Seconds { total, .. } => model.clock().is_none_or(|c| c.now >= *total),
+            };
+            if every > 0 && done.is_multiple_of(every) {
+                save(model)?;
+            }
+            front.after_advance(model, watch);
+            if snapshot_every > 0 && done.is_multiple_of(snapshot_every) {
+                model.sync()?;
+                front.snapshot(model, output)?;
+            }
+            if watch.stop_requested() && !finished {
+                watch.end();
+                let checkpoint = save(model)?;
+                return Err(RunError::Interrupted { at: format!("{unit} {done}"), checkpoint });
+            }
+        }
+        Ok(())
+    });
+    if let Err(e @ RunError::Interrupted { .. }) = outcome {
+        return Err(e);
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    watch.end();
+
+    // 3. outputs and report, also when a step failed (the state holds the last consistent one)
+    let model = &mut job.model;
+    if let Err(e) = model.sync() {
+        return Err(outcome.err().unwrap_or_else(|| e.into()));
+    }
+    let done = model.done();
+    let last_checkpoint = outcome.is_ok() && (every == 0 || !done.is_multiple_of(every));
+    if !model.is_finite() {
+        if last_checkpoint {
+            save(model)?;
+        }
+        return Err(RunError::NonFinite { unit, at: done });
+    }
+    let staging = Staging::new(&job.output)?;
+    let (model, front) = (&job.model, &job.front);
+    let (checkpoint, outputs) = rayon::join(
+        || {
+            if last_checkpoint {
+                checkpoints::write(&ckpt_dir, name, model.done(), &model.checkpoint()).map(drop)
+            } else {
+                Ok(())
+            }
+        },
+        || front.write_outputs(model, staging.path()),
+    );
+    checkpoint?;
+    outputs?;
+    let mut report = Map::new();
+    for (key, value) in [
+        ("model", json!(name)),
+        ("threads", json!(threads)),
+        (&format!("{unit}s"), json!(done)),
+        (&format!("{unit}s_this_run"), json!(done - start)),
+        ("resumed_from", json!(job.resumed.as_ref().map(|_| start))),
+        ("seconds", json!(seconds)),
+        (&format!("{unit}s_per_second"), json!(if seconds > 0.0 { (done - start) as f64 / seconds } else { 0.0 })),
+        ("stopped", json!(outcome.as_ref().err().map(|e| e.to_string()))),
+        ("finite", json!(true)),
+    ] {
+        report.insert(key.to_string(), value);
+    }
+    report.extend(contract_fields(model));
+    let mut books = match report.remove("mass_balance") {
+        Some(Value::Object(b)) => b,
+        _ => Map::new(),
+    };
+    books.extend(front.books(model));
+    report.insert("mass_balance".into(), Value::Object(books));
+    report.extend(front.report(model));
+    let text = serde_json::to_string_pretty(&report).map_err(|e| RunError::Other(format!("report.json: {e}")))?;
+    crate::write_atomic(&staging.path().join("report.json"), text.as_bytes())?;
+    staging.commit()?;
+    outcome.map_err(|e| RunError::Stopped { output: job.output.clone(), source: Box::new(e) })
+}
+
+/// Refuses a job that cannot run as asked: a checkpoint of another input or past the end, a
+/// duration a model cannot be run to.
+fn check<M: Model, F>(job: &Job<M, F>, ckpt_dir: &std::path::Path) -> Result<(), RunError> {
+    let unit = job.model.unit().name();
+    let start = job.model.done();
+    if let Some(path) = &job.resumed {
+        job.stamp.check(ckpt_dir)?;
+        if let Until::Count(n) = job.until
+            && start > n
+        {
+            return Err(RunError::PastTheEnd { path: path.clone(), unit, at: start, asked: n });
+        }
+    }
+    if let Until::Seconds { total, text } = &job.until {
+        let Some(clock) = job.model.clock() else { return Err(RunError::NoClock { model: job.model.name() }) };
+        let iterations = (total - clock.now) / clock.step;
+        if iterations.is_nan() || iterations > MAX_DURATION_ITERATIONS {
+            return Err(RunError::TooLong { text: text.clone(), iterations, step: clock.step });
+        }
+    }
+    Ok(())
+}
+
+/// The report fields every model has through the contract: backend, books, stage times.
+fn contract_fields(model: &impl Model) -> Map<String, Value> {
+    let balance = model.balance();
+    let mut books = Map::new();
+    books.insert("relative_error".into(), json!(balance.relative_error));
+    for t in &balance.terms {
+        books.insert(t.name.into(), json!(t.value));
+    }
+    let stage_seconds: Map<String, Value> =
+        model.stage_times().into_iter().map(|(s, t)| (s.to_string(), json!(t.as_secs_f64()))).collect();
+    let (backend, adapter) = match model.backend() {
+        Backend::Cpu => ("cpu", None),
+        Backend::Gpu { adapter } => ("gpu", Some(adapter)),
+    };
+    Map::from_iter([
+        ("backend".to_string(), json!(backend)),
+        ("adapter".to_string(), json!(adapter)),
+        ("mass_balance".to_string(), Value::Object(books)),
+        ("stage_seconds".to_string(), Value::Object(stage_seconds)),
+    ])
+}

@@ -1,0 +1,73 @@
+//! What an SPH run writes: the eroded mesh (OBJ, PLY, glTF, with erosion and deposition per
+//! vertex), the particles, the starting mesh, snapshots, the report's fields.
+
+use std::path::Path;
+
+use erode::contract::SphRun;
+use erode::models::sph;
+use serde_json::{Map, Value, json};
+
+use super::{Front, RunError, Watch};
+use crate::Error;
+use crate::mesh::{VertexValues, write_mesh, write_particles};
+
+/// The SPH model's part of a run.
+pub struct SphFront {
+    scene: String,
+    snapshot_every: u64,
+}
+
+impl SphFront {
+    /// The outputs of a run of scene `scene`, with a snapshot every `snapshot_every` iterations
+    /// (0: none).
+    pub fn new(scene: &str, snapshot_every: u64) -> Self {
+        Self { scene: scene.into(), snapshot_every }
+    }
+}
+
+fn write_results(out: &Path, st: &sph::State) -> Result<(), Error> {
+    let values = VertexValues { erosion: Some(&st.eroded), deposition: Some(&st.deposited) };
+    for ext in ["obj", "ply", "glb"] {
+        write_mesh(&out.join(format!("mesh.{ext}")), &st.mesh, values)?;
+    }
+    write_particles(&out.join("particles.ply"), &st.positions, &st.velocities, &st.sediment)
+}
+
+impl Front<SphRun> for SphFront {
+    fn begin(&mut self, model: &SphRun, out: &Path, fresh: bool, _watch: &dyn Watch) -> Result<(), RunError> {
+        if fresh {
+            write_mesh(&out.join("start.ply"), &model.state().mesh, VertexValues::default())?;
+        }
+        Ok(())
+    }
+    fn snapshot_every(&self) -> u64 {
+        self.snapshot_every
+    }
+    fn snapshot(&mut self, model: &SphRun, out: &Path) -> Result<(), RunError> {
+        // the mesh written with each snapshot is the last consistent one
+        let st = model.state();
+        let snapshots = out.join("snapshots");
+        std::fs::create_dir_all(&snapshots).map_err(|e| Error::io(&snapshots, e))?;
+        let file = snapshots.join(format!("particles-{:08}.ply", st.iteration));
+        write_particles(&file, &st.positions, &st.velocities, &st.sediment)?;
+        Ok(write_results(out, st)?)
+    }
+    fn write_outputs(&self, model: &SphRun, dir: &Path) -> Result<(), RunError> {
+        Ok(write_results(dir, model.state())?)
+    }
+    fn report(&self, model: &SphRun) -> Map<String, Value> {
+        let st = model.state();
+        let report = json!({
+            "scene": self.scene,
+            "simulated_seconds": st.time,
+            "particles": { "start": st.start_particles, "now": st.positions.len(), "left_domain": st.books.particles_lost },
+            "faces": st.mesh.faces.len(),
+            "vertices": st.mesh.positions.len(),
+            "spacing": st.spacing,
+            "top_speed": st.top_speed,
+            "derived": model.derived(),
+            "params": model.params(),
+        });
+        report.as_object().cloned().unwrap_or_default()
+    }
+}
