@@ -1,17 +1,54 @@
 //! Checkpoints: a model's whole state as bytes, in one frame for every model: an 8-byte magic
-//! naming the model, a version (u32), the model's fields (little-endian), and the FNV-1a
-//! checksum of all before it. [`Writer`] builds a frame; [`Reader`] checks one (magic,
+//! naming the model, a version (u32), a [`Header`] (the parameters' fingerprint and the input's
+//! hash), the model's fields (little-endian), and the FNV-1a checksum of all before it. [`Writer`] builds a frame; [`Reader`] checks one (magic,
 //! checksum) and reads the fields back in order, and every way a file can be wrong is a
 //! [`CheckpointError`] that says which.
 
 /// FNV-1a, 64 bit: the checkpoint checksum (written here so the format never changes under us).
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    let mut h = Fnv::new();
+    h.bytes(bytes);
+    h.0
+}
+
+/// FNV-1a, 64 bit, fed piece by piece.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
     }
-    h
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// The input hash of a heightmap: its size, then each cell's bits, a nodata cell (`nodata[i]`)
+/// as NaN whatever placeholder it holds. Equal heightmaps give equal hashes.
+pub fn heightmap_hash(heights: &crate::Grid<f32>, nodata: Option<&[bool]>) -> u64 {
+    let mut h = Fnv::new();
+    h.bytes(&(heights.width() as u64).to_le_bytes());
+    h.bytes(&(heights.height() as u64).to_le_bytes());
+    for (i, v) in heights.as_slice().iter().enumerate() {
+        let v = if nodata.is_some_and(|m| m.get(i).copied().unwrap_or(false)) { f32::NAN } else { *v };
+        h.bytes(&v.to_bits().to_le_bytes());
+    }
+    h.0
+}
+
+/// What every frame says after its magic and version.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Header {
+    /// The fingerprint of the parameters of the run that wrote it: a resume with others is
+    /// refused.
+    pub params: u64,
+    /// The hash of the input the run began from (a heightmap's [`heightmap_hash`], an SPH
+    /// scene's `sph::input_hash`), so a resume from another input can be refused; 0 when not
+    /// recorded (frames from before it was).
+    pub input: u64,
 }
 
 /// Why a checkpoint could not be read.
@@ -59,12 +96,15 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// A frame for `magic` at `version`, with room for about `capacity` bytes.
-    pub fn new(magic: &[u8; 8], version: u32, capacity: usize) -> Self {
-        let mut out = Vec::with_capacity(capacity + 20);
+    /// A frame for `magic` at `version` with `header`, with room for about `capacity` bytes.
+    pub fn new(magic: &[u8; 8], version: u32, header: Header, capacity: usize) -> Self {
+        let mut out = Vec::with_capacity(capacity + 36);
         out.extend_from_slice(magic);
         out.extend_from_slice(&version.to_le_bytes());
-        Self { out }
+        let mut w = Self { out };
+        w.u64(header.params);
+        w.u64(header.input);
+        w
     }
 
     /// A u64.
@@ -144,6 +184,17 @@ impl<'a> Reader<'a> {
         Err(CheckpointError::Version { found: self.version, wanted, why: why(self.version) })
     }
 
+    /// Reads the header, refusing a frame written with parameters other than those of
+    /// fingerprint `params`. Frames of a version before `input_since` carry no input hash (it
+    /// reads as 0).
+    pub fn header(&mut self, params: u64, input_since: u32) -> Result<Header, CheckpointError> {
+        if self.u64()? != params {
+            return Err(CheckpointError::Parameters);
+        }
+        let input = if self.version >= input_since { self.u64()? } else { 0 };
+        Ok(Header { params, input })
+    }
+
     /// The next `n` bytes.
     pub fn take(&mut self, n: usize) -> Result<&'a [u8], CheckpointError> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.body.len()).ok_or(CheckpointError::Truncated)?;
@@ -205,7 +256,8 @@ mod tests {
 
     #[test]
     fn a_frame_reads_back_and_every_damage_is_named() {
-        let mut w = Writer::new(b"ERODETST", 2, 64);
+        let header = Header { params: 11, input: 13 };
+        let mut w = Writer::new(b"ERODETST", 2, header, 64);
         w.u64(7);
         w.f64(-1.5);
         w.f32s(&[1.0, 2.5]);
@@ -213,6 +265,7 @@ mod tests {
         let bytes = w.finish();
         let mut r = Reader::open(&bytes, b"ERODETST", "test").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(r.version, 2);
+        assert_eq!(r.header(11, 2), Ok(header));
         assert_eq!(r.u64(), Ok(7));
         assert_eq!(r.f64(), Ok(-1.5));
         assert_eq!(r.f32s(2), Ok(vec![1.0, 2.5]));
@@ -226,6 +279,12 @@ mod tests {
         let r = Reader::open(&bytes, b"ERODETST", "test").unwrap_or_else(|e| panic!("{e}"));
         let err = r.expect_version(&[3], |_| "; start again").unwrap_err();
         assert_eq!(err.to_string(), "version 2, this erode reads 3; start again");
+        let mut r = Reader::open(&bytes, b"ERODETST", "test").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.header(12, 2), Err(CheckpointError::Parameters));
+        // a frame from before the input hash: the word after the fingerprint is a field
+        let mut r = Reader::open(&bytes, b"ERODETST", "test").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.header(11, 3), Ok(Header { params: 11, input: 0 }));
+        assert_eq!(r.u64(), Ok(13));
         let mut r = Reader::open(&bytes, b"ERODETST", "test").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(r.f32s(100), Err(CheckpointError::Truncated));
         let mut r = Reader::open(&bytes, b"ERODETST", "test").unwrap_or_else(|e| panic!("{e}"));

@@ -107,6 +107,9 @@ pub trait Model: Send + Sync {
     /// The state as checkpoint bytes (see [`crate::checkpoint`]), to resume with the model's
     /// `resume`.
     fn checkpoint(&self) -> Vec<u8>;
+    /// The hash of the input the run began from, which its checkpoints carry (see
+    /// [`crate::checkpoint::Header`]; 0: not recorded).
+    fn input_hash(&self) -> u64;
     /// Wall time spent in each named stage so far (empty for a model without stages).
     fn stage_times(&self) -> Vec<(&'static str, Duration)>;
     /// The output maps of a heightmap model, named, row-major (empty for the SPH model, whose
@@ -277,6 +280,9 @@ impl Model for GridRun {
     fn checkpoint(&self) -> Vec<u8> {
         self.state.to_bytes(grid::params_fingerprint(self.cpu.params()))
     }
+    fn input_hash(&self) -> u64 {
+        self.state.input
+    }
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
         grid::Stage::ALL.iter().zip(self.cpu.stage_times().0).map(|(s, t)| (s.name(), t)).collect()
     }
@@ -420,6 +426,9 @@ impl Model for DropletRun {
     fn checkpoint(&self) -> Vec<u8> {
         self.state.to_bytes(droplet::params_fingerprint(self.cpu.params()))
     }
+    fn input_hash(&self) -> u64 {
+        self.state.input
+    }
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
         Vec::new()
     }
@@ -526,6 +535,9 @@ impl Model for SphRun {
     fn checkpoint(&self) -> Vec<u8> {
         let fingerprint = sph::checkpoint::params_fingerprint(self.sim.params());
         sph::checkpoint::to_bytes(&self.state, &self.sim.frame(), fingerprint)
+    }
+    fn input_hash(&self) -> u64 {
+        self.state.input
     }
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
         sph::Stage::ALL.iter().zip(self.sim.stage_times()).map(|(s, t)| (s.name(), t)).collect()

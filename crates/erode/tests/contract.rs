@@ -113,3 +113,78 @@ fn every_models_books_show_the_erosion() {
         assert!(books.term(eroded).is_some_and(|v| v > 0.0), "{}: {books:?}", m.name());
     }
 }
+
+/// `bytes` as the frame of `version`, from before the header carried the input's hash: the same
+/// fields without that word.
+fn without_input_hash(bytes: &[u8], version: u32) -> Vec<u8> {
+    let mut old = bytes[..8].to_vec();
+    old.extend(version.to_le_bytes());
+    old.extend(&bytes[12..20]); // the parameters' fingerprint
+    old.extend(&bytes[28..bytes.len() - 8]);
+    let sum = erode::checkpoint::fnv1a64(&old);
+    old.extend(sum.to_le_bytes());
+    old
+}
+
+/// Every checkpoint records the input its run began from (so a resume from another input can
+/// be refused); a checkpoint from before it did still resumes, with the input unknown (0), and
+/// goes on to the same bytes.
+#[test]
+fn checkpoints_record_their_input_and_older_ones_still_resume() {
+    let t = terrain();
+    assert_eq!(grid_run().input_hash(), erode::checkpoint::heightmap_hash(&t, None));
+    assert_eq!(droplet_run().input_hash(), erode::checkpoint::heightmap_hash(&t, None));
+    let mut other = t.clone();
+    other.as_mut_slice()[7] += 0.001;
+    assert_ne!(erode::checkpoint::heightmap_hash(&other, None), erode::checkpoint::heightmap_hash(&t, None));
+    let mut holed = vec![false; t.len()];
+    holed[7] = true;
+    assert_ne!(erode::checkpoint::heightmap_hash(&t, Some(&holed)), erode::checkpoint::heightmap_hash(&t, None));
+    let tank = |n| {
+        let scene = SceneKind::Tank.build(n, 0).unwrap();
+        erode::models::sph::input_hash(&scene.mesh, scene.spacing, &scene.blocks, scene.max_particles)
+    };
+    assert_eq!(sph_run().input_hash(), tank(400));
+    assert_ne!(tank(300), tank(400));
+
+    type Start = fn() -> Box<dyn Model>;
+    type Resume = fn(&[u8]) -> Box<dyn Model>;
+    let cases: [(Start, Resume, u64, u32); 3] = [
+        (grid_run, |b| Box::new(GridRun::resume(Params::default(), b, u64::MAX).unwrap()), 20, 4),
+        (
+            droplet_run,
+            |b| {
+                let params = droplet::Params { batch_size: 16, ..Default::default() }.with_floor_at(0.0);
+                Box::new(DropletRun::resume(params, b, u64::MAX).unwrap())
+            },
+            320,
+            4,
+        ),
+        (
+            sph_run,
+            |b| {
+                let params = SceneKind::Tank.build(400, 0).unwrap().params;
+                Box::new(SphRun::resume(params, b).unwrap())
+            },
+            10,
+            1,
+        ),
+    ];
+    for (start, resume, n, old_version) in cases {
+        let mut m = start();
+        let name = m.name();
+        m.advance(n, &mut |_| {}).unwrap();
+        m.sync().unwrap();
+        let now = m.checkpoint();
+        assert_eq!(resume(&now).input_hash(), m.input_hash(), "{name}");
+        let mut old = resume(&without_input_hash(&now, old_version));
+        assert_eq!((old.input_hash(), old.done()), (0, n), "{name}");
+        // the same run but for the unknown input
+        m.advance(n, &mut |_| {}).unwrap();
+        m.sync().unwrap();
+        old.advance(n, &mut |_| {}).unwrap();
+        old.sync().unwrap();
+        let (a, b) = (m.checkpoint(), old.checkpoint());
+        assert!(a[..20] == b[..20] && a[28..a.len() - 8] == b[28..b.len() - 8], "{name}: the fields differ");
+    }
+}

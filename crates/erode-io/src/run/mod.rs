@@ -51,13 +51,13 @@ pub enum RunError {
         source: erode::SimError,
     },
     /// The checkpoints were made from another input.
-    #[error("{input}: not the input the checkpoints in {} were made from (its contents differ); give that input, \
-             or start afresh without --resume", folder.display())]
+    #[error("{input}: not the input the checkpoint {} was made from (its contents differ); give that input, \
+             or start afresh without --resume", checkpoint.display())]
     OtherInput {
         /// The input given now.
         input: String,
-        /// The checkpoint folder.
-        folder: PathBuf,
+        /// The checkpoint.
+        checkpoint: PathBuf,
     },
     /// The checkpoint is past the count asked for.
     #[error("{}: the checkpoint is at {unit} {at}, past the {asked} asked for; ask for at least that many, or \
@@ -214,11 +214,8 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
     let start = job.model.done();
 
     // 1. the last checks, then the output folder
-    check(&job, &ckpt_dir)?;
+    check(&job)?;
     create_output_folder(&job.output)?;
-    if job.resumed.is_none() {
-        job.stamp.write(&ckpt_dir)?;
-    }
     job.front.begin(&job.model, &job.output, job.resumed.is_none(), watch)?;
 
     // 2. the run: advances of about ADVANCE_SECONDS, in whole granules, never past a checkpoint
@@ -361,11 +358,11 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
 
 /// Refuses a job that cannot run as asked: a checkpoint of another input or past the end, a
 /// duration a model cannot be run to.
-fn check<M: Model, F>(job: &Job<M, F>, ckpt_dir: &std::path::Path) -> Result<(), RunError> {
+fn check<M: Model, F>(job: &Job<M, F>) -> Result<(), RunError> {
     let unit = job.model.unit().name();
     let start = job.model.done();
     if let Some(path) = &job.resumed {
-        job.stamp.check(ckpt_dir)?;
+        job.stamp.check(&job.model, path)?;
         if let Until::Count(n) = job.until
             && start > n
         {

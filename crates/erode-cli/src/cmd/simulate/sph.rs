@@ -59,11 +59,7 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
         None => erode_io::params::apply_sets(&s.params, &a.run.sets)?,
     };
     params.validate()?;
-    // the input: a mesh or heightmap file's bytes, or the scene's name
-    let stamp = match &a.input_file {
-        Some(p) => Stamp::of_bytes(&std::fs::read(p).with_context(|| format!("{}", p.display()))?, &s.name),
-        None => Stamp::of_bytes(s.name.as_bytes(), &s.name),
-    };
+    let stamp = Stamp { hash: sph::input_hash(&s.mesh, s.spacing, &s.blocks, s.max_particles), input: s.name.clone() };
     let checkpoint = a.run.checkpoint("sph")?;
     let model = match &checkpoint {
         // the checkpoint holds the mesh and the particles

@@ -1,6 +1,6 @@
 //! What evolves in the droplet model.
 
-use crate::checkpoint::{CheckpointError, Reader, Writer};
+use crate::checkpoint::{CheckpointError, Header, Reader, Writer};
 use crate::error::SimError;
 use crate::grid::{CellSize, Grid};
 
@@ -24,6 +24,10 @@ pub struct Books {
 /// Terrain and maps of a droplet run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
+    /// The input this run began from: [`crate::checkpoint::heightmap_hash`] of the heights and
+    /// nodata mask it started on (0: not recorded, in checkpoints older than it). Checkpoints
+    /// carry it, so a resume from another input can be refused.
+    pub input: u64,
     /// Columns.
     pub width: usize,
     /// Rows.
@@ -106,6 +110,7 @@ impl State {
         let n = terrain.len();
         let nodata = nodata_mask(maps.nodata, terrain)?;
         let mut st = Self {
+            input: crate::checkpoint::heightmap_hash(terrain, nodata.as_deref()),
             width: w,
             height: h,
             cell_size: terrain.cell_size(),
@@ -151,16 +156,17 @@ impl State {
 const MAGIC: &[u8; 8] = b"ERODEDRP";
 // 3: the hardness map is resistance (1 erodes least), not the erodibility of Jákó & Tóth's equations
 // 4: the nodata mask, a byte per cell after the fields (version 3 reads as without one)
-const VERSION: u32 = 4;
-/// Header words after magic and version.
-const HEADER_WORDS: usize = 14;
+// 5: the input's hash in the header
+const VERSION: u32 = 5;
+/// Words after magic, version and the header's parameter fingerprint (and input hash).
+const HEADER_WORDS: usize = 13;
 
 impl State {
     /// The whole state as bytes: versioned, with a checksum and the parameters' fingerprint.
     pub fn to_bytes(&self, params_fingerprint: u64) -> Vec<u8> {
-        let mut w = Writer::new(MAGIC, VERSION, 128 + self.terrain.len() * 16);
+        let header = Header { params: params_fingerprint, input: self.input };
+        let mut w = Writer::new(MAGIC, VERSION, header, 128 + self.terrain.len() * 16);
         for v in [
-            params_fingerprint,
             self.width as u64,
             self.height as u64,
             self.cell_size.x.to_bits(),
@@ -191,12 +197,14 @@ impl State {
     /// parameters.
     pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
         let mut r = Reader::open(bytes, MAGIC, "droplet")?;
-        r.expect_version(&[3, VERSION], |v| {
+        r.expect_version(&[3, 4, VERSION], |v| {
             if v == 2 { " (hardness as resistance; version 2 held it as erodibility): start the run again" } else { "" }
         })?;
-        let header = (0..HEADER_WORDS).map(|_| r.u64()).collect::<Result<Vec<u64>, _>>()?;
-        if header[0] != params_fingerprint {
-            return Err(CheckpointError::Parameters.into());
+        let head = r.header(params_fingerprint, 5)?;
+        // word 0 is the parameters' fingerprint, as it was before the header
+        let mut header = vec![head.params];
+        for _ in 0..HEADER_WORDS {
+            header.push(r.u64()?);
         }
         let (w, h) = (header[1], header[2]);
         if w < 2 || h < 2 || w.checked_mul(h).is_none_or(|n| n > max_cells) {
@@ -215,6 +223,7 @@ impl State {
         let nodata = if has_nodata { Some(r.mask(n)?) } else { None };
         r.finish()?;
         Ok(Self {
+            input: head.input,
             width: w as usize,
             height: h as usize,
             cell_size: CellSize { x: f64::from_bits(header[3]), y: f64::from_bits(header[4]) },

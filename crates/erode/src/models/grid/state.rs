@@ -1,7 +1,7 @@
 //! What evolves in the grid model, its mass books, and an exact binary checkpoint of both.
 
 use super::params::{HardnessMode, Params, RainMode};
-use crate::checkpoint::{CheckpointError, Reader, Writer};
+use crate::checkpoint::{CheckpointError, Header, Reader, Writer};
 use crate::error::SimError;
 use crate::grid::{CellSize, Grid};
 
@@ -38,6 +38,10 @@ pub struct Books {
 /// [`State::to_bytes`]) continues a run bit for bit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
+    /// The input this run began from: [`crate::checkpoint::heightmap_hash`] of the heights and
+    /// nodata mask it started on (0: not recorded, in checkpoints older than it). Checkpoints
+    /// carry it, so a resume from another input can be refused.
+    pub input: u64,
     /// Columns.
     pub width: usize,
     /// Rows.
@@ -210,7 +214,9 @@ impl State {
         let start_soil = b.iter().map(|&v| f64::from(v)).sum::<f64>() * area;
         let start_water = water.iter().map(|&v: &f32| f64::from(v)).sum::<f64>() * area;
         let _ = hi;
+        let input = crate::checkpoint::heightmap_hash(terrain, nodata.as_deref());
         let mut state = Self {
+            input,
             width: w,
             height: h,
             cell_size,
@@ -413,7 +419,8 @@ const MAGIC: &[u8; 8] = b"ERODEGRD";
 // 2: terrain and floor relative to the reference height
 // 3: hardness is resistance (1 erodes least), not the erodibility of Jákó & Tóth's equations
 // 4: the nodata mask (a version 3 checkpoint reads as one without)
-const VERSION: u32 = 4;
+// 5: the input's hash in the header
+const VERSION: u32 = 5;
 
 use crate::checkpoint::fnv1a64;
 
@@ -421,8 +428,9 @@ impl State {
     /// The whole state as bytes: versioned, with a checksum. `params_fingerprint` (see
     /// [`params_fingerprint`]) lets a resume refuse different parameters.
     pub fn to_bytes(&self, params_fingerprint: u64) -> Vec<u8> {
-        let mut w = Writer::new(MAGIC, VERSION, 256 + self.len() * 4 * (10 + self.flux.len()));
-        for v in [params_fingerprint, self.width as u64, self.height as u64] {
+        let header = Header { params: params_fingerprint, input: self.input };
+        let mut w = Writer::new(MAGIC, VERSION, header, 256 + self.len() * 4 * (10 + self.flux.len()));
+        for v in [self.width as u64, self.height as u64] {
             w.u64(v);
         }
         for v in [self.cell_size.x, self.cell_size.y] {
@@ -485,12 +493,10 @@ impl State {
     /// Reads [`State::to_bytes`] back, checking magic, version, checksum, size and parameters.
     pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
         let mut r = Reader::open(bytes, MAGIC, "grid")?;
-        r.expect_version(&[3, VERSION], |v| {
+        r.expect_version(&[3, 4, VERSION], |v| {
             if v == 2 { " (hardness as resistance; version 2 held it as erodibility): start the run again" } else { "" }
         })?;
-        if r.u64()? != params_fingerprint {
-            return Err(CheckpointError::Parameters.into());
-        }
+        let header = r.header(params_fingerprint, 5)?;
         let width = r.u64()?;
         let height = r.u64()?;
         if width == 0 || height == 0 || width.checked_mul(height).is_none_or(|n| n > max_cells) {
@@ -541,6 +547,7 @@ impl State {
         let nodata = if has_nodata { Some(r.mask(n)?) } else { None };
         r.finish()?;
         Ok(Self {
+            input: header.input,
             width,
             height,
             cell_size,

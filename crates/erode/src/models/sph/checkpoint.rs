@@ -13,13 +13,14 @@ use super::cpu::Frame;
 use super::mesh::TriMesh;
 use super::params::Params;
 use super::state::{Books, State};
-use crate::checkpoint::{CheckpointError, Reader, Writer, fnv1a64};
+use crate::checkpoint::{CheckpointError, Header, Reader, Writer, fnv1a64};
 use crate::error::SimError;
 
 const MAGIC: &[u8; 8] = b"ERODESPH";
-const VERSION: u32 = 1;
-/// Header words after magic and version.
-const HEADER_WORDS: usize = 21;
+// 2: the input's hash in the header
+const VERSION: u32 = 2;
+/// Words after magic, version and the header's parameter fingerprint (and input hash).
+const HEADER_WORDS: usize = 20;
 /// Largest vertex, face or particle count a checkpoint may claim (guards the allocations).
 const MAX_ITEMS: u64 = 1 << 28;
 
@@ -32,10 +33,10 @@ pub fn params_fingerprint(params: &Params) -> u64 {
 /// other parameters.
 pub fn to_bytes(st: &State, frame: &Frame, params_fingerprint: u64) -> Vec<u8> {
     let (v, f, n) = (st.mesh.positions.len(), st.mesh.faces.len(), st.positions.len());
-    let mut w = Writer::new(MAGIC, VERSION, 200 + v * 48 + f * 12 + n * 76);
+    let header = Header { params: params_fingerprint, input: st.input };
+    let mut w = Writer::new(MAGIC, VERSION, header, 200 + v * 48 + f * 12 + n * 76);
     let [lo, hi] = frame.domain;
     for word in [
-        params_fingerprint,
         v as u64,
         f as u64,
         n as u64,
@@ -89,10 +90,12 @@ fn vectors(r: &mut Reader<'_>, n: usize) -> Result<Vec<DVec3>, CheckpointError> 
 /// indices.
 pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(State, Frame), SimError> {
     let mut r = Reader::open(bytes, MAGIC, "SPH")?;
-    r.expect_version(&[VERSION], |_| "")?;
-    let header = (0..HEADER_WORDS).map(|_| r.u64()).collect::<Result<Vec<u64>, _>>()?;
-    if header[0] != params_fingerprint {
-        return Err(CheckpointError::Parameters.into());
+    r.expect_version(&[1, VERSION], |_| "")?;
+    let head = r.header(params_fingerprint, 2)?;
+    // word 0 is the parameters' fingerprint, as it was before the header
+    let mut header = vec![head.params];
+    for _ in 0..HEADER_WORDS {
+        header.push(r.u64()?);
     }
     let (v, f, n) = (header[1], header[2], header[3]);
     if [v, f, n].iter().any(|&c| c > MAX_ITEMS) {
@@ -113,6 +116,7 @@ pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(State, Frame
     r.finish()?;
     let word = |k: usize| f64::from_bits(header[k]);
     let st = State {
+        input: head.input,
         mesh,
         spacing: word(4),
         positions,

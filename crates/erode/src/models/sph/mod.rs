@@ -41,4 +41,4 @@ pub use cpu::{CpuSim, Derived, Frame, Stage};
 pub use mesh::TriMesh;
 pub use params::{PARAM_DOCS, Params};
 pub use scenes::{Scene, SceneKind};
-pub use state::{Balance, Books, FluidBlock, State, check_mesh};
+pub use state::{Balance, Books, FluidBlock, State, check_mesh, input_hash};

@@ -48,6 +48,10 @@ pub struct Balance {
 /// The state of an SPH erosion run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
+    /// The input this run began from: [`input_hash`] of its mesh and fluid (0: not recorded, in
+    /// checkpoints older than it). Checkpoints carry it, so a resume from another input can be
+    /// refused.
+    pub input: u64,
     /// The eroded surface.
     pub mesh: TriMesh,
     /// Particle spacing at rest, metres (the lattice the fluid started on).
@@ -85,6 +89,24 @@ pub struct State {
     pub top_speed: f64,
 }
 
+/// The input hash of an SPH run: the mesh's vertices and faces, the spacing, the fluid blocks
+/// and the particle cap, all [`State::new`] builds a run from. Equal inputs give equal hashes.
+pub fn input_hash(mesh: &TriMesh, spacing: f64, blocks: &[FluidBlock], max_particles: usize) -> u64 {
+    let mut bytes = Vec::with_capacity(mesh.positions.len() * 24 + mesh.faces.len() * 12 + 64);
+    for p in &mesh.positions {
+        p.to_array().iter().for_each(|c| bytes.extend(c.to_le_bytes()));
+    }
+    for f in &mesh.faces {
+        f.iter().for_each(|i| bytes.extend(i.to_le_bytes()));
+    }
+    bytes.extend(spacing.to_le_bytes());
+    for b in blocks {
+        b.min.iter().chain(&b.max).chain(&b.velocity).for_each(|c| bytes.extend(c.to_le_bytes()));
+    }
+    bytes.extend((max_particles as u64).to_le_bytes());
+    crate::checkpoint::fnv1a64(&bytes)
+}
+
 impl State {
     /// A state with `mesh` (validated: closed, consistently oriented, no face below
     /// `min_area` m²) and particles on a lattice of `spacing` metres filling `blocks` where the
@@ -104,6 +126,7 @@ impl State {
         let n = positions.len();
         let v = mesh.positions.len();
         Ok(Self {
+            input: input_hash(&mesh, spacing, blocks, max_particles),
             start_volume: mesh.signed_volume(),
             mesh,
             spacing,
