@@ -621,32 +621,12 @@ impl ViewerApp {
                 ModelKind::Droplet => droplet::PARAM_DOCS.to_vec(),
             };
             let table = match s.model {
-                ModelKind::Grid => toml::Value::try_from(&s.grid_params),
-                ModelKind::Droplet => toml::Value::try_from(&s.droplet_params),
+                ModelKind::Grid => crate::params_ui::as_table(&s.grid_params),
+                ModelKind::Droplet => crate::params_ui::as_table(&s.droplet_params),
+            };
+            if let Some(set) = crate::params_ui::param_table(ui, "params", &docs, &table, &mut self.param_text) {
+                self.apply_param(s.model, &s, set);
             }
-            .ok()
-            .and_then(|v| v.as_table().cloned())
-            .unwrap_or_default();
-            egui::Grid::new("params").num_columns(2).striped(true).show(ui, |ui| {
-                for (name, doc) in docs {
-                    if name == "sources" {
-                        continue;
-                    }
-                    let current = table.get(name).map(show_value).unwrap_or_default();
-                    ui.label(name).on_hover_text(doc);
-                    let text = self.param_text.entry(name).or_insert_with(|| current.clone());
-                    let edit = ui.add(egui::TextEdit::singleline(text).desired_width(110.0)).on_hover_text(doc);
-                    let commit = edit.lost_focus() && *text != current;
-                    let set = format!("{name}={text}");
-                    if !edit.has_focus() && !commit {
-                        *text = current;
-                    }
-                    if commit {
-                        self.apply_param(s.model, &s, set);
-                    }
-                    ui.end_row();
-                }
-            });
         });
     }
 
@@ -891,13 +871,6 @@ pub(crate) fn take_screenshot(ctx: &egui::Context, path: Option<PathBuf>, report
 }
 
 /// Shows a parameter value as the user would type it after `key=`.
-fn show_value(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 fn range(v: &[f32]) -> (f32, f32) {
     let (lo, hi) = v.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
     if lo.is_finite() && hi.is_finite() { (lo, hi.max(lo + 1e-6)) } else { (0.0, 1.0) }

@@ -19,6 +19,7 @@ pub mod brush;
 pub mod camera;
 pub mod files;
 pub mod history;
+mod params_ui;
 pub mod render;
 pub mod runner;
 pub mod session;

@@ -1,6 +1,7 @@
 //! The SPH model in the viewer (Skorkovská, Kolingerová & Beneš): the surface mesh shaded and
 //! coloured by what eroded (orange) and what was deposited (green) at each vertex, the particles
-//! as blue points (lighter the faster they run); play, pause, step; a snapshot of mesh and particles; a headless screenshot.
+//! as blue points (lighter the faster they run); play, pause, step; every parameter live, edited
+//! as the CLI's `--set`; a snapshot of mesh and particles; a session; a headless screenshot.
 //!
 //! The model runs under the library's contract ([`erode::contract::SphRun`]) on the UI thread,
 //! as many steps a frame as fit in [`STEP_BUDGET`] (at least one). The mesh is drawn with egui's
@@ -37,6 +38,9 @@ pub struct SphScene {
     pub particles: usize,
     /// About this many faces (0: the scene's).
     pub faces: usize,
+    /// The parameters, when changed in the viewer (none: the scene's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Box<sph::Params>>,
     /// A checkpoint of this scene to go on from (a saved session's).
     #[serde(skip)]
     pub checkpoint: Option<PathBuf>,
@@ -87,10 +91,11 @@ impl SphScene {
             read: &read,
         };
         let s = erode_io::scene::sph_setup(source).map_err(|e| e.to_string())?;
-        s.params.validate().map_err(|e| format!("{}: {e}", s.name))?;
+        let params = self.params.as_deref().cloned().unwrap_or(s.params);
+        params.validate().map_err(|e| format!("{}: {e}", s.name))?;
         if let Some(file) = &self.checkpoint {
             let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-            let run = SphRun::resume(s.params, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+            let run = SphRun::resume(params, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
             return Ok((run, s.name));
         }
         let min_area = s.mesh.default_min_area();
@@ -99,9 +104,19 @@ impl SphScene {
         if st.positions.is_empty() {
             return Err(format!("{}: the fluid blocks hold no particle (they lie inside the solid?)", s.name));
         }
-        let run = SphRun::new(s.params, st).map_err(|e| e.to_string())?;
+        let run = SphRun::new(params, st).map_err(|e| e.to_string())?;
         Ok((run, s.name))
     }
+}
+
+/// Applies `set` (`key=value`) to the parameters of `run` as the CLI's `--set` does (validated;
+/// an error names the parameter) and keeps them in `scene`, so a saved session goes on with them.
+pub fn set_param(run: &mut SphRun, scene: &mut SphScene, set: &str) -> Result<(), String> {
+    let params: sph::Params =
+        erode_io::params::apply_sets(run.params(), &[set.to_string()]).map_err(|e| e.to_string())?;
+    run.set_params(params.clone()).map_err(|e| e.to_string())?;
+    scene.params = Some(Box::new(params));
+    Ok(())
 }
 
 /// World space of the view (y up) from the model's (z up): a rotation about x.
@@ -124,6 +139,8 @@ pub struct SphApp {
     stopped: Option<String>,
     folder: String,
     message: Option<(String, bool)>,
+    /// The parameter fields being edited.
+    param_text: std::collections::HashMap<&'static str, String>,
     frames: Frames,
 }
 
@@ -150,6 +167,7 @@ impl SphApp {
             stopped: None,
             folder: "sph-snapshot".into(),
             message: None,
+            param_text: Default::default(),
             frames: Frames::new(headless, report),
         }
     }
@@ -230,6 +248,15 @@ impl SphApp {
         if let Some((m, bad)) = &self.message {
             let colour = if *bad { egui::Color32::RED } else { ui.visuals().text_color() };
             ui.colored_label(colour, m);
+        }
+        ui.separator();
+        ui.heading("Parameters");
+        let table = crate::params_ui::as_table(self.run.params());
+        if let Some(set) =
+            crate::params_ui::param_table(ui, "sph-params", sph::PARAM_DOCS, &table, &mut self.param_text)
+        {
+            self.message = set_param(&mut self.run, &mut self.scene, &set).err().map(|e| (e, true));
+            self.param_text.clear();
         }
         ui.separator();
         ui.label("orange: eroded, green: deposited, blue: water (lighter: faster)");
@@ -361,7 +388,9 @@ impl eframe::App for SphApp {
         if ctx.input(|i| i.key_pressed(egui::Key::Space)) && self.stopped.is_none() {
             self.playing = !self.playing;
         }
-        egui::Panel::left("controls").default_size(300.0).show(ui, |ui| self.side_panel(ui));
+        egui::Panel::left("controls")
+            .default_size(300.0)
+            .show(ui, |ui| egui::ScrollArea::vertical().show(ui, |ui| self.side_panel(ui)));
         egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| self.view(ui));
         self.headless_step(&ctx);
         if self.playing {

@@ -26,3 +26,35 @@ fn a_saved_sph_session_opens_where_it_stopped_and_goes_on_as_if_never_stopped() 
     let err = open_session(&session).unwrap().start().err().unwrap();
     assert!(err.contains("sph-state.ckpt"), "{err}");
 }
+
+/// A parameter changed while the model runs takes effect from there, is refused with its name
+/// when out of range, and a session saved after it goes on with it.
+#[test]
+fn sph_parameters_change_live_and_a_saved_session_keeps_them() {
+    use erode_viewer::sph_view::set_param;
+    let dir = tempfile::tempdir().unwrap();
+    let mut scene = SphScene { scene: Some("tank".into()), particles: 400, ..Default::default() };
+    let (mut run, _) = scene.start().unwrap();
+    let (mut same, _) = scene.start().unwrap();
+    run.advance(4, &mut |_| {}).unwrap();
+    same.advance(4, &mut |_| {}).unwrap();
+    let before = run.params().viscosity;
+    set_param(&mut run, &mut scene, "viscosity=0.3").unwrap();
+    assert_eq!((run.params().viscosity, scene.params.as_ref().map(|p| p.viscosity)), (0.3, Some(0.3)));
+    assert_ne!(before, 0.3);
+    run.advance(4, &mut |_| {}).unwrap();
+    same.advance(4, &mut |_| {}).unwrap();
+    assert!(run.state().velocities != same.state().velocities, "the new viscosity changed nothing");
+
+    let err = set_param(&mut run, &mut scene, "viscosity=-1").unwrap_err();
+    assert!(err.contains("viscosity"), "{err}");
+    assert_eq!(run.params().viscosity, 0.3, "a refused value was applied");
+
+    let session = dir.path().join("session");
+    save_session(&session, &scene, &run).unwrap();
+    let (mut reopened, _) = open_session(&session).unwrap().start().unwrap();
+    assert_eq!(reopened.params().viscosity, 0.3);
+    run.advance(3, &mut |_| {}).unwrap();
+    reopened.advance(3, &mut |_| {}).unwrap();
+    assert!(run.checkpoint() == reopened.checkpoint(), "the reopened session went on differently");
+}

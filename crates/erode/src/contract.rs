@@ -490,6 +490,14 @@ impl SphRun {
     pub fn derived(&self) -> &sph::Derived {
         self.sim.derived()
     }
+
+    /// Goes on with `params` from here, validated as at a start; the run's frame (its domain
+    /// and the speed bound a derived sound speed follows) stays the one it began with.
+    /// Checkpoints from here carry the new parameters' fingerprint.
+    pub fn set_params(&mut self, params: sph::Params) -> Result<(), SimError> {
+        self.sim = sph::CpuSim::with_frame(params, &self.state, self.sim.frame())?;
+        Ok(())
+    }
 }
 
 impl Model for SphRun {

@@ -85,7 +85,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                     scene,
                     particles: a.particles,
                     faces: a.faces,
-                    checkpoint: None,
+                    ..Default::default()
                 };
                 WorldSource::Sph(scene)
             }
