@@ -24,10 +24,6 @@ pub struct Books {
 /// Terrain and maps of a droplet run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
-    /// The input this run began from: [`crate::checkpoint::heightmap_hash`] of the heights and
-    /// nodata mask it started on (0: not recorded, in checkpoints older than it). Checkpoints
-    /// carry it, so a resume from another input can be refused.
-    pub input: u64,
     /// Columns.
     pub width: usize,
     /// Rows.
@@ -59,6 +55,9 @@ pub struct State {
     /// Cells outside the domain (`true` = nodata), if any: no droplet starts in, crosses or
     /// changes them (see `Params::nodata_border`).
     pub nodata: Option<Vec<bool>>,
+    /// Hash of the input (heights, nodata mask) the run began from, as the grid model's
+    /// [`crate::models::grid::State::input`]: checkpoints carry it (0: not recorded).
+    pub input: u64,
 }
 
 /// Maps a droplet run can use besides the terrain.
