@@ -113,6 +113,16 @@ fn the_viewer_opens_an_sph_scene_and_shows_its_mesh_and_particles() {
     std::fs::write(d.join("cube.obj"), obj).unwrap();
     let err = view(&["cube.obj", "--particles", "500", "--frames", "5", "--screenshot", "cube.png"], d);
     assert!(err.contains("frames") && d.join("cube.png").exists(), "{err}");
+
+    // and so does the output folder of `erode simulate sph`, from its newest checkpoint
+    let sim = Command::new(env!("CARGO_BIN_EXE_erode"))
+        .args(["-q", "simulate", "sph", "--scene", "tank", "--particles", "400", "--iterations", "6", "-o", "out"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(sim.status.success(), "{}", String::from_utf8_lossy(&sim.stderr));
+    let err = view(&["out", "--frames", "3", "--screenshot", "out.png"], d);
+    assert!(err.contains("frames") && d.join("out.png").exists(), "{err}");
 }
 
 #[test]

@@ -79,9 +79,41 @@ pub fn open_session(dir: &std::path::Path) -> Result<SphScene, String> {
     Ok(scene)
 }
 
+/// Whether `dir` is the output folder of an `erode simulate sph` run (its report).
+pub fn is_sph_output(dir: &std::path::Path) -> bool {
+    std::fs::read_to_string(dir.join("report.json"))
+        .is_ok_and(|t| serde_json::from_str::<serde_json::Value>(&t).is_ok_and(|r| r["model"] == "sph"))
+}
+
+/// The run in `dir`, the output folder of `erode simulate sph`, set to go on from its newest
+/// checkpoint with the parameters its report names.
+pub fn open_output(dir: &std::path::Path) -> Result<SphScene, String> {
+    let path = dir.join("report.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let report: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let params: sph::Params =
+        serde_json::from_value(report["params"].clone()).map_err(|e| format!("{}: params: {e}", path.display()))?;
+    let newest = erode_io::run::Newest::read(dir, "sph").map_err(|e| e.to_string())?;
+    Ok(SphScene {
+        scene: report["scene"].as_str().map(String::from),
+        params: Some(Box::new(params)),
+        checkpoint: Some(newest.path),
+        ..Default::default()
+    })
+}
+
 impl SphScene {
     /// The run of this scene at its start (or at its checkpoint), and the scene's name.
     pub fn start(&self) -> Result<(SphRun, String), String> {
+        // a checkpoint holds mesh and particles: with its parameters known, the scene need not
+        // be built again (nor its files be where they were)
+        if let (Some(file), Some(params)) = (&self.checkpoint, &self.params) {
+            let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let run =
+                SphRun::resume(params.as_ref().clone(), &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+            let name = self.scene.clone().or_else(|| self.input.as_ref().map(|p| p.display().to_string()));
+            return Ok((run, name.unwrap_or_else(|| "sph".into())));
+        }
         let read = erode_io::ReadOptions::default();
         let source = erode_io::scene::SphSource {
             input: self.input.as_deref(),

@@ -58,3 +58,39 @@ fn sph_parameters_change_live_and_a_saved_session_keeps_them() {
     reopened.advance(3, &mut |_| {}).unwrap();
     assert!(run.checkpoint() == reopened.checkpoint(), "the reopened session went on differently");
 }
+
+/// The output folder of an SPH run (as `erode simulate sph` writes it, through the same library
+/// run) opens where the run ended, with the parameters its report names.
+#[test]
+fn the_output_folder_of_an_sph_run_opens_where_it_ended() {
+    use erode_io::run::{Job, SphFront, Stamp, Until, Watch};
+    use erode_viewer::sph_view::{is_sph_output, open_output, set_param};
+    struct Silent;
+    impl Watch for Silent {}
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut scene = SphScene { scene: Some("tank".into()), particles: 400, ..Default::default() };
+    let (mut run, _) = scene.start().unwrap();
+    // parameters not the scene's: the report's must be the ones used
+    set_param(&mut run, &mut scene, "viscosity=0.2").unwrap();
+    let job = Job {
+        model: run,
+        front: SphFront::new("tank", 0),
+        output: out.clone(),
+        until: Until::Count(6),
+        checkpoint_every: 0,
+        resumed: None,
+        stamp: Stamp { hash: 0, input: "tank".into() },
+        pool: rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap(),
+    };
+    erode_io::run::run(job, &Silent).unwrap();
+    assert!(is_sph_output(&out) && !is_sph_output(dir.path()));
+
+    let (mut opened, name) = open_output(&out).unwrap().start().unwrap();
+    assert_eq!((opened.done(), name.as_str(), opened.params().viscosity), (6, "tank", 0.2));
+    let (mut straight, _) = scene.start().unwrap();
+    straight.set_params(opened.params().clone()).unwrap();
+    straight.advance(9, &mut |_| {}).unwrap();
+    opened.advance(3, &mut |_| {}).unwrap();
+    assert!(straight.checkpoint() == opened.checkpoint(), "the opened run went on differently");
+}

@@ -18,12 +18,14 @@ use erode_viewer::{BackendKind, ViewOptions, WorldSource};
   erode view cave.obj                          (a mesh, water over its middle)
   erode view cave.obj --scene cave.toml        (a scene file: fluid blocks, parameters)
   erode view sph-snapshot                      (an SPH session saved from the viewer)
+  erode view out                               (the output folder of `erode simulate sph`)
 
 Mouse: left-drag paints with the brush (or orbits with the camera tool), right-drag orbits,
 middle-drag pans, wheel zooms. Keys: space play/pause, Ctrl+Z undo, Ctrl+Y redo.")]
 pub struct Args {
     /// Heightmap (any format `erode info` reads), session (.erode), a mesh (.obj, .ply, .stl: the
-    /// SPH model) or a folder holding a saved SPH session. Default: a generated terrain.
+    /// SPH model), a folder holding a saved SPH session, or the output folder of `erode simulate
+    /// sph` (its newest checkpoint). Default: a generated terrain.
     input: Option<PathBuf>,
     /// An SPH scene: lake, tunnel, tank or a scene file (.toml; with INPUT as its surface).
     #[arg(long)]
@@ -78,6 +80,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         world_from: match (a.input, a.scene) {
             (Some(dir), None) if erode_viewer::sph_view::is_session(&dir) => {
                 WorldSource::Sph(erode_viewer::sph_view::open_session(&dir).map_err(anyhow::Error::msg)?)
+            }
+            (Some(dir), None) if erode_viewer::sph_view::is_sph_output(&dir) => {
+                WorldSource::Sph(erode_viewer::sph_view::open_output(&dir).map_err(anyhow::Error::msg)?)
             }
             (input, scene) if scene.is_some() || input.as_deref().is_some_and(erode_io::scene::is_mesh) => {
                 let scene = erode_viewer::sph_view::SphScene {
