@@ -9,13 +9,22 @@
 //! min = [0.0, 0.0, 1.0]
 //! max = [1.0, 1.0, 1.5]
 //! velocity = [0.0, 0.0, 0.0]   # m/s
+//! [[emitters]]                 # water entering while the run goes (blocks optional then)
+//! centre = [0.5, 0.5, 2.0]
+//! velocity = [0.0, 0.0, -2.0]  # m/s; the opening faces along it
+//! radius = 0.1                 # or: size = [0.2, 0.1] (width, height), metres
+//! rate = 0.01                  # m³/s; 0 or left out: area x speed, the most it may
+//! [[sinks]]                    # boxes that take out every particle entering them
+//! min = [0.9, 0.0, 0.0]
+//! max = [1.0, 1.0, 0.5]
+//! particle_cap = 20000         # particles alive at most (default 4x the start, >= 10,000)
 //! [params]                     # as `erode params sph` prints them
 //! erosion_rate = 5e-4
 //! ```
 
 use std::path::{Path, PathBuf};
 
-use erode::models::sph::{self, FluidBlock};
+use erode::models::sph::{self, Emitter, FluidBlock, Inflow, Sink};
 
 use crate::params::ParamsError;
 
@@ -36,9 +45,30 @@ pub struct SceneFile {
     /// Where the fluid starts.
     #[serde(default)]
     pub blocks: Vec<FluidBlock>,
+    /// Where water enters while the run goes.
+    #[serde(default)]
+    pub emitters: Vec<Emitter>,
+    /// Boxes that take out every particle entering them.
+    #[serde(default)]
+    pub sinks: Vec<Sink>,
+    /// Particles alive at most (0 or left out: 4x the start, at least 10,000).
+    #[serde(default)]
+    pub particle_cap: usize,
     /// The model's parameters.
     #[serde(default)]
     pub params: sph::Params,
+}
+
+/// An emitter or sink written as a TOML inline table, as in a scene file:
+/// `{ centre = [0.2, 0, 0], velocity = [2, 0, -3], radius = 0.1 }`; `flag` names it in errors.
+pub fn inline_table<T: serde::de::DeserializeOwned>(flag: &str, text: &str) -> Result<T, ParamsError> {
+    #[derive(serde::Deserialize)]
+    struct Wrap<T> {
+        v: T,
+    }
+    toml::from_str::<Wrap<T>>(&format!("v = {text}"))
+        .map(|w| w.v)
+        .map_err(|e| ParamsError::Set { set: format!("{flag} {text}"), message: e.message().to_string() })
 }
 
 /// Reads a scene file; its paths become relative to the current folder.
@@ -52,8 +82,11 @@ pub fn load_scene(path: &Path) -> Result<SceneFile, ParamsError> {
             *p = dir.join(&*p);
         }
     }
-    if scene.blocks.is_empty() {
-        return Err(ParamsError::File { path: path.to_path_buf(), message: "no [[blocks]] of fluid".into() });
+    if scene.blocks.is_empty() && scene.emitters.is_empty() {
+        return Err(ParamsError::File {
+            path: path.to_path_buf(),
+            message: "no [[blocks]] of fluid and no [[emitters]]".into(),
+        });
     }
     Ok(scene)
 }
@@ -69,10 +102,27 @@ pub struct SphSetup {
     pub spacing: f64,
     /// Boxes filled with fluid.
     pub blocks: Vec<FluidBlock>,
-    /// Particles at most.
+    /// Particles at most at the start.
     pub max_particles: usize,
+    /// Water entering and leaving while the run goes.
+    pub inflow: Inflow,
     /// The model's parameters (the scene's own, before any override).
     pub params: sph::Params,
+}
+
+impl SphSetup {
+    /// The run's starting state: the mesh (checked), the fluid on its lattice, the inflow
+    /// (checked against the mesh).
+    pub fn state(&self) -> Result<sph::State, erode::SimError> {
+        let min_area = self.mesh.default_min_area();
+        sph::State::new(self.mesh.clone(), self.spacing, &self.blocks, self.max_particles, min_area)?
+            .with_inflow(self.inflow.clone())
+    }
+
+    /// The run's input hash (what a checkpoint must have been made from).
+    pub fn input_hash(&self) -> u64 {
+        sph::input_hash(&self.mesh, self.spacing, &self.blocks, self.max_particles, &self.inflow)
+    }
 }
 
 /// Where an SPH run's mesh and fluid come from, as the front ends take them.
@@ -172,6 +222,7 @@ pub fn sph_setup(source: SphSource<'_>) -> Result<SphSetup, SceneError> {
             spacing: s.spacing,
             blocks: s.blocks,
             max_particles: s.max_particles,
+            inflow: s.inflow,
             params: s.params,
         });
     }
@@ -194,15 +245,23 @@ pub fn sph_setup(source: SphSource<'_>) -> Result<SphSetup, SceneError> {
             let max = if source.particles > 0 { source.particles } else { scene.particles.unwrap_or(particles) };
             let spacing = match scene.spacing {
                 Some(s) => s,
+                None if scene.blocks.is_empty() => {
+                    return Err(SceneError::Params(ParamsError::File {
+                        path,
+                        message: "with emitters and no [[blocks]], give the particle `spacing` (metres)".into(),
+                    }));
+                }
                 None => scenes::spacing_for(&mesh, &scene.blocks, max)
                     .map_err(|e| SceneError::Build { what: file.to_string(), source: e })?,
             };
+            let inflow = Inflow { emitters: scene.emitters, sinks: scene.sinks, particle_cap: scene.particle_cap };
             Ok(SphSetup {
                 name: file.to_string(),
                 mesh,
                 spacing,
                 blocks: scene.blocks,
                 max_particles: max,
+                inflow,
                 params: scene.params,
             })
         }
@@ -220,6 +279,7 @@ pub fn sph_setup(source: SphSource<'_>) -> Result<SphSetup, SceneError> {
                 spacing,
                 blocks: vec![block],
                 max_particles: particles,
+                inflow: Inflow::default(),
                 params: sph::Params::default(),
             })
         }

@@ -384,12 +384,9 @@ impl PySph {
         let s = sph_setup(scene, mesh.as_deref(), particles, faces)?;
         let p: sph::Params = with_params(&s.params, params, kwargs)?;
         p.validate().map_err(value_error)?;
-        let min_area = s.mesh.default_min_area();
         let name = s.name.clone();
-        let st = py
-            .detach(|| sph::State::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area))
-            .map_err(|e| value_error(format!("{name}: {e}")))?;
-        if st.positions.is_empty() {
+        let st = py.detach(|| s.state()).map_err(|e| value_error(format!("{name}: {e}")))?;
+        if st.positions.is_empty() && st.inflow.emitters.is_empty() {
             return Err(value_error(format!("{name}: the fluid blocks hold no particle (they lie inside the solid?)")));
         }
         Ok(Self { run: SphRun::new(p, st).map_err(value_error)? })

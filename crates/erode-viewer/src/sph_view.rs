@@ -123,17 +123,15 @@ impl SphScene {
             read: &read,
         };
         let s = erode_io::scene::sph_setup(source).map_err(|e| e.to_string())?;
-        let params = self.params.as_deref().cloned().unwrap_or(s.params);
+        let params = self.params.as_deref().cloned().unwrap_or_else(|| s.params.clone());
         params.validate().map_err(|e| format!("{}: {e}", s.name))?;
         if let Some(file) = &self.checkpoint {
             let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
             let run = SphRun::resume(params, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
             return Ok((run, s.name));
         }
-        let min_area = s.mesh.default_min_area();
-        let st = sph::State::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
-            .map_err(|e| format!("{}: {e}", s.name))?;
-        if st.positions.is_empty() {
+        let st = s.state().map_err(|e| format!("{}: {e}", s.name))?;
+        if st.positions.is_empty() && st.inflow.emitters.is_empty() {
             return Err(format!("{}: the fluid blocks hold no particle (they lie inside the solid?)", s.name));
         }
         let run = SphRun::new(params, st).map_err(|e| e.to_string())?;

@@ -115,12 +115,12 @@ fn every_models_books_show_the_erosion() {
 }
 
 /// `bytes` as the frame of `version`, from before the header carried the input's hash: the same
-/// fields without that word.
-fn without_input_hash(bytes: &[u8], version: u32) -> Vec<u8> {
+/// fields without that word, and without the last `newer` bytes of fields added since.
+fn without_input_hash(bytes: &[u8], version: u32, newer: usize) -> Vec<u8> {
     let mut old = bytes[..8].to_vec();
     old.extend(version.to_le_bytes());
     old.extend(&bytes[12..20]); // the parameters' fingerprint
-    old.extend(&bytes[28..bytes.len() - 8]);
+    old.extend(&bytes[28..bytes.len() - 8 - newer]);
     let sum = erode::checkpoint::fnv1a64(&old);
     old.extend(sum.to_le_bytes());
     old
@@ -142,15 +142,16 @@ fn checkpoints_record_their_input_and_older_ones_still_resume() {
     assert_ne!(erode::checkpoint::heightmap_hash(&t, Some(&holed)), erode::checkpoint::heightmap_hash(&t, None));
     let tank = |n| {
         let scene = SceneKind::Tank.build(n, 0).unwrap();
-        erode::models::sph::input_hash(&scene.mesh, scene.spacing, &scene.blocks, scene.max_particles)
+        erode::models::sph::input_hash(&scene.mesh, scene.spacing, &scene.blocks, scene.max_particles, &scene.inflow)
     };
     assert_eq!(sph_run().input_hash(), tank(400));
     assert_ne!(tank(300), tank(400));
 
     type Start = fn() -> Box<dyn Model>;
     type Resume = fn(&[u8]) -> Box<dyn Model>;
-    let cases: [(Start, Resume, u64, u32); 3] = [
-        (grid_run, |b| Box::new(GridRun::resume(Params::default(), b, u64::MAX).unwrap()), 20, 4),
+    // SPH version 3 added the inflow: its books (4 words) and two empty lists (2 words)
+    let cases: [(Start, Resume, u64, u32, usize); 3] = [
+        (grid_run, |b| Box::new(GridRun::resume(Params::default(), b, u64::MAX).unwrap()), 20, 4, 0),
         (
             droplet_run,
             |b| {
@@ -159,6 +160,7 @@ fn checkpoints_record_their_input_and_older_ones_still_resume() {
             },
             320,
             4,
+            0,
         ),
         (
             sph_run,
@@ -168,16 +170,17 @@ fn checkpoints_record_their_input_and_older_ones_still_resume() {
             },
             10,
             1,
+            48,
         ),
     ];
-    for (start, resume, n, old_version) in cases {
+    for (start, resume, n, old_version, newer) in cases {
         let mut m = start();
         let name = m.name();
         m.advance(n, &mut |_| {}).unwrap();
         m.sync().unwrap();
         let now = m.checkpoint();
         assert_eq!(resume(&now).input_hash(), m.input_hash(), "{name}");
-        let mut old = resume(&without_input_hash(&now, old_version));
+        let mut old = resume(&without_input_hash(&now, old_version, newer));
         assert_eq!((old.input_hash(), old.done()), (0, n), "{name}");
         // the same run but for the unknown input
         m.advance(n, &mut |_| {}).unwrap();

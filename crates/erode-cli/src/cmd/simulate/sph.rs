@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use erode::contract::SphRun;
 use erode::models::sph;
-use erode_io::scene::{SphSource, sph_setup};
+use erode_io::scene::{SphSource, inline_table, sph_setup};
 
 use erode_io::run::{Job, SphFront, Stamp, Until};
 
@@ -36,6 +36,19 @@ pub struct Args {
     /// About this many faces for a built-in scene or a heightmap (0: the scene's).
     #[arg(long, default_value_t = 0)]
     faces: usize,
+    /// Water entering while the run goes, as a scene file's [[emitters]] (added to the scene's):
+    /// '{ centre = [x, y, z], velocity = [vx, vy, vz], radius = R }' (or size = [W, H];
+    /// rate = m³/s, default area x speed).
+    #[arg(long = "emitter", value_name = "TABLE")]
+    emitters: Vec<String>,
+    /// A box taking out every particle entering it (added to the scene's):
+    /// '{ min = [x, y, z], max = [x, y, z] }'.
+    #[arg(long = "sink", value_name = "TABLE")]
+    sinks: Vec<String>,
+    /// Particles alive at most; emitters wait at the cap (0: the scene's, else 4x the start,
+    /// at least 10,000).
+    #[arg(long, default_value_t = 0)]
+    particle_cap: usize,
     /// Write particles and the mesh every N iterations (0: only at the end).
     #[arg(long, default_value_t = 0)]
     snapshot_every: u64,
@@ -53,22 +66,29 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
         faces: a.faces,
         read: &read,
     };
-    let s = sph_setup(source).context("simulate sph")?;
+    let mut s = sph_setup(source).context("simulate sph")?;
+    for e in &a.emitters {
+        s.inflow.emitters.push(inline_table("--emitter", e)?);
+    }
+    for e in &a.sinks {
+        s.inflow.sinks.push(inline_table("--sink", e)?);
+    }
+    if a.particle_cap > 0 {
+        s.inflow.particle_cap = a.particle_cap;
+    }
     let params: sph::Params = match &a.run.params {
         Some(f) => erode_io::params::load(Some(f), &a.run.sets)?,
         None => erode_io::params::apply_sets(&s.params, &a.run.sets)?,
     };
     params.validate()?;
-    let stamp = Stamp { hash: sph::input_hash(&s.mesh, s.spacing, &s.blocks, s.max_particles), input: s.name.clone() };
+    let stamp = Stamp { hash: s.input_hash(), input: s.name.clone() };
     let checkpoint = a.run.checkpoint("sph")?;
     let model = match &checkpoint {
         // the checkpoint holds the mesh and the particles
         Some(c) => c.resume(|bytes| SphRun::resume(params, bytes))?,
         None => {
-            let min_area = s.mesh.default_min_area();
-            let st = sph::State::new(s.mesh, s.spacing, &s.blocks, s.max_particles, min_area)
-                .with_context(|| format!("{}: the mesh", s.name))?;
-            if st.positions.is_empty() {
+            let st = s.state().with_context(|| format!("{}: the mesh or the inflow", s.name))?;
+            if st.positions.is_empty() && st.inflow.emitters.is_empty() {
                 bail!("{}: the fluid blocks hold no particle (they lie inside the solid?)", s.name);
             }
             SphRun::new(params, st)?

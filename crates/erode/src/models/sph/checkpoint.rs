@@ -5,11 +5,15 @@
 //! Layout (little-endian): magic `ERODESPH`, version (u32), [`HEADER_WORDS`] u64 words, then the
 //! mesh's vertices (3 f64 each) and faces (3 u32 each), the vertices' pending, eroded and
 //! deposited volumes (f64), the particles' positions and velocities (3 f64 each), sediment,
-//! density and pressure (f64) and ids (u32), and last the FNV-1a checksum of all before it.
+//! density and pressure (f64) and ids (u32); then (version 3) the inflow's books (let in,
+//! held back: f64; particles let in, the cap: u64), the emitters (count, then centre,
+//! velocity, radius, size, rate and what each owes: 11 f64) and the sinks (count, then min and
+//! max: 6 f64); and last the FNV-1a checksum of all before it.
 
 use glam::DVec3;
 
 use super::cpu::Frame;
+use super::inflow::{Emitter, Inflow, Sink};
 use super::mesh::TriMesh;
 use super::params::Params;
 use super::state::{Books, State};
@@ -17,16 +21,19 @@ use crate::checkpoint::{CheckpointError, Header, Reader, Writer, fnv1a64};
 use crate::error::SimError;
 
 const MAGIC: &[u8; 8] = b"ERODESPH";
-// 2: the input's hash in the header
-const VERSION: u32 = 2;
+// 2: the input's hash in the header; 3: the inflow (emitters, sinks, cap, their books)
+const VERSION: u32 = 3;
 /// Words after magic, version and the header's parameter fingerprint (and input hash).
 const HEADER_WORDS: usize = 20;
 /// Largest vertex, face or particle count a checkpoint may claim (guards the allocations).
 const MAX_ITEMS: u64 = 1 << 28;
 
-/// A fingerprint of SPH parameters: equal parameters give equal fingerprints.
+/// A fingerprint of SPH parameters: equal parameters give equal fingerprints. A parameter added
+/// later is left out at its default, so checkpoints from before it keep their fingerprint.
 pub fn params_fingerprint(params: &Params) -> u64 {
-    fnv1a64(format!("{params:?}").as_bytes())
+    let text = format!("{params:?}");
+    let text = if params.morphological_factor == 1.0 { text.replace("morphological_factor: 1.0, ", "") } else { text };
+    fnv1a64(text.as_bytes())
 }
 
 /// `st` and the run's `frame` as checkpoint bytes; `params_fingerprint` lets a resume refuse
@@ -78,6 +85,22 @@ pub fn to_bytes(st: &State, frame: &Frame, params_fingerprint: u64) -> Vec<u8> {
         w.f64s(field);
     }
     w.u32s(&st.ids);
+    // version 3: the inflow and its books
+    let (i, b) = (&st.inflow, &st.books);
+    for word in [b.inflow.to_bits(), b.inflow_held.to_bits(), b.particles_emitted, i.particle_cap as u64] {
+        w.u64(word);
+    }
+    w.u64(i.emitters.len() as u64);
+    for (e, owed) in i.emitters.iter().zip(&st.owed) {
+        w.f64s(&e.centre);
+        w.f64s(&e.velocity);
+        w.f64s(&[e.radius, e.size[0], e.size[1], e.rate, *owed]);
+    }
+    w.u64(i.sinks.len() as u64);
+    for s in &i.sinks {
+        w.f64s(&s.min);
+        w.f64s(&s.max);
+    }
     w.finish()
 }
 
@@ -90,7 +113,7 @@ fn vectors(r: &mut Reader<'_>, n: usize) -> Result<Vec<DVec3>, CheckpointError> 
 /// indices.
 pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(State, Frame), SimError> {
     let mut r = Reader::open(bytes, MAGIC, "SPH")?;
-    r.expect_version(&[1, VERSION], |_| "")?;
+    r.expect_version(&[1, 2, VERSION], |_| "")?;
     let head = r.header(params_fingerprint, 2)?;
     // word 0 is the parameters' fingerprint, as it was before the header
     let mut header = vec![head.params];
@@ -113,6 +136,37 @@ pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(State, Frame
     let (positions, velocities) = (vectors(&mut r, n)?, vectors(&mut r, n)?);
     let (sediment, density, pressure) = (r.f64s(n)?, r.f64s(n)?, r.f64s(n)?);
     let ids = r.u32s(n)?;
+    let (mut inflow, mut owed) = (Inflow::default(), Vec::new());
+    let mut books = Books::default();
+    if r.version >= 3 {
+        books.inflow = r.f64()?;
+        books.inflow_held = r.f64()?;
+        books.particles_emitted = r.u64()?;
+        inflow.particle_cap = usize::try_from(r.u64()?).map_err(|_| CheckpointError::Size("particle cap".into()))?;
+        let emitters = r.u64()?;
+        if emitters > MAX_ITEMS || r.remaining() < emitters as usize * 88 {
+            return Err(CheckpointError::Truncated.into());
+        }
+        for _ in 0..emitters {
+            let f = r.f64s(11)?;
+            inflow.emitters.push(Emitter {
+                centre: [f[0], f[1], f[2]],
+                velocity: [f[3], f[4], f[5]],
+                radius: f[6],
+                size: [f[7], f[8]],
+                rate: f[9],
+            });
+            owed.push(f[10]);
+        }
+        let sinks = r.u64()?;
+        if sinks > MAX_ITEMS || r.remaining() < sinks as usize * 48 {
+            return Err(CheckpointError::Truncated.into());
+        }
+        for _ in 0..sinks {
+            let f = r.f64s(6)?;
+            inflow.sinks.push(Sink { min: [f[0], f[1], f[2]], max: [f[3], f[4], f[5]] });
+        }
+    }
     r.finish()?;
     let word = |k: usize| f64::from_bits(header[k]);
     let st = State {
@@ -128,12 +182,14 @@ pub fn from_bytes(bytes: &[u8], params_fingerprint: u64) -> Result<(State, Frame
         pending,
         eroded,
         deposited,
-        books: Books { eroded: word(9), deposited: word(10), outflow: word(11), particles_lost: header[12] },
+        books: Books { eroded: word(9), deposited: word(10), outflow: word(11), particles_lost: header[12], ..books },
         iteration: header[5],
         time: word(6),
         start_volume: word(7),
         start_particles: header[8] as usize,
         top_speed: word(20),
+        inflow,
+        owed,
     };
     let frame =
         Frame { top_speed_bound: word(13), domain: [[word(14), word(15), word(16)], [word(17), word(18), word(19)]] };

@@ -17,6 +17,8 @@ use crate::error::{MeshError, ParamError, SimError};
 /// The stages of one iteration, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
+    /// Water enters at the emitters and leaves in the sinks.
+    Inflow,
     /// Particles sorted into the neighbour grid; those outside the domain leave.
     Sort,
     /// The walls near each particle (faces within reach, merged by direction).
@@ -37,11 +39,12 @@ pub enum Stage {
 }
 
 /// Stages in an iteration.
-pub const STAGES: usize = 8;
+pub const STAGES: usize = 9;
 
 impl Stage {
     /// Every stage in order.
     pub const ALL: [Stage; STAGES] = [
+        Stage::Inflow,
         Stage::Sort,
         Stage::Contacts,
         Stage::Pressure,
@@ -55,6 +58,7 @@ impl Stage {
     /// The stage's name in reports.
     pub fn name(self) -> &'static str {
         match self {
+            Stage::Inflow => "inflow",
             Stage::Sort => "sort",
             Stage::Contacts => "contacts",
             Stage::Pressure => "pressure",
@@ -115,8 +119,20 @@ impl Frame {
             lo = lo.min(x);
             hi = hi.max(x);
         }
-        let top_fluid = st.positions.iter().map(|x| x.z).fold(f64::NEG_INFINITY, f64::max);
-        let v0 = st.velocities.iter().map(|v| v.length()).fold(0.0, f64::max);
+        // water that will enter starts at its emitter, at its speed
+        let emitters = st.inflow.emitters.iter();
+        let top_fluid = st
+            .positions
+            .iter()
+            .map(|x| x.z)
+            .chain(emitters.clone().map(|e| e.centre[2]))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let v0 = st
+            .velocities
+            .iter()
+            .map(|v| v.length())
+            .chain(emitters.map(|e| DVec3::from(e.velocity).length()))
+            .fold(0.0, f64::max);
         let drop = (top_fluid - mlo.z).max(0.0);
         let top_speed_bound = (v0 * v0 + 2.0 * params.gravity * drop).sqrt().max(1e-3);
         let h = params.smoothing_ratio * st.spacing;
@@ -124,6 +140,12 @@ impl Frame {
         let headroom = DVec3::new(0.0, 0.0, 0.25 * (hi.z - lo.z));
         Self { top_speed_bound, domain: [(lo - margin).to_array(), (hi + margin + headroom).to_array()] }
     }
+}
+
+/// Keeps the items of `v` whose `keep` is true, in order.
+fn retain_kept<T>(v: &mut Vec<T>, keep: &[bool]) {
+    let mut k = keep.iter();
+    v.retain(|_| *k.next().unwrap_or(&true));
 }
 
 /// Runs the SPH model on a state: owns the neighbour grids, tables and scratch.
@@ -140,6 +162,8 @@ pub struct CpuSim {
     contacts: Vec<Walls>,
     drift: f64,
     planes: Vec<(DVec3, f64)>,
+    /// Where each emitter's layer of particles starts.
+    emitter_points: Vec<Vec<DVec3>>,
     times: [Duration; STAGES],
 }
 
@@ -291,6 +315,15 @@ impl CpuSim {
             value: p.smoothing_ratio,
             expected: "a kernel not so small against the scene (the neighbour grid would exceed 16M cells)",
         })?;
+        let emitter_points: Vec<Vec<DVec3>> = st.inflow.emitters.iter().map(|e| e.points(st.spacing)).collect();
+        if let Some(&x) = emitter_points.iter().flatten().find(|x| (0..3).any(|k| x[k] < lo[k] || x[k] > hi[k])) {
+            return Err(ParamError {
+                name: "emitter centre",
+                value: x.x,
+                expected: "an opening inside the run's domain (the box of the mesh and the starting fluid)",
+            }
+            .into());
+        }
         let contact = p.contact_ratio * st.spacing;
         let faces = face_grid(&st.mesh, h);
         let mean_area = st.mesh.surface_area() / st.mesh.faces.len().max(1) as f64;
@@ -319,6 +352,7 @@ impl CpuSim {
             contacts: Vec::new(),
             drift: 0.0,
             planes: Vec::new(),
+            emitter_points,
             times: [Duration::ZERO; STAGES],
         })
     }
@@ -385,6 +419,8 @@ impl CpuSim {
             times[stage as usize] += now - t;
             t = now;
         };
+        self.inflow(st);
+        lap(&mut self.times, Stage::Inflow);
         self.sort(st);
         lap(&mut self.times, Stage::Sort);
         self.contacts(st);
@@ -406,6 +442,59 @@ impl CpuSim {
         let fastest = st.velocities.iter().map(|v| v.length_squared()).fold(0.0, f64::max).sqrt();
         st.top_speed = st.top_speed.max(fastest);
         moved.map_err(|source| SimError::MeshInconsistent { iteration: st.iteration, source })
+    }
+
+    /// Particles in a sink leave with their sediment; then each emitter lets in the layers its
+    /// rate owes this step (while the cap allows), each moved on by the time since it was due.
+    fn inflow(&mut self, st: &mut State) {
+        if !st.inflow.sinks.is_empty() {
+            let sinks = std::mem::take(&mut st.inflow.sinks);
+            let keep: Vec<bool> = st.positions.iter().map(|&x| !sinks.iter().any(|s| s.contains(x))).collect();
+            st.inflow.sinks = sinks;
+            if keep.contains(&false) {
+                for (i, _) in keep.iter().enumerate().filter(|(_, k)| !**k) {
+                    st.books.outflow += st.sediment[i];
+                    st.books.particles_lost += 1;
+                }
+                retain_kept(&mut st.positions, &keep);
+                retain_kept(&mut st.velocities, &keep);
+                retain_kept(&mut st.sediment, &keep);
+                retain_kept(&mut st.density, &keep);
+                retain_kept(&mut st.pressure, &keep);
+                retain_kept(&mut st.ids, &keep);
+            }
+        }
+        let (dt, rho0) = (self.derived.dt, self.params.rest_density);
+        let cap = st.inflow.cap(st.start_particles);
+        let particle_volume = st.spacing.powi(3);
+        for (k, e) in st.inflow.emitters.iter().enumerate() {
+            let points = &self.emitter_points[k];
+            let layer = points.len() as f64 * particle_volume;
+            let rate = e.rate_at(st.spacing);
+            let v = DVec3::from(e.velocity);
+            st.owed[k] += rate * dt;
+            while st.owed[k] >= layer {
+                if st.positions.len() + points.len() > cap {
+                    // the cap holds the water back: what is owed beyond one layer is not let in
+                    st.books.inflow_held += st.owed[k] - layer;
+                    st.owed[k] = layer;
+                    break;
+                }
+                st.owed[k] -= layer;
+                // the layer was due `owed / rate` seconds ago (< dt) and has moved on since
+                let since = st.owed[k] / rate;
+                for &x in points {
+                    st.positions.push(x + v * since);
+                    st.velocities.push(v);
+                    st.sediment.push(0.0);
+                    st.density.push(rho0);
+                    st.pressure.push(0.0);
+                    st.ids.push((st.start_particles as u64 + st.books.particles_emitted) as u32);
+                    st.books.particles_emitted += 1;
+                }
+                st.books.inflow += layer;
+            }
+        }
     }
 
     /// Sorts particles by neighbour cell; those outside the domain leave with their sediment.
@@ -747,7 +836,8 @@ impl CpuSim {
     fn erode_deposit(&mut self, st: &mut State) {
         let p = &self.params;
         let (dt, contact) = (self.derived.dt, self.derived.contact);
-        let area = st.spacing * st.spacing;
+        // the morphological factor: each fluid step moves the surface as F steps would
+        let area = st.spacing * st.spacing * p.morphological_factor;
         let this = &*self;
         let (pos, vel, sed) = (&st.positions, &st.velocities, &st.sediment);
         let events: Vec<(f64, Vec<(u32, f64)>)> = (0..pos.len())

@@ -27,6 +27,7 @@
 pub mod build;
 pub mod checkpoint;
 pub mod cpu;
+pub mod inflow;
 pub mod intersect;
 pub mod kernel;
 pub mod mesh;
@@ -38,7 +39,8 @@ pub mod state;
 
 pub use build::{HeightmapMesh, Refine};
 pub use cpu::{CpuSim, Derived, Frame, Stage};
+pub use inflow::{Emitter, Inflow, Sink};
 pub use mesh::TriMesh;
-pub use params::{PARAM_DOCS, Params};
+pub use params::{MAX_MORPHOLOGICAL_FACTOR, PARAM_DOCS, Params};
 pub use scenes::{Scene, SceneKind};
 pub use state::{Balance, Books, FluidBlock, State, check_mesh, input_hash};

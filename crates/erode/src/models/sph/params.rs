@@ -68,6 +68,13 @@ pub struct Params {
     pub shear_constant: f64,
     /// Material exponent `m` of eq. 3. Default 1.
     pub shear_exponent: f64,
+    /// Morphological acceleration factor F: erosion and deposition are applied F times per
+    /// fluid step, as sediment-transport codes do (Roelvink 2006's "morfac"), so the surface
+    /// changes as in F times the simulated time while the water moves as in one. The water only
+    /// sees the surface move F times faster; at most [`MAX_MORPHOLOGICAL_FACTOR`], where the
+    /// built-in scenes' meshes stay valid and their books balance (docs/sph-model.md).
+    /// Default 1.
+    pub morphological_factor: f64,
     /// Largest vertex move per iteration, particle spacings; the rest of a vertex's volume waits
     /// for the next iteration (books keep it as pending). Default 0.05.
     pub max_move: f64,
@@ -75,6 +82,9 @@ pub struct Params {
     /// inconsistent. Default 1e-4.
     pub min_area_ratio: f64,
 }
+
+/// The largest morphological factor accepted.
+pub const MAX_MORPHOLOGICAL_FACTOR: f64 = 1000.0;
 
 impl Default for Params {
     fn default() -> Self {
@@ -99,6 +109,7 @@ impl Default for Params {
             rate_exponent: 1.0,
             shear_constant: 1.0,
             shear_exponent: 1.0,
+            morphological_factor: 1.0,
             max_move: 0.05,
             min_area_ratio: 1e-4,
         }
@@ -127,6 +138,7 @@ pub const PARAM_DOCS: &[(&str, &str)] = &[
     ("rate_exponent", "a of eq. 2"),
     ("shear_constant", "K of eq. 3"),
     ("shear_exponent", "m of eq. 3 (material)"),
+    ("morphological_factor", "erosion and deposition applied F times per fluid step (time acceleration), 1 to 1000"),
     ("max_move", "largest vertex move per iteration, particle spacings"),
     ("min_area_ratio", "smallest face area, share of the starting mean face area"),
 ];
@@ -158,6 +170,12 @@ impl Params {
         check("rate_exponent", self.rate_exponent, (0.1..=4.0).contains(&self.rate_exponent), "0.1 to 4")?;
         check("shear_constant", self.shear_constant, self.shear_constant > 0.0, "> 0")?;
         check("shear_exponent", self.shear_exponent, (0.1..=4.0).contains(&self.shear_exponent), "0.1 to 4")?;
+        check(
+            "morphological_factor",
+            self.morphological_factor,
+            (1.0..=MAX_MORPHOLOGICAL_FACTOR).contains(&self.morphological_factor),
+            "1 to 1000 (the largest at which the built-in scenes' meshes stay valid; docs/sph-model.md)",
+        )?;
         check("max_move", self.max_move, self.max_move > 0.0 && self.max_move <= 0.5, "in (0, 0.5] spacings")?;
         check("min_area_ratio", self.min_area_ratio, (0.0..0.5).contains(&self.min_area_ratio), "0 to 0.5")?;
         Ok(())

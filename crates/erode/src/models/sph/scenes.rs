@@ -1,11 +1,14 @@
-//! Skorkovská et al.'s scenes, built at any particle and face count: an overflowing lake on a slope (its
-//! Fig. 4/5), a block with a tube that a jet of water runs through (its Fig. 7), and a tank at
-//! rest (for checking the fluid).
+//! Skorkovská et al.'s scenes, built at any particle and face count: a lake on a slope, fed by a
+//! stream and overflowing (its Fig. 4/5), a block with a tube that a jet of water runs through,
+//! fed continuously (its Fig. 7), and a tank at rest (for checking the fluid). The lake and the
+//! tunnel run with a morphological factor of 100, so their surfaces change visibly within
+//! minutes (docs/sph-model.md).
 
 use glam::DVec3;
 
 use super::build::{HeightmapMesh, Refine, tank, tube_block};
 use super::cpu::CpuSim;
+use super::inflow::{Emitter, Inflow, Sink};
 use super::mesh::TriMesh;
 use super::params::Params;
 use super::state::{FluidBlock, State};
@@ -23,6 +26,8 @@ pub struct Scene {
     pub blocks: Vec<FluidBlock>,
     /// Particles at most (the lowest lattice points of the blocks are kept).
     pub max_particles: usize,
+    /// Water entering and leaving while the run goes.
+    pub inflow: Inflow,
     /// Parameters tuned for the scene.
     pub params: Params,
 }
@@ -32,7 +37,8 @@ impl Scene {
     /// with the scene's parameters.
     pub fn start(self) -> Result<(State, CpuSim), SimError> {
         let min_area = self.mesh.default_min_area();
-        let st = State::new(self.mesh, self.spacing, &self.blocks, self.max_particles, min_area)?;
+        let st = State::new(self.mesh, self.spacing, &self.blocks, self.max_particles, min_area)?
+            .with_inflow(self.inflow)?;
         let sim = CpuSim::new(self.params, &st)?;
         Ok((st, sim))
     }
@@ -117,8 +123,14 @@ fn lake(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
     // water over the basin, up to 8 cm above the rim's low side
     let block = FluidBlock { min: [0.35, 0.35, 0.2], max: [1.65, 1.65, 0.62], velocity: [0.0; 3] };
     let spacing = spacing_for(&mesh, &[block], particles)?;
-    let params = Params { erosion_rate: 5e-4, critical_shear: 30.0, ..Params::default() };
-    Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params })
+    // a stream poured into the basin's upper end keeps the lake full and overflowing; the water
+    // running off the slope leaves the domain, and the count stays within a quarter over the
+    // start
+    let stream =
+        Emitter { centre: [0.5, 1.0, 0.75], velocity: [0.5, 0.0, -2.0], radius: 0.1, size: [0.0; 2], rate: 0.0 };
+    let inflow = Inflow { emitters: vec![stream], sinks: Vec::new(), particle_cap: particles + particles / 4 };
+    let params = Params { erosion_rate: 5e-4, critical_shear: 30.0, morphological_factor: 100.0, ..Params::default() };
+    Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params, inflow })
 }
 
 fn tunnel(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
@@ -134,11 +146,16 @@ fn tunnel(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
         }
     }
     let mesh = tube_block(3.0, 0.6, 0.35, best.1 as u32, best.2 as u32)?;
-    // a jet just inside the entrance, aimed down the tube at its floor
-    let block = FluidBlock { min: [0.05, -0.12, -0.12], max: [0.45, 0.12, 0.12], velocity: [2.0, 0.0, -3.0] };
-    let spacing = spacing_for(&mesh, &[block], particles)?;
-    let params = Params { erosion_rate: 5e-4, critical_shear: 30.0, ..Params::default() };
-    Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params })
+    // the spacing at which a 0.4 m slug of the jet holds the particles asked for
+    let slug = FluidBlock { min: [0.05, -0.12, -0.12], max: [0.45, 0.12, 0.12], velocity: [0.0; 3] };
+    let spacing = spacing_for(&mesh, &[slug], particles)?;
+    // a jet fed continuously from just inside the entrance, aimed down the tube at its floor;
+    // water reaching the far end is taken out, and at most `particles` are in the tube at once
+    let jet = Emitter { centre: [0.2, 0.0, 0.0], velocity: [2.0, 0.0, -3.0], radius: 0.12, size: [0.0; 2], rate: 0.0 };
+    let outlet = Sink { min: [2.7, -0.4, -0.4], max: [3.5, 0.4, 0.4] };
+    let inflow = Inflow { emitters: vec![jet], sinks: vec![outlet], particle_cap: particles };
+    let params = Params { erosion_rate: 5e-4, critical_shear: 30.0, morphological_factor: 100.0, ..Params::default() };
+    Ok(Scene { mesh, spacing, blocks: Vec::new(), max_particles: particles, params, inflow })
 }
 
 fn tank_scene(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
@@ -153,7 +170,7 @@ fn tank_scene(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
     let mesh = tank(DVec3::new(0.4, 0.4, 0.6), [divisions, divisions, divisions * 3 / 2])?;
     let block = FluidBlock { min: [0.0, 0.0, 0.0], max: [0.4 + 1e-9, 0.4 + 1e-9, 0.4 + 1e-9], velocity: [0.0; 3] };
     let params = Params { erosion_rate: 0.0, ..Params::default() };
-    Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params })
+    Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params, inflow: Inflow::default() })
 }
 
 /// The `n` in `lo..=hi` whose `count(n)` is nearest `target` (count grows with `n`).

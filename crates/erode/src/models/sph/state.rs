@@ -4,6 +4,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
+use super::inflow::Inflow;
 use super::mesh::TriMesh;
 use crate::error::{MeshError, SimError};
 
@@ -28,8 +29,14 @@ pub struct Books {
     pub deposited: f64,
     /// Carried away by particles that left the domain.
     pub outflow: f64,
-    /// Particles that left the domain.
+    /// Particles that left the domain or entered a sink.
     pub particles_lost: u64,
+    /// Water let in by emitters, m³ (a particle stands for `spacing³`).
+    pub inflow: f64,
+    /// Water emitters held back because the particle cap was reached, m³.
+    pub inflow_held: f64,
+    /// Particles let in by emitters.
+    pub particles_emitted: u64,
 }
 
 /// How well the books balance.
@@ -41,6 +48,9 @@ pub struct Balance {
     pub carried: f64,
     /// Volume the vertices still owe the surface (moves clamped to `max_move`), m³.
     pub pending: f64,
+    /// Particles the water's books miss: at the start + let in − taken out − now (0 when they
+    /// balance).
+    pub particles_unaccounted: i64,
     /// `|mesh change + pending + carried + outflow|` over the volume eroded (0 when nothing was).
     pub relative_error: f64,
 }
@@ -62,7 +72,8 @@ pub struct State {
     pub velocities: Vec<DVec3>,
     /// Sediment each particle carries, m³.
     pub sediment: Vec<f64>,
-    /// Each particle's number at the start (they are reordered as they move).
+    /// Each particle's number: its place in the starting fluid, then in order of entry
+    /// (they are reordered as they move).
     pub ids: Vec<u32>,
     /// Density at the last step, kg/m³.
     pub density: Vec<f64>,
@@ -87,11 +98,31 @@ pub struct State {
     /// The fastest particle at the end of any iteration so far, m/s (kept in checkpoints, so a
     /// resumed run reports the whole run's).
     pub top_speed: f64,
+    /// Emitters, sinks and the particle cap.
+    pub inflow: Inflow,
+    /// Volume each emitter owes the run, m³ (let in a layer at a time).
+    pub owed: Vec<f64>,
 }
 
 /// The input hash of an SPH run: the mesh's vertices and faces, the spacing, the fluid blocks
-/// and the particle cap, all [`State::new`] builds a run from. Equal inputs give equal hashes.
-pub fn input_hash(mesh: &TriMesh, spacing: f64, blocks: &[FluidBlock], max_particles: usize) -> u64 {
+/// and the starting particle count, all [`State::new`] builds a run from, and the inflow
+/// ([`State::with_inflow`]; none leaves the hash as it was before runs had inflow). Equal inputs
+/// give equal hashes.
+pub fn input_hash(mesh: &TriMesh, spacing: f64, blocks: &[FluidBlock], max_particles: usize, inflow: &Inflow) -> u64 {
+    with_inflow_hash(start_hash(mesh, spacing, blocks, max_particles), inflow)
+}
+
+/// The hash of a run's start with its inflow added.
+fn with_inflow_hash(start: u64, inflow: &Inflow) -> u64 {
+    if *inflow == Inflow::default() {
+        return start;
+    }
+    let mut bytes = start.to_le_bytes().to_vec();
+    inflow.hash_bytes(&mut bytes);
+    crate::checkpoint::fnv1a64(&bytes)
+}
+
+fn start_hash(mesh: &TriMesh, spacing: f64, blocks: &[FluidBlock], max_particles: usize) -> u64 {
     let mut bytes = Vec::with_capacity(mesh.positions.len() * 24 + mesh.faces.len() * 12 + 64);
     for p in &mesh.positions {
         p.to_array().iter().for_each(|c| bytes.extend(c.to_le_bytes()));
@@ -126,7 +157,7 @@ impl State {
         let n = positions.len();
         let v = mesh.positions.len();
         Ok(Self {
-            input: input_hash(&mesh, spacing, blocks, max_particles),
+            input: start_hash(&mesh, spacing, blocks, max_particles),
             start_volume: mesh.signed_volume(),
             mesh,
             spacing,
@@ -144,7 +175,24 @@ impl State {
             time: 0.0,
             start_particles: n,
             top_speed: 0.0,
+            inflow: Inflow::default(),
+            owed: Vec::new(),
         })
+    }
+
+    /// The state with water entering and leaving as `inflow` says (checked: openings in open
+    /// space, a layer under the cap, sinks with corners in order).
+    pub fn with_inflow(mut self, inflow: Inflow) -> Result<Self, SimError> {
+        inflow.check(&self.mesh, self.spacing, self.positions.len())?;
+        self.input = with_inflow_hash(self.input, &inflow);
+        self.owed = vec![0.0; inflow.emitters.len()];
+        self.inflow = inflow;
+        Ok(self)
+    }
+
+    /// Water now in the run, m³ (a particle stands for `spacing³`).
+    pub fn water(&self) -> f64 {
+        self.positions.len() as f64 * self.spacing.powi(3)
     }
 
     /// The books: mesh volume change + pending + carried + outflow should be 0.
@@ -154,13 +202,29 @@ impl State {
         let pending: f64 = self.pending.iter().sum();
         let residual = mesh_volume_change + pending + carried + self.books.outflow;
         let scale = self.books.eroded.max(f64::MIN_POSITIVE);
+        let particles_unaccounted = self.start_particles as i64 + self.books.particles_emitted as i64
+            - self.books.particles_lost as i64
+            - self.positions.len() as i64;
         Balance {
+            particles_unaccounted,
             mesh_volume_change,
             carried,
             pending,
             relative_error: if self.books.eroded > 0.0 { residual.abs() / scale } else { residual.abs() },
         }
     }
+}
+
+/// How many of `points` are not fluid (in the solid, or within half a spacing of a face).
+pub(crate) fn solid_points(mesh: &TriMesh, spacing: f64, points: &[DVec3]) -> usize {
+    let grid = super::intersect::FaceGrid::build(mesh, spacing * 4.0, 0.0);
+    let (lo, hi) = mesh.bounds();
+    let open_sky = mesh.signed_volume() > 0.0;
+    let clearance = spacing * 0.45;
+    points
+        .iter()
+        .filter(|p| !Line::new(mesh, &grid, p.x, p.y, clearance, lo, hi).is_fluid(mesh, **p, clearance, open_sky))
+        .count()
 }
 
 /// How many lattice points of `blocks` at `spacing` are fluid (at most `max`).
@@ -342,7 +406,10 @@ mod tests {
             let open_sky = mesh.signed_volume() > 0.0;
             let clearance = spacing * 0.45;
             let (mut fluid, mut checked) = (0, 0);
-            for b in &scene.blocks {
+            // the tunnel starts empty (its jet fills it): the box its jet enters through
+            let slug = FluidBlock { min: [0.05, -0.12, -0.12], max: [0.45, 0.12, 0.12], velocity: [0.0; 3] };
+            let blocks = if scene.blocks.is_empty() { vec![slug] } else { scene.blocks.clone() };
+            for b in &blocks {
                 let (bmin, bmax) = (DVec3::from(b.min), DVec3::from(b.max));
                 // a lattice a little off the scene's, so points also fall near faces, and
                 // reaching below and above the block
