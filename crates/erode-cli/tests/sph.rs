@@ -101,6 +101,60 @@ fn bad_sph_input_is_refused_with_one_line() {
     assert!(!d.join("out/report.json").exists(), "no partial output");
 }
 
+/// Water let in and taken out from the command line and from a scene file: a tank fed from above
+/// with a sink in a corner; every particle booked; the report says so.
+#[test]
+fn emitters_and_sinks_from_the_command_line_and_a_scene_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let stream = "{ centre = [0.2, 0.2, 0.5], velocity = [0, 0, -1.5], radius = 0.1 }";
+    let corner = "{ min = [-1, -1, -1], max = [0.1, 0.1, 0.1] }";
+    let args = ["simulate", "sph", "--scene", "tank", "--particles", "2000", "--iterations", "1500", "-q"];
+    ok(&[&args[..], &["--emitter", stream, "--sink", corner, "--particle-cap", "5000", "-o", "a"]].concat(), d);
+    let r = report(&d.join("a"));
+    let p = &r["particles"];
+    assert!(p["let_in"].as_u64().unwrap() > 100 && p["left_domain"].as_u64().unwrap() > 0, "{p}");
+    assert_eq!(p["unaccounted"], 0);
+    assert!(r["mass_balance"]["water_in_m3"].as_f64().unwrap() > 0.0);
+    // the same as a scene file: the same particles
+    let cube = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 0 0 1\nv 1 0 1\nv 0 1 1\nv 1 1 1\n\
+                f 1 3 2\nf 2 3 4\nf 5 6 7\nf 6 8 7\nf 1 2 5\nf 2 6 5\nf 3 7 4\nf 4 7 8\nf 1 5 3\nf 3 5 7\nf 2 4 6\nf 4 8 6\n";
+    std::fs::write(d.join("cube.obj"), cube).unwrap();
+    std::fs::write(
+        d.join("fed.toml"),
+        "mesh = \"cube.obj\"\nspacing = 0.04\nparticle_cap = 2000\n\
+         [[emitters]]\ncentre = [0.5, 0.5, 1.4]\nvelocity = [0.0, 0.0, -3.0]\nsize = [0.2, 0.2]\n\
+         [[sinks]]\nmin = [-5.0, -5.0, -5.0]\nmax = [5.0, 5.0, 0.9]\n",
+    )
+    .unwrap();
+    ok(&["simulate", "sph", "--scene", "fed.toml", "--iterations", "1000", "-o", "b", "-q"], d);
+    let p = report(&d.join("b"))["particles"].clone();
+    assert!(p["start"] == 0 && p["let_in"].as_u64().unwrap() > 0 && p["unaccounted"] == 0, "{p}");
+}
+
+/// An emitter in the solid or outside the domain, a rate past what its opening carries, a
+/// morphological factor past its bound, a malformed table: one line naming it, exit 2, nothing
+/// written.
+#[test]
+fn bad_emitters_and_factors_are_refused_with_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let tunnel = ["simulate", "sph", "--scene", "tunnel", "--particles", "1000", "-o", "out"];
+    fn with<'a>(tunnel: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        [tunnel, extra].concat()
+    }
+    let in_solid = "{ centre = [1.0, 0.5, 0.0], velocity = [1, 0, 0], radius = 0.05 }";
+    refused(&with(&tunnel, &["--emitter", in_solid]), d, "emitter centre");
+    let far = "{ centre = [1.0, 0.0, 9.0], velocity = [1, 0, 0], radius = 0.05 }";
+    refused(&with(&tunnel, &["--emitter", far]), d, "domain");
+    let fast = "{ centre = [1.0, 0.0, 0.0], velocity = [1, 0, 0], radius = 0.05, rate = 5 }";
+    refused(&with(&tunnel, &["--emitter", fast]), d, "emitter rate");
+    refused(&with(&tunnel, &["--emitter", "{ centre = [1, 0, 0] }"]), d, "--emitter");
+    refused(&with(&tunnel, &["--sink", "{ min = [1, 1, 1], max = [0, 0, 0] }"]), d, "sink");
+    refused(&with(&tunnel, &["--set", "morphological_factor=5000"]), d, "morphological_factor");
+    assert!(!d.join("out").exists(), "no partial output");
+}
+
 /// `--checkpoint-every` and `--resume`: a run stopped at 150 iterations and resumed to 300 (on
 /// another thread count) writes the same particles, mesh, books and top speed as a straight run
 /// of 300; a damaged checkpoint is refused by name.

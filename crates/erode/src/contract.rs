@@ -537,6 +537,9 @@ impl Model for SphRun {
                 volume("pending_m3", b.pending),
                 volume("mesh_volume_change_m3", b.mesh_volume_change),
                 volume("mesh_volume_start_m3", st.start_volume),
+                volume("water_in_m3", st.books.inflow),
+                volume("water_held_back_m3", st.books.inflow_held),
+                volume("water_now_m3", st.water()),
             ],
         }
     }

@@ -60,7 +60,15 @@ impl Front<SphRun> for SphFront {
         let report = json!({
             "scene": self.scene,
             "simulated_seconds": st.time,
-            "particles": { "start": st.start_particles, "now": st.positions.len(), "left_domain": st.books.particles_lost },
+            // the surface changed as in this long (the morphological factor times the time)
+            "morphological_seconds": st.time * model.params().morphological_factor,
+            "particles": {
+                "start": st.start_particles,
+                "now": st.positions.len(),
+                "let_in": st.books.particles_emitted,
+                "left_domain": st.books.particles_lost,
+                "unaccounted": st.balance().particles_unaccounted,
+            },
             "faces": st.mesh.faces.len(),
             "vertices": st.mesh.positions.len(),
             "spacing": st.spacing,
