@@ -32,7 +32,18 @@ fn the_tunnel_scene_erodes_with_balanced_books_and_writes_every_output() {
         ],
         d,
     );
-    for f in ["mesh.obj", "mesh.ply", "mesh.glb", "start.ply", "particles.ply", "snapshots/particles-00001000.ply"] {
+    for f in [
+        "mesh.obj",
+        "mesh.ply",
+        "mesh.glb",
+        "start.ply",
+        "particles.ply",
+        "snapshots/particles-00001000.ply",
+        "preview.png",
+        "start.png",
+        "snapshots/mesh-00000500.png",
+        "snapshots/mesh-00001000.png",
+    ] {
         assert!(d.join("out").join(f).is_file(), "{f} missing");
     }
     let r = report(&d.join("out"));

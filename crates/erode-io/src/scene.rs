@@ -108,6 +108,8 @@ pub struct SphSetup {
     pub inflow: Inflow,
     /// The model's parameters (the scene's own, before any override).
     pub params: sph::Params,
+    /// How the scene's previews see it.
+    pub view: erode::mesh_preview::View,
 }
 
 impl SphSetup {
@@ -224,6 +226,7 @@ pub fn sph_setup(source: SphSource<'_>) -> Result<SphSetup, SceneError> {
             max_particles: s.max_particles,
             inflow: s.inflow,
             params: s.params,
+            view: kind.view(),
         });
     }
     let particles = if source.particles > 0 { source.particles } else { DEFAULT_PARTICLES };
@@ -263,6 +266,7 @@ pub fn sph_setup(source: SphSource<'_>) -> Result<SphSetup, SceneError> {
                 max_particles: max,
                 inflow,
                 params: scene.params,
+                view: erode::mesh_preview::View::oblique(),
             })
         }
         None => {
@@ -281,6 +285,7 @@ pub fn sph_setup(source: SphSource<'_>) -> Result<SphSetup, SceneError> {
                 max_particles: particles,
                 inflow: Inflow::default(),
                 params: sph::Params::default(),
+                view: erode::mesh_preview::View::oblique(),
             })
         }
     }

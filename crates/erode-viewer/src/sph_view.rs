@@ -238,7 +238,13 @@ impl SphApp {
         let books = self.run.balance();
         ui.heading(format!("SPH: {}", self.name));
         ui.label(format!("iteration {}, {:.3} s simulated", st.iteration, st.time));
-        ui.label(format!("particles {} of {}", st.positions.len(), st.start_particles));
+        ui.label(format!(
+            "particles {} (start {}, let in {}, left {})",
+            st.positions.len(),
+            st.start_particles,
+            st.books.particles_emitted,
+            st.books.particles_lost
+        ));
         ui.label(format!("faces {}, vertices {}", st.mesh.faces.len(), st.mesh.positions.len()));
         ui.label(format!("eroded {:.3e} m³, deposited {:.3e} m³", st.books.eroded, st.books.deposited));
         ui.label(format!("books {:.1e}", books.relative_error));

@@ -75,7 +75,7 @@ fn the_output_folder_of_an_sph_run_opens_where_it_ended() {
     set_param(&mut run, &mut scene, "viscosity=0.2").unwrap();
     let job = Job {
         model: run,
-        front: SphFront::new("tank", 0),
+        front: SphFront::new("tank", 0, erode::mesh_preview::View::oblique()),
         output: out.clone(),
         until: Until::Count(6),
         checkpoint_every: 0,

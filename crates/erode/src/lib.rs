@@ -34,6 +34,7 @@ pub mod error;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod grid;
+pub mod mesh_preview;
 pub mod models;
 mod par;
 pub mod preview;

@@ -1,9 +1,11 @@
 //! What an SPH run writes: the eroded mesh (OBJ, PLY, glTF, with erosion and deposition per
-//! vertex), the particles, the starting mesh, snapshots, the report's fields.
+//! vertex) and its picture, the particles, the starting mesh and its picture, snapshots (with a
+//! picture each: an image sequence), the report's fields.
 
 use std::path::Path;
 
 use erode::contract::SphRun;
+use erode::mesh_preview::{self, View};
 use erode::models::sph;
 use serde_json::{Map, Value, json};
 
@@ -15,21 +17,32 @@ use crate::mesh::{VertexValues, write_mesh, write_particles};
 pub struct SphFront {
     scene: String,
     snapshot_every: u64,
+    view: View,
 }
 
 impl SphFront {
     /// The outputs of a run of scene `scene`, with a snapshot every `snapshot_every` iterations
-    /// (0: none).
-    pub fn new(scene: &str, snapshot_every: u64) -> Self {
-        Self { scene: scene.into(), snapshot_every }
+    /// (0: none), its previews seen as `view`.
+    pub fn new(scene: &str, snapshot_every: u64, view: View) -> Self {
+        Self { scene: scene.into(), snapshot_every, view }
     }
 }
 
-fn write_results(out: &Path, st: &sph::State) -> Result<(), Error> {
+/// Previews are this many pixels across and down.
+const PREVIEW_SIZE: (usize, usize) = (1200, 800);
+
+/// The mesh seen as `view`, coloured by the surface's change.
+fn preview(st: &sph::State, view: View) -> erode::preview::Rgb8Image {
+    let change = mesh_preview::vertex_change(&st.mesh, &st.eroded, &st.deposited);
+    mesh_preview::render(&st.mesh, &change, 0.0, view, PREVIEW_SIZE.0, PREVIEW_SIZE.1)
+}
+
+fn write_results(out: &Path, st: &sph::State, view: View) -> Result<(), Error> {
     let values = VertexValues { erosion: Some(&st.eroded), deposition: Some(&st.deposited) };
     for ext in ["obj", "ply", "glb"] {
         write_mesh(&out.join(format!("mesh.{ext}")), &st.mesh, values)?;
     }
+    crate::write_rgb_png(&out.join("preview.png"), &preview(st, view))?;
     write_particles(&out.join("particles.ply"), &st.positions, &st.velocities, &st.sediment)
 }
 
@@ -37,6 +50,7 @@ impl Front<SphRun> for SphFront {
     fn begin(&mut self, model: &SphRun, out: &Path, fresh: bool, _watch: &dyn Watch) -> Result<(), RunError> {
         if fresh {
             write_mesh(&out.join("start.ply"), &model.state().mesh, VertexValues::default())?;
+            crate::write_rgb_png(&out.join("start.png"), &preview(model.state(), self.view))?;
         }
         Ok(())
     }
@@ -50,10 +64,13 @@ impl Front<SphRun> for SphFront {
         std::fs::create_dir_all(&snapshots).map_err(|e| Error::io(&snapshots, e))?;
         let file = snapshots.join(format!("particles-{:08}.ply", st.iteration));
         write_particles(&file, &st.positions, &st.velocities, &st.sediment)?;
-        Ok(write_results(out, st)?)
+        // one picture per snapshot: an image sequence to make a video of
+        let picture = snapshots.join(format!("mesh-{:08}.png", st.iteration));
+        crate::write_rgb_png(&picture, &preview(st, self.view))?;
+        Ok(write_results(out, st, self.view)?)
     }
     fn write_outputs(&self, model: &SphRun, dir: &Path) -> Result<(), RunError> {
-        Ok(write_results(dir, model.state())?)
+        Ok(write_results(dir, model.state(), self.view)?)
     }
     fn report(&self, model: &SphRun) -> Map<String, Value> {
         let st = model.state();

@@ -12,11 +12,13 @@ use erode_io::run::{Job, SphFront, Stamp, Until};
 /// Fluid particles eroding a triangle mesh (Skorkovská et al.): caves, tunnels, overhangs.
 #[derive(clap::Args)]
 #[command(after_help = "Outputs in OUTDIR: mesh.obj, mesh.ply, mesh.glb (eroded, per-vertex erosion/deposition),
-start.ply, particles.ply, snapshots/particles-N.ply (--snapshot-every), report.json; checkpoints in
-OUTDIR/checkpoints.
+preview.png (the eroded mesh: eroded red, deposited blue), start.ply and start.png, particles.ply,
+snapshots/particles-N.ply and snapshots/mesh-N.png (--snapshot-every: an image sequence for a
+video), report.json; checkpoints in OUTDIR/checkpoints.
 
 Examples:
-  erode simulate sph --scene tunnel --iterations 2000 -o out
+  erode simulate sph --scene tunnel --iterations 5000 -o out
+  erode simulate sph --scene tank --emitter '{ centre = [0.2, 0.2, 0.5], velocity = [0, 0, -1.5], radius = 0.1 }' -o out
   erode simulate sph --scene lake --particles 12528 --faces 9068 --iterations 500 -o out
   erode simulate sph cave.obj --scene cave.toml --iterations 5000 -o out
   erode simulate sph dem.tif --faces 4000 --particles 3000 -o out
@@ -94,6 +96,6 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
             SphRun::new(params, st)?
         }
     };
-    let front = SphFront::new(&s.name, a.snapshot_every);
+    let front = SphFront::new(&s.name, a.snapshot_every, s.view);
     a.run.job(model, front, Until::Count(a.iterations), checkpoint, stamp)
 }

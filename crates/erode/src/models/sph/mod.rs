@@ -2,7 +2,8 @@
 //! Beneš, read as `docs/sph-model.md` says. The surface may hold what a heightfield cannot:
 //! tunnels, caves, overhangs.
 //!
-//! One iteration ([`CpuSim::step`]): particles are sorted into a uniform grid of the kernel's
+//! One iteration ([`CpuSim::step`]): water enters at emitters and leaves in sinks
+//! ([`inflow`]); particles are sorted into a uniform grid of the kernel's
 //! support and the walls near each are found through a grid over the faces; pressure follows
 //! the Tait equation (clamped at 0). Forces: the pressure gradient (renormalised along walls),
 //! Monaghan's artificial and a laminar viscosity, gravity along −z, each wall's mirror pressure
@@ -13,7 +14,8 @@
 //! equations. At each contact the shear rate `θ = v_rel/d`
 //! (eq. 4; `d` at least a tenth of the radius) gives `τ = K·θ^m` (eq. 3); above `τc` the
 //! particle takes `k·(τ − τc)^a·Δt·Δx²` from the face (eq. 2), a third from each vertex; below
-//! it, it gives back up to `k·(τc − τ)^a·Δt·Δx²` of what it carries. Then each vertex with a
+//! it, it gives back up to `k·(τc − τ)^a·Δt·Δx²` of what it carries; both times the
+//! morphological factor (Roelvink 2006), so the surface changes within minutes. Then each vertex with a
 //! volume owed moves along its normal by `s/V` (eqs. 5–7), one after the other, so the enclosed
 //! volume changes by exactly `s`; the faces around moved vertices are checked (area, turn-over,
 //! crossing another face) and a bad move is undone with a typed error.

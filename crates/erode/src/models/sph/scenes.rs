@@ -57,6 +57,18 @@ pub enum SceneKind {
 }
 
 impl SceneKind {
+    /// How the scene is best seen: the tunnel cut open along its axis and seen from the cut's
+    /// side, the others from the south-west, above.
+    pub fn view(self) -> crate::mesh_preview::View {
+        use crate::mesh_preview::View;
+        match self {
+            SceneKind::Tunnel => {
+                View { looking: DVec3::new(0.35, 1.0, -0.45).normalize(), cut: Some((-DVec3::Y, 0.0)) }
+            }
+            SceneKind::Lake | SceneKind::Tank => View::oblique(),
+        }
+    }
+
     /// The scene with about `faces` faces (0: the scene's default) and exactly `particles`
     /// particles (0: the default) where the fluid has room for them.
     pub fn build(self, particles: usize, faces: usize) -> Result<Scene, TerrainError> {
