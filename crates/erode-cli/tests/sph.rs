@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{ok, refused};
+use common::{ok, refused, testdata};
 
 fn report(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap()
@@ -97,6 +97,35 @@ fn a_scene_file_with_a_mesh_and_a_heightmap_input_run() {
     assert!(r["mass_balance"]["relative_error"].as_f64().unwrap() <= 1e-6);
 }
 
+/// The real DEMs run as scale models: the water stays under the speed bound the sound speed was
+/// set for, the surface erodes, the books balance, and the meshes come back in the DEM's metres.
+#[test]
+fn the_real_dems_erode_as_scale_models_under_their_speed_bound() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for (name, lowest, highest) in [("lidar-dem.tif", 379.0, 411.0), ("terra-elev.tif", 140.0, 548.0)] {
+        let Some(dem) = testdata(name) else { return };
+        let dem = dem.to_str().unwrap();
+        let args = ["simulate", "sph", dem, "--particles", "3000", "--faces", "3000", "--iterations", "600", "-q"];
+        ok(&[&args[..], &["-o", name]].concat(), d);
+        let r = report(&d.join(name));
+        let (top, bound) = (r["top_speed"].as_f64().unwrap(), r["derived"]["top_speed_bound"].as_f64().unwrap());
+        println!("{name}: top speed {top:.3} m/s, bound {bound:.3} m/s; {}", r["scale_model"]);
+        assert!(top > 0.3 * bound && top <= bound, "{name}: top speed {top} against the bound {bound}");
+        assert!(r["mass_balance"]["relative_error"].as_f64().unwrap() <= 1e-6, "{name}: {}", r["mass_balance"]);
+        assert_eq!(r["particles"]["unaccounted"], 0);
+        assert!(r["scale_model"]["terrain_eroded_m3"].as_f64().unwrap() > 0.0, "{name}: nothing eroded");
+        // the mesh written is in the DEM's metres: its top between the DEM's lowest and highest
+        let obj = std::fs::read_to_string(d.join(name).join("mesh.obj")).unwrap();
+        let top_z = obj
+            .lines()
+            .filter_map(|l| l.strip_prefix("v "))
+            .map(|l| l.split_whitespace().nth(2).unwrap().parse::<f64>().unwrap())
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert!((lowest..=highest).contains(&top_z), "{name}: mesh top at {top_z} m");
+    }
+}
+
 #[test]
 fn bad_sph_input_is_refused_with_one_line() {
     let tmp = tempfile::tempdir().unwrap();
@@ -166,27 +195,27 @@ fn bad_emitters_and_factors_are_refused_with_one_line() {
     assert!(!d.join("out").exists(), "no partial output");
 }
 
-/// `--checkpoint-every` and `--resume`: a run stopped at 150 iterations and resumed to 300 (on
+/// `--checkpoint-every` and `--resume`: a run stopped at 300 iterations and resumed to 600 (on
 /// another thread count) writes the same particles, mesh, books and top speed as a straight run
-/// of 300; a damaged checkpoint is refused by name.
+/// of 600 (the overflow has begun eroding by then); a damaged checkpoint is refused by name.
 #[test]
 fn a_resumed_sph_run_equals_a_straight_one() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let base = ["simulate", "sph", "--scene", "lake", "--particles", "2000", "-q"];
     let run = |extra: &[&str]| ok(&[&base[..], extra].concat(), d);
-    run(&["--iterations", "300", "-o", "straight"]);
-    run(&["--iterations", "150", "--checkpoint-every", "100", "-o", "parts", "--threads", "1"]);
+    run(&["--iterations", "600", "-o", "straight"]);
+    run(&["--iterations", "300", "--checkpoint-every", "200", "-o", "parts", "--threads", "1"]);
     let ckpts: Vec<String> = std::fs::read_dir(d.join("parts/checkpoints"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(ckpts.contains(&"sph-000000000150.ckpt".to_string()), "{ckpts:?}");
-    assert!(ckpts.contains(&"sph-000000000100.ckpt".to_string()), "{ckpts:?}");
-    run(&["--iterations", "300", "--resume", "-o", "parts", "--threads", "2"]);
+    assert!(ckpts.contains(&"sph-000000000300.ckpt".to_string()), "{ckpts:?}");
+    assert!(ckpts.contains(&"sph-000000000200.ckpt".to_string()), "{ckpts:?}");
+    run(&["--iterations", "600", "--resume", "-o", "parts", "--threads", "2"]);
     let r = report(&d.join("parts"));
-    assert_eq!(r["iterations"], 300);
-    assert_eq!(r["resumed_from"], 150);
+    assert_eq!(r["iterations"], 600);
+    assert_eq!(r["resumed_from"], 300);
     assert!(r["mass_balance"]["eroded_m3"].as_f64().unwrap() > 0.0);
     for f in ["particles.ply", "mesh.ply"] {
         let (a, b) =
@@ -199,10 +228,10 @@ fn a_resumed_sph_run_equals_a_straight_one() {
     assert_eq!(straight["top_speed"], r["top_speed"]);
     assert!(r["top_speed"].as_f64().unwrap() > 0.0);
     // a flipped byte in the newest checkpoint
-    let newest = d.join("parts/checkpoints/sph-000000000300.ckpt");
+    let newest = d.join("parts/checkpoints/sph-000000000600.ckpt");
     let mut bytes = std::fs::read(&newest).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 1;
     std::fs::write(&newest, bytes).unwrap();
-    refused(&[&base[..], &["--iterations", "400", "--resume", "-o", "parts"]].concat(), d, "sph-000000000300.ckpt");
+    refused(&[&base[..], &["--iterations", "800", "--resume", "-o", "parts"]].concat(), d, "sph-000000000600.ckpt");
 }

@@ -110,6 +110,9 @@ pub struct SphSetup {
     pub params: sph::Params,
     /// How the scene's previews see it.
     pub view: erode::mesh_preview::View,
+    /// A heightmap run as a scale model: how its metres map to the terrain's (outputs are
+    /// written in the terrain's); `None` for meshes and scene files.
+    pub scale: Option<sph::ModelScale>,
 }
 
 impl SphSetup {
@@ -227,6 +230,7 @@ pub fn sph_setup(source: SphSource<'_>) -> Result<SphSetup, SceneError> {
             inflow: s.inflow,
             params: s.params,
             view: kind.view(),
+            scale: None,
         });
     }
     let particles = if source.particles > 0 { source.particles } else { DEFAULT_PARTICLES };
@@ -267,10 +271,14 @@ pub fn sph_setup(source: SphSource<'_>) -> Result<SphSetup, SceneError> {
                 inflow,
                 params: scene.params,
                 view: erode::mesh_preview::View::oblique(),
+                scale: None,
             })
         }
         None => {
             let input = source.input.ok_or(SceneError::Nothing)?;
+            if !is_mesh(input) {
+                return scale_model(input, source.read, particles, faces);
+            }
             let mesh = surface(input, source.read, faces)?;
             let block = water_over_the_middle(&mesh);
             let spacing = scenes::spacing_for(&mesh, &[block], particles).map_err(|e| SceneError::Build {
@@ -286,9 +294,32 @@ pub fn sph_setup(source: SphSource<'_>) -> Result<SphSetup, SceneError> {
                 inflow: Inflow::default(),
                 params: sph::Params::default(),
                 view: erode::mesh_preview::View::oblique(),
+                scale: None,
             })
         }
     }
+}
+
+/// A heightmap alone: its scale model with a sheet of water on it ([`sph::heightmap_scene`]).
+fn scale_model(path: &Path, read: &crate::ReadOptions, particles: usize, faces: usize) -> Result<SphSetup, SceneError> {
+    let loaded = crate::read(path, read)?;
+    let h = &loaded.map.heights;
+    if h.width() < 2 || h.height() < 2 {
+        return Err(SceneError::TooSmall { path: path.to_path_buf(), width: h.width(), height: h.height() });
+    }
+    let (scene, scale) = sph::heightmap_scene(&loaded.map, particles, faces)
+        .map_err(|e| SceneError::Build { what: format!("{}: its scale model", path.display()), source: e })?;
+    Ok(SphSetup {
+        name: path.display().to_string(),
+        mesh: scene.mesh,
+        spacing: scene.spacing,
+        blocks: scene.blocks,
+        max_particles: scene.max_particles,
+        inflow: scene.inflow,
+        params: scene.params,
+        view: erode::mesh_preview::View::oblique(),
+        scale: Some(scale),
+    })
 }
 
 /// Whether a file is a mesh (by its extension), not a heightmap.
@@ -343,5 +374,6 @@ fn water_over_the_middle(mesh: &erode::models::sph::TriMesh) -> FluidBlock {
         min: [c.x - e.x / 4.0, c.y - e.y / 4.0, hi.z - e.z / 5.0],
         max: [c.x + e.x / 4.0, c.y + e.y / 4.0, hi.z + e.z / 10.0],
         velocity: [0.0; 3],
+        depth: 0.0,
     }
 }

@@ -18,13 +18,55 @@ pub struct SphFront {
     scene: String,
     snapshot_every: u64,
     view: View,
+    scale: Option<sph::ModelScale>,
+    /// The top speed was said to pass the scene's bound.
+    spray_noted: bool,
 }
 
 impl SphFront {
     /// The outputs of a run of scene `scene`, with a snapshot every `snapshot_every` iterations
     /// (0: none), its previews seen as `view`.
     pub fn new(scene: &str, snapshot_every: u64, view: View) -> Self {
-        Self { scene: scene.into(), snapshot_every, view }
+        Self { scene: scene.into(), snapshot_every, view, scale: None, spray_noted: false }
+    }
+
+    /// The same, for a heightmap's scale model: meshes and particles are written in the
+    /// terrain's metres, and the report gives the scale.
+    pub fn scaled(self, scale: Option<sph::ModelScale>) -> Self {
+        Self { scale, ..self }
+    }
+}
+
+/// The mesh, per-vertex volumes and particles as written: in the terrain's units for a scale
+/// model, else as simulated.
+struct Written {
+    mesh: sph::TriMesh,
+    eroded: Vec<f64>,
+    deposited: Vec<f64>,
+    positions: Vec<glam::DVec3>,
+    velocities: Vec<glam::DVec3>,
+    sediment: Vec<f64>,
+}
+
+impl Written {
+    fn of(st: &sph::State, scale: Option<sph::ModelScale>) -> Self {
+        let mut w = Written {
+            mesh: st.mesh.clone(),
+            eroded: st.eroded.clone(),
+            deposited: st.deposited.clone(),
+            positions: st.positions.clone(),
+            velocities: st.velocities.clone(),
+            sediment: st.sediment.clone(),
+        };
+        if let Some(s) = scale {
+            w.mesh.positions.iter_mut().for_each(|p| *p = s.to_terrain(*p));
+            for v in w.eroded.iter_mut().chain(&mut w.deposited).chain(&mut w.sediment) {
+                *v = s.volume_to_terrain(*v);
+            }
+            w.positions.iter_mut().for_each(|p| *p = s.to_terrain(*p));
+            w.velocities.iter_mut().for_each(|v| *v = s.velocity_to_terrain(*v));
+        }
+        w
     }
 }
 
@@ -37,22 +79,36 @@ fn preview(st: &sph::State, view: View) -> erode::preview::Rgb8Image {
     mesh_preview::render(&st.mesh, &change, 0.0, view, PREVIEW_SIZE.0, PREVIEW_SIZE.1)
 }
 
-fn write_results(out: &Path, st: &sph::State, view: View) -> Result<(), Error> {
-    let values = VertexValues { erosion: Some(&st.eroded), deposition: Some(&st.deposited) };
+fn write_results(out: &Path, st: &sph::State, view: View, scale: Option<sph::ModelScale>) -> Result<(), Error> {
+    let w = Written::of(st, scale);
+    let values = VertexValues { erosion: Some(&w.eroded), deposition: Some(&w.deposited) };
     for ext in ["obj", "ply", "glb"] {
-        write_mesh(&out.join(format!("mesh.{ext}")), &st.mesh, values)?;
+        write_mesh(&out.join(format!("mesh.{ext}")), &w.mesh, values)?;
     }
     crate::write_rgb_png(&out.join("preview.png"), &preview(st, view))?;
-    write_particles(&out.join("particles.ply"), &st.positions, &st.velocities, &st.sediment)
+    write_particles(&out.join("particles.ply"), &w.positions, &w.velocities, &w.sediment)
 }
 
 impl Front<SphRun> for SphFront {
     fn begin(&mut self, model: &SphRun, out: &Path, fresh: bool, _watch: &dyn Watch) -> Result<(), RunError> {
         if fresh {
-            write_mesh(&out.join("start.ply"), &model.state().mesh, VertexValues::default())?;
+            let start = Written::of(model.state(), self.scale);
+            write_mesh(&out.join("start.ply"), &start.mesh, VertexValues::default())?;
             crate::write_rgb_png(&out.join("start.png"), &preview(model.state(), self.view))?;
         }
         Ok(())
+    }
+    fn after_advance(&mut self, model: &SphRun, watch: &dyn Watch) {
+        // faster than falling from the highest water allows: spray thrown by impacts, which
+        // the sound speed (10x the bound) was not set for
+        let (top, bound) = (model.state().top_speed, model.derived().top_speed_bound);
+        if top > bound && !self.spray_noted {
+            self.spray_noted = true;
+            watch.note(&format!(
+                "erode: particles reached {top:.3} m/s at iteration {}, past the {bound:.3} m/s the water can reach by falling (spray: the sound speed was set for the bound; the run goes on, see report.json's top_speed)",
+                model.state().iteration
+            ));
+        }
     }
     fn snapshot_every(&self) -> u64 {
         self.snapshot_every
@@ -63,14 +119,15 @@ impl Front<SphRun> for SphFront {
         let snapshots = out.join("snapshots");
         std::fs::create_dir_all(&snapshots).map_err(|e| Error::io(&snapshots, e))?;
         let file = snapshots.join(format!("particles-{:08}.ply", st.iteration));
-        write_particles(&file, &st.positions, &st.velocities, &st.sediment)?;
+        let w = Written::of(st, self.scale);
+        write_particles(&file, &w.positions, &w.velocities, &w.sediment)?;
         // one picture per snapshot: an image sequence to make a video of
         let picture = snapshots.join(format!("mesh-{:08}.png", st.iteration));
         crate::write_rgb_png(&picture, &preview(st, self.view))?;
-        Ok(write_results(out, st, self.view)?)
+        Ok(write_results(out, st, self.view, self.scale)?)
     }
     fn write_outputs(&self, model: &SphRun, dir: &Path) -> Result<(), RunError> {
-        Ok(write_results(dir, model.state(), self.view)?)
+        Ok(write_results(dir, model.state(), self.view, self.scale)?)
     }
     fn report(&self, model: &SphRun) -> Map<String, Value> {
         let st = model.state();
@@ -93,6 +150,24 @@ impl Front<SphRun> for SphFront {
             "derived": model.derived(),
             "params": model.params(),
         });
-        report.as_object().cloned().unwrap_or_default()
+        let mut report = report.as_object().cloned().unwrap_or_default();
+        if let Some(s) = self.scale {
+            // what the model's books and clock mean at the terrain's size
+            let books = &st.books;
+            report.insert(
+                "scale_model".into(),
+                json!({
+                    "horizontal": s.horizontal,
+                    "vertical": s.vertical,
+                    "exaggeration": s.exaggeration(),
+                    "base_m": s.base,
+                    "terrain_seconds": s.seconds_to_terrain(st.time),
+                    "terrain_morphological_seconds": s.seconds_to_terrain(st.time * model.params().morphological_factor),
+                    "terrain_eroded_m3": s.volume_to_terrain(books.eroded),
+                    "terrain_deposited_m3": s.volume_to_terrain(books.deposited),
+                }),
+            );
+        }
+        report
     }
 }

@@ -96,6 +96,6 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
             SphRun::new(params, st)?
         }
     };
-    let front = SphFront::new(&s.name, a.snapshot_every, s.view);
+    let front = SphFront::new(&s.name, a.snapshot_every, s.view).scaled(s.scale);
     a.run.job(model, front, Until::Count(a.iterations), checkpoint, stamp)
 }

@@ -36,6 +36,7 @@ pub mod mesh;
 mod mirror;
 pub mod neighbors;
 pub mod params;
+pub mod scale_model;
 pub mod scenes;
 pub mod state;
 
@@ -44,5 +45,6 @@ pub use cpu::{CpuSim, Derived, Frame, Stage};
 pub use inflow::{Emitter, Inflow, Sink};
 pub use mesh::TriMesh;
 pub use params::{MAX_MORPHOLOGICAL_FACTOR, PARAM_DOCS, Params};
+pub use scale_model::{ModelScale, heightmap_scene};
 pub use scenes::{Scene, SceneKind};
 pub use state::{Balance, Books, FluidBlock, State, check_mesh, input_hash};

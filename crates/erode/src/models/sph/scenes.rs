@@ -133,7 +133,7 @@ fn lake(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
     }
     let mesh = build(best.1, rows)?;
     // water over the basin, up to 8 cm above the rim's low side
-    let block = FluidBlock { min: [0.35, 0.35, 0.2], max: [1.65, 1.65, 0.62], velocity: [0.0; 3] };
+    let block = FluidBlock { min: [0.35, 0.35, 0.2], max: [1.65, 1.65, 0.62], velocity: [0.0; 3], depth: 0.0 };
     let spacing = spacing_for(&mesh, &[block], particles)?;
     // a stream poured into the basin's upper end keeps the lake full and overflowing; the water
     // running off the slope leaves the domain, and the count stays within a quarter over the
@@ -159,7 +159,7 @@ fn tunnel(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
     }
     let mesh = tube_block(3.0, 0.6, 0.35, best.1 as u32, best.2 as u32)?;
     // the spacing at which a 0.4 m slug of the jet holds the particles asked for
-    let slug = FluidBlock { min: [0.05, -0.12, -0.12], max: [0.45, 0.12, 0.12], velocity: [0.0; 3] };
+    let slug = FluidBlock { min: [0.05, -0.12, -0.12], max: [0.45, 0.12, 0.12], velocity: [0.0; 3], depth: 0.0 };
     let spacing = spacing_for(&mesh, &[slug], particles)?;
     // a jet fed continuously from just inside the entrance, aimed down the tube at its floor;
     // water reaching the far end is taken out, and at most `particles` are in the tube at once
@@ -180,7 +180,8 @@ fn tank_scene(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
         ((faces as f64 / 12.0).sqrt().round() as u32).max(2)
     };
     let mesh = tank(DVec3::new(0.4, 0.4, 0.6), [divisions, divisions, divisions * 3 / 2])?;
-    let block = FluidBlock { min: [0.0, 0.0, 0.0], max: [0.4 + 1e-9, 0.4 + 1e-9, 0.4 + 1e-9], velocity: [0.0; 3] };
+    let block =
+        FluidBlock { min: [0.0, 0.0, 0.0], max: [0.4 + 1e-9, 0.4 + 1e-9, 0.4 + 1e-9], velocity: [0.0; 3], depth: 0.0 };
     let params = Params { erosion_rate: 0.0, ..Params::default() };
     Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params, inflow: Inflow::default() })
 }

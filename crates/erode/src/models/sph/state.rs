@@ -8,8 +8,9 @@ use super::inflow::Inflow;
 use super::mesh::TriMesh;
 use crate::error::{MeshError, SimError};
 
-/// A box of fluid filled with particles on a cubic lattice (where it is not solid).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// A box of fluid filled with particles on a cubic lattice (where it is not solid), or only its
+/// points lying within `depth` above a surface: a sheet of water on the terrain.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FluidBlock {
     /// Smallest corner, metres.
     pub min: [f64; 3],
@@ -18,6 +19,14 @@ pub struct FluidBlock {
     /// Starting velocity, m/s.
     #[serde(default)]
     pub velocity: [f64; 3],
+    /// 0: the whole box. Else, metres: only the points at most this high above the first
+    /// upward-facing surface straight below them (a sheet following the terrain). Default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub depth: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// Volumes booked so far, m³ (f64 sums in a fixed order).
@@ -133,6 +142,10 @@ fn start_hash(mesh: &TriMesh, spacing: f64, blocks: &[FluidBlock], max_particles
     bytes.extend(spacing.to_le_bytes());
     for b in blocks {
         b.min.iter().chain(&b.max).chain(&b.velocity).for_each(|c| bytes.extend(c.to_le_bytes()));
+        // a whole box hashes as it did before sheets existed
+        if b.depth != 0.0 {
+            bytes.extend(b.depth.to_le_bytes());
+        }
     }
     bytes.extend((max_particles as u64).to_le_bytes());
     crate::checkpoint::fnv1a64(&bytes)
@@ -260,7 +273,8 @@ fn fill(mesh: &TriMesh, spacing: f64, blocks: &[FluidBlock], max: usize) -> (Vec
                     let line = Line::new(mesh, &grid, base.x, base.y, clearance, lo, hi);
                     for k in 0..nz {
                         let p = bmin + (DVec3::new(i as f64, j as f64, k as f64) + 0.5) * spacing;
-                        if line.is_fluid(mesh, p, clearance, open_sky) {
+                        let in_sheet = b.depth <= 0.0 || line.height_above_ground(p.z).is_some_and(|h| h <= b.depth);
+                        if in_sheet && line.is_fluid(mesh, p, clearance, open_sky) {
                             row.push((p, DVec3::from(b.velocity)));
                         }
                     }
@@ -309,17 +323,31 @@ impl Line {
         Self { faces, crossings }
     }
 
+    /// How high `z` lies above the first face straight below it, if that face faces up (the
+    /// ground under a point of water).
+    fn height_above_ground(&self, z: f64) -> Option<f64> {
+        let mut below: Option<(f64, f64)> = None;
+        for &(c, nz) in &self.crossings {
+            if c <= z && below.is_none_or(|(best, _)| c > best) {
+                below = Some((c, nz));
+            }
+        }
+        below.filter(|&(_, nz)| nz > 0.0).map(|(c, _)| z - c)
+    }
+
     /// Whether `p` (on the line) is fluid: no face within `clearance`, and the first face
     /// straight above faces down (or none is above and the mesh is a solid under open sky).
     fn is_fluid(&self, mesh: &TriMesh, p: DVec3, clearance: f64, open_sky: bool) -> bool {
-        // a face within `clearance` of `p` has its foot point within `clearance` of `p` in
-        // height, so faces farther than that (twice, against rounding) are skipped
+        // a face within `clearance` of `p` has a point within `clearance` of `p` in height, so
+        // faces farther than that (twice, against rounding) are skipped
         let near = self.faces.iter().any(|&(f, zmin, zmax)| {
             if p.z <= zmin - 2.0 * clearance || p.z >= zmax + 2.0 * clearance {
                 return false;
             }
+            // the nearest point of the face, its edges included: over a convex crease the foot
+            // point on either face's plane may fall outside both faces
             let [a, b, c] = mesh.corners(f as usize);
-            super::mesh::distance_along_normal(p, a, b, c, mesh.normal(f as usize)).is_some_and(|d| d.abs() < clearance)
+            (p - super::mesh::closest_point(p, a, b, c).0).length_squared() < clearance * clearance
         });
         // the first face above along +z (the first listed of equally near ones)
         let mut first: Option<(f64, f64)> = None;
@@ -382,7 +410,7 @@ mod tests {
         grid.in_box(DVec3::new(p.x, p.y, p.z.min(lo.z)) - clearance, top + clearance, |f| {
             let [a, b, c] = mesh.corners(f as usize);
             let n = mesh.normal(f as usize);
-            if super::super::mesh::distance_along_normal(p, a, b, c, n).is_some_and(|d| d.abs() < clearance) {
+            if (p - super::super::mesh::closest_point(p, a, b, c).0).length() < clearance {
                 near = true;
             }
             if let Some(z) = crossing_height(p.x, p.y, a, b, c)
@@ -407,7 +435,8 @@ mod tests {
             let clearance = spacing * 0.45;
             let (mut fluid, mut checked) = (0, 0);
             // the tunnel starts empty (its jet fills it): the box its jet enters through
-            let slug = FluidBlock { min: [0.05, -0.12, -0.12], max: [0.45, 0.12, 0.12], velocity: [0.0; 3] };
+            let slug =
+                FluidBlock { min: [0.05, -0.12, -0.12], max: [0.45, 0.12, 0.12], velocity: [0.0; 3], depth: 0.0 };
             let blocks = if scene.blocks.is_empty() { vec![slug] } else { scene.blocks.clone() };
             for b in &blocks {
                 let (bmin, bmax) = (DVec3::from(b.min), DVec3::from(b.max));
