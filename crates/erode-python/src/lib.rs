@@ -348,11 +348,12 @@ impl PyDroplets {
 ///
 /// Sph(scene="tank", *, mesh=None, particles=0, faces=0, params=None, **parameters): a built-in
 /// scene (lake, tunnel, tank), a scene file (.toml), or scene=None with a mesh (OBJ, PLY, STL)
-/// or heightmap file and water over its middle, as `erode simulate sph` starts them; 0 takes the
-/// scene's own count.
+/// and water over its middle or a heightmap file run as a scale model (`scale`), as `erode
+/// simulate sph` starts them; 0 takes the scene's own count.
 #[pyclass(name = "Sph", module = "erode")]
 struct PySph {
     run: SphRun,
+    scale: Option<sph::ModelScale>,
 }
 
 /// The setup of a scene, as the command line makes it.
@@ -389,7 +390,7 @@ impl PySph {
         if st.positions.is_empty() && st.inflow.emitters.is_empty() {
             return Err(value_error(format!("{name}: the fluid blocks hold no particle (they lie inside the solid?)")));
         }
-        Ok(Self { run: SphRun::new(p, st).map_err(value_error)? })
+        Ok(Self { run: SphRun::new(p, st).map_err(value_error)?, scale: s.scale })
     }
 
     /// The run saved by `checkpoint()`, with the same parameters.
@@ -402,9 +403,24 @@ impl PySph {
         params: Option<&Bound<'_, PyDict>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let base = sph_setup(scene, mesh.as_deref(), 0, 0)?.params;
-        let p: sph::Params = with_params(&base, params, kwargs)?;
-        Ok(Self { run: SphRun::resume(p, data).map_err(value_error)? })
+        let base = sph_setup(scene, mesh.as_deref(), 0, 0)?;
+        let p: sph::Params = with_params(&base.params, params, kwargs)?;
+        Ok(Self { run: SphRun::resume(p, data).map_err(value_error)?, scale: base.scale })
+    }
+
+    /// A heightmap's scale model: a dict of `horizontal` and `vertical` (model metres per
+    /// terrain metre), `exaggeration` and `base` (the terrain's height at the model's z = 0, m);
+    /// None for meshes and scenes. `mesh()` and `particles()` are in the model's metres: a
+    /// terrain point is `(x / horizontal, y / horizontal, z / vertical + base)`.
+    #[getter]
+    fn scale<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(s) = self.scale else { return Ok(None) };
+        let d = PyDict::new(py);
+        d.set_item("horizontal", s.horizontal)?;
+        d.set_item("vertical", s.vertical)?;
+        d.set_item("exaggeration", s.exaggeration())?;
+        d.set_item("base", s.base)?;
+        Ok(Some(d))
     }
 
     /// Runs `n` more iterations (the GIL released meanwhile).

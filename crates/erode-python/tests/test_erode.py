@@ -136,6 +136,17 @@ def test_sph_starts_from_a_mesh_file_as_the_command_line_does(tmp_path):
     assert sph.iterations == 3 and 0 < sph.particles().shape[0] <= 300
     with pytest.raises(ValueError, match="brings its own mesh"):
         erode.Sph("lake", mesh=tmp_path / "cube.obj")
+    assert sph.scale is None
+
+
+def test_sph_runs_a_heightmap_as_a_scale_model(tmp_path, terrain):
+    # 126 m across, 30 m of relief: 4 m across, exaggerated to 1 m of relief
+    sph = erode.Sph(None, mesh=tmp_path / "t.tif", particles=500, faces=800)
+    sph.run(3)
+    s = sph.scale
+    assert abs(s["horizontal"] * 126 - 4) < 1e-9 and s["exaggeration"] > 1
+    vertices, _ = sph.mesh()
+    assert vertices[:, 0].max() <= 4 + 1e-9
 
 
 def test_bad_arguments_raise_with_the_command_lines_messages(terrain, tmp_path):
