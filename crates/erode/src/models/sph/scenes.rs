@@ -1,5 +1,5 @@
-//! Skorkovská et al.'s scenes, built at any particle and face count: a lake on a slope, fed by a
-//! stream and overflowing (its Fig. 4/5), a block with a tube that a jet of water runs through,
+//! Skorkovská et al.'s scenes, built at any particle and face count: a lake on a slope, at rest
+//! until a stream fills it and it overflows (its Fig. 4/5), a block with a tube that a jet of water runs through,
 //! fed continuously (its Fig. 7), and a tank at rest (for checking the fluid). The lake and the
 //! tunnel run with a morphological factor of 100, so their surfaces change visibly within
 //! minutes (docs/sph-model.md).
@@ -48,7 +48,8 @@ impl Scene {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SceneKind {
-    /// A lake in a basin on a slope, filled over its rim: the overflow erodes the slope below.
+    /// A lake in a basin on a slope, at rest at its outlet's sill; a stream fills it until it
+    /// overflows and cuts its outlet (Skorkovská et al.'s Fig. 4).
     Lake,
     /// A block of solid with a tube through it; a jet of water enters at one end.
     Tunnel,
@@ -69,8 +70,10 @@ impl SceneKind {
         }
     }
 
-    /// The scene with about `faces` faces (0: the scene's default) and exactly `particles`
-    /// particles (0: the default) where the fluid has room for them.
+    /// The scene with about `faces` faces (0: the scene's default) and `particles` particles
+    /// (0: the default): the tunnel's at most, the tank's exactly where the fluid has room. The
+    /// lake's particles are as far apart as its basin full to the brim would hold `particles`
+    /// ([`LAKE_FULL`]); at rest it holds fewer, and its stream adds up to a quarter more.
     pub fn build(self, particles: usize, faces: usize) -> Result<Scene, TerrainError> {
         match self {
             SceneKind::Lake => lake(or(particles, 12_528), or(faces, 9_068)),
@@ -132,18 +135,35 @@ fn lake(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
         }
     }
     let mesh = build(best.1, rows)?;
-    // water over the basin, up to 8 cm above the rim's low side
-    let block = FluidBlock { min: [0.35, 0.35, 0.2], max: [1.65, 1.65, 0.62], velocity: [0.0; 3], depth: 0.0 };
-    let spacing = spacing_for(&mesh, &[block], particles)?;
-    // a stream poured into the basin's upper end keeps the lake full and overflowing; the water
-    // running off the slope leaves the domain, and the count stays within a quarter over the
-    // start
+    // the particle spacing at which the basin, full to 26 cm over its outlet, would hold
+    // `particles` (the paper's lake size)
+    let spacing = spacing_for(&mesh, &[LAKE_FULL], particles)?;
+    // the lake starts at rest at its outlet's sill (z = 0.358 m at x = 1.6 m, y = 1 m); a stream
+    // poured into the basin's upper end fills it until it overflows there and cuts the outlet;
+    // the water running off the slope leaves the domain; at most a quarter over `particles`
+    let at_rest = FluidBlock { max: [1.65, 1.65, 0.36], ..LAKE_FULL };
     let stream =
-        Emitter { centre: [0.5, 1.0, 0.75], velocity: [0.5, 0.0, -2.0], radius: 0.1, size: [0.0; 2], rate: 0.0 };
+        Emitter { centre: [0.5, 1.0, 0.68], velocity: [0.5, 0.0, -2.0], radius: 0.2, size: [0.0; 2], rate: 0.0 };
     let inflow = Inflow { emitters: vec![stream], sinks: Vec::new(), particle_cap: particles + particles / 4 };
     let params = Params { erosion_rate: 5e-4, critical_shear: 30.0, morphological_factor: 100.0, ..Params::default() };
-    Ok(Scene { mesh, spacing, blocks: vec![block], max_particles: particles, params, inflow })
+    Ok(Scene { mesh, spacing, blocks: vec![at_rest], max_particles: particles, params, inflow })
 }
+
+/// The lake at the paper's size, as the per-iteration benchmark runs it: its basin full to the
+/// brim from the start ([`LAKE_FULL`], all `particles` in it; 0: 12,528) and the narrower,
+/// higher stream it had before it started at rest.
+pub fn lake_full(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
+    let mut scene = lake(or(particles, 12_528), or(faces, 9_068))?;
+    scene.blocks = vec![LAKE_FULL];
+    scene.inflow.emitters[0].radius = 0.1;
+    scene.inflow.emitters[0].centre[2] = 0.75;
+    Ok(scene)
+}
+
+/// The lake's basin full to 26 cm over its outlet: the block of water the lake's particle
+/// spacing is set by (it holds the particle count asked for), metres.
+pub const LAKE_FULL: FluidBlock =
+    FluidBlock { min: [0.35, 0.35, 0.2], max: [1.65, 1.65, 0.62], velocity: [0.0; 3], depth: 0.0 };
 
 fn tunnel(particles: usize, faces: usize) -> Result<Scene, TerrainError> {
     check_counts(particles, faces)?;
