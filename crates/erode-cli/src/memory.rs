@@ -12,6 +12,8 @@ pub enum Work {
     Grid,
     /// The droplet model.
     Droplet,
+    /// The stream-power model.
+    StreamPower,
     /// `erode analyze`.
     Analyze,
     /// Reading, generating, converting or rendering one map.
@@ -23,6 +25,7 @@ impl Work {
         match self {
             Work::Grid => 160,
             Work::Droplet => 64,
+            Work::StreamPower => 112,
             Work::Analyze => 72,
             Work::Map => 16,
         }
@@ -32,6 +35,7 @@ impl Work {
         match self {
             Work::Grid => "the grid model",
             Work::Droplet => "the droplet model",
+            Work::StreamPower => "the stream-power model",
             Work::Analyze => "the analysis",
             Work::Map => "the map",
         }

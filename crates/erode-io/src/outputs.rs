@@ -38,6 +38,9 @@ pub struct MapOutputs {
     pub formats: Vec<Format>,
     /// The map drawn over the preview.
     pub overlay: &'static str,
+    /// Draw the overlay's logarithm from 100 times its smallest value up (for a drainage area:
+    /// channels draining 100 cells or more, small ones beside large).
+    pub log_overlay: bool,
 }
 
 impl MapOutputs {
@@ -45,7 +48,16 @@ impl MapOutputs {
     pub fn write(&self, dir: &Path, input: &Loaded, maps: Vec<(&'static str, Vec<f32>)>) -> Result<(), Error> {
         // each map is compressed and written on its own thread
         use rayon::prelude::*;
-        let overlay = maps.iter().find(|(n, _)| *n == self.overlay).map(|(_, v)| v.clone());
+        let mut overlay = maps.iter().find(|(n, _)| *n == self.overlay).map(|(_, v)| v.clone());
+        if self.log_overlay
+            && let Some(o) = &mut overlay
+        {
+            // log of the value over 100 times its smallest positive one, growing with each decade
+            let low = 100.0 * o.iter().copied().filter(|&v| v > 0.0).fold(f32::INFINITY, f32::min);
+            for v in o.iter_mut() {
+                *v = if *v > low { (*v / low).ln() } else { 0.0 };
+            }
+        }
         let written: Vec<Heightmap> = maps
             .into_par_iter()
             .map(|(name, field)| write_map(dir, name, &self.formats, input, field))

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use crate::SimError;
-use crate::models::{droplet, grid, sph};
+use crate::models::{droplet, grid, sph, stream_power};
 
 /// What one unit of [`Model::advance`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +19,8 @@ pub enum Unit {
     Iteration,
     /// One droplet's life (droplet).
     Droplet,
+    /// One time step of `dt_years` (stream power).
+    Step,
 }
 
 impl Unit {
@@ -27,6 +29,7 @@ impl Unit {
         match self {
             Unit::Iteration => "iteration",
             Unit::Droplet => "droplet",
+            Unit::Step => "step",
         }
     }
 }
@@ -451,6 +454,103 @@ impl Model for DropletRun {
             return Backend::Gpu { adapter: adapter.clone() };
         }
         Backend::Cpu
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// The stream-power model (uplift, Braun & Willett 2013's implicit incision, hillslope
+/// diffusion) under the contract. Its unit is a step of `dt_years`; its clock counts years.
+pub struct StreamPowerRun {
+    state: stream_power::State,
+    cpu: stream_power::CpuSim,
+}
+
+impl StreamPowerRun {
+    /// A run of `params` from `state`.
+    pub fn new(params: stream_power::Params, state: stream_power::State) -> Result<Self, SimError> {
+        let cpu = stream_power::CpuSim::new(params, &state)?;
+        Ok(Self { state, cpu })
+    }
+
+    /// A run of `params` from checkpoint `bytes` (written with the same parameters; at most
+    /// `max_cells` cells).
+    pub fn resume(params: stream_power::Params, bytes: &[u8], max_cells: u64) -> Result<Self, SimError> {
+        let fingerprint = stream_power::params_fingerprint(&params);
+        Self::new(params, stream_power::State::from_bytes(bytes, fingerprint, max_cells)?)
+    }
+
+    /// The state.
+    pub fn state(&self) -> &stream_power::State {
+        &self.state
+    }
+
+    /// The state, to edit between steps (the viewer's uplift brush).
+    pub fn state_mut(&mut self) -> &mut stream_power::State {
+        &mut self.state
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &stream_power::Params {
+        self.cpu.params()
+    }
+
+    /// The simulator (routing of the last step).
+    pub fn sim(&self) -> &stream_power::CpuSim {
+        &self.cpu
+    }
+}
+
+impl Model for StreamPowerRun {
+    fn name(&self) -> &'static str {
+        "stream-power"
+    }
+    fn unit(&self) -> Unit {
+        Unit::Step
+    }
+    fn done(&self) -> u64 {
+        self.state.steps
+    }
+    fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError> {
+        for _ in 0..n {
+            self.cpu.step(&mut self.state);
+            progress(self.state.steps);
+        }
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<(), SimError> {
+        Ok(())
+    }
+    fn balance(&self) -> Balance {
+        let st = &self.state;
+        let b = &st.books;
+        Balance {
+            relative_error: st.relative_error(),
+            terms: vec![
+                volume("uplifted", b.uplifted),
+                volume("eroded", b.eroded),
+                volume("diffused_out", b.diffused_out),
+                volume("filled", b.filled),
+                volume("left_through_base_level", b.left_through_base_level()),
+                volume("volume_change", st.volume() - st.start_volume),
+            ],
+        }
+    }
+    fn checkpoint(&self) -> Vec<u8> {
+        self.state.to_bytes(stream_power::params_fingerprint(self.cpu.params()))
+    }
+    fn input_hash(&self) -> u64 {
+        self.state.input
+    }
+    fn stage_times(&self) -> Vec<(&'static str, Duration)> {
+        stream_power::Stage::ALL.iter().zip(self.cpu.stage_times()).map(|(s, t)| (s.name(), t)).collect()
+    }
+    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
+        self.state.output_maps(self.cpu.params().uplift)
+    }
+    fn is_finite(&self) -> bool {
+        let s = &self.state;
+        s.terrain.iter().all(|v| v.is_finite()) && all_finite(&[&s.drainage_area, &s.erosion_rate])
     }
 }
 

@@ -178,6 +178,12 @@ pub enum SimError {
     /// A rain map with no cell above 0: no droplet can start.
     #[error("the rain map has no cell above 0, so no droplet can start")]
     NoRain,
+    /// The stream-power model's domain has nowhere for rivers to end.
+    #[error(
+        "the domain has no base level: every edge is closed (open_edges), no cell is at or below sea_level and there \
+         is no nodata hole; open an edge or set a sea level"
+    )]
+    NoBaseLevel,
     /// A checkpoint could not be decoded.
     #[error("checkpoint: {0}")]
     Checkpoint(#[from] crate::checkpoint::CheckpointError),

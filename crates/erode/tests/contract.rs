@@ -1,10 +1,10 @@
 //! The model contract: every model, driven only through `dyn Model`, advances in pieces as in one
 //! go, resumes from its checkpoint to the same bytes, and reports balanced books.
 
-use erode::contract::{DropletRun, GridRun, Model, SphRun, Unit};
-use erode::models::droplet;
+use erode::contract::{DropletRun, GridRun, Model, SphRun, StreamPowerRun, Unit};
 use erode::models::grid::{Params, StartMaps, State};
 use erode::models::sph::SceneKind;
+use erode::models::{droplet, stream_power};
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
 
 fn terrain() -> erode::Grid<f32> {
@@ -32,6 +32,16 @@ fn sph_run() -> Box<dyn Model> {
     Box::new(SphRun::new(params, st).unwrap())
 }
 
+fn stream_power_params() -> stream_power::Params {
+    stream_power::Params { dt_years: 5e4, ..Default::default() }
+}
+
+fn stream_power_run() -> Box<dyn Model> {
+    let t = terrain().map(|z| z * 10.0);
+    let st = stream_power::State::with_maps(&t, stream_power::StartMaps::default(), 0.1).unwrap();
+    Box::new(StreamPowerRun::new(stream_power_params(), st).unwrap())
+}
+
 /// `total` units in pieces of about `piece` that end on multiples of the model's granule.
 fn advance_in_pieces(m: &mut dyn Model, total: u64, piece: u64) {
     let g = m.granule();
@@ -48,7 +58,7 @@ fn advance_in_pieces(m: &mut dyn Model, total: u64, piece: u64) {
 fn every_model_advances_in_pieces_as_in_one_go_and_resumes_to_the_same_bytes() {
     type Start = fn() -> Box<dyn Model>;
     type Resume = fn(&[u8]) -> Box<dyn Model>;
-    let cases: [(Start, Resume, u64, f64); 3] = [
+    let cases: [(Start, Resume, u64, f64); 4] = [
         (grid_run, |b| Box::new(GridRun::resume(Params::default(), b, u64::MAX).unwrap()), 60, 1e-6),
         (
             droplet_run,
@@ -68,6 +78,7 @@ fn every_model_advances_in_pieces_as_in_one_go_and_resumes_to_the_same_bytes() {
             30,
             1e-6,
         ),
+        (stream_power_run, |b| Box::new(StreamPowerRun::resume(stream_power_params(), b, u64::MAX).unwrap()), 40, 1e-9),
     ];
     for (start, resume, total, tolerance) in cases {
         let mut whole = start();
@@ -95,7 +106,7 @@ fn every_model_advances_in_pieces_as_in_one_go_and_resumes_to_the_same_bytes() {
         assert!(!books.terms.is_empty() && whole.is_finite(), "{name}");
         match whole.unit() {
             Unit::Iteration => assert!(whole.clock().is_some_and(|c| c.now > 0.0 && c.step > 0.0), "{name}"),
-            Unit::Droplet => assert!(whole.clock().is_none(), "{name}"),
+            Unit::Droplet | Unit::Step => assert!(whole.clock().is_none(), "{name}"),
         }
         // the heightmap models name their maps, the mesh model has none
         let maps = whole.maps();
@@ -106,7 +117,9 @@ fn every_model_advances_in_pieces_as_in_one_go_and_resumes_to_the_same_bytes() {
 /// The books terms name what moved: erosion shows in every model's terms.
 #[test]
 fn every_models_books_show_the_erosion() {
-    for (mut m, n, eroded) in [(grid_run(), 60, "eroded"), (droplet_run(), 960, "eroded_m3")] {
+    for (mut m, n, eroded) in
+        [(grid_run(), 60, "eroded"), (droplet_run(), 960, "eroded_m3"), (stream_power_run(), 5, "eroded")]
+    {
         m.advance(n, &mut |_| {}).unwrap();
         m.sync().unwrap();
         let books = m.balance();

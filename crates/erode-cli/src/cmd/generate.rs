@@ -62,6 +62,7 @@ enum Kind {
     Ramp,
     Bowl,
     PlaneWithPit,
+    Noise,
 }
 
 impl From<Kind> for TerrainKind {
@@ -74,6 +75,7 @@ impl From<Kind> for TerrainKind {
             Kind::Ramp => Self::Ramp,
             Kind::Bowl => Self::Bowl,
             Kind::PlaneWithPit => Self::PlaneWithPit,
+            Kind::Noise => Self::Noise,
         }
     }
 }

@@ -1,6 +1,7 @@
 use anyhow::Context;
 use erode::models::droplet;
 use erode::models::grid;
+use erode::models::stream_power;
 
 /// Print a model's default parameters (or a grid preset's) as commented TOML (a starting point
 /// for --params).
@@ -10,17 +11,19 @@ only), badlands (dense gullies), alpine (hard rock, steep channels and talus), c
 Tóth 2011 as written).
 Droplet presets: default (rills and gullies, valleys kept), gentle (light weathering), beyer (Beyer
 2015's numbers read at 1 m cells).
+Stream-power presets: default (1 mm/yr uplift, m/n = 0.45), slow (0.1 mm/yr), nonlinear (n = 2).
 
 Examples:
   erode params grid > grid.toml
   erode params grid --preset badlands > badlands.toml
   erode params droplet > droplet.toml
   erode params sph > sph.toml
+  erode params stream-power --preset nonlinear > sp.toml
   erode simulate grid dem.tif --params grid.toml -o out")]
 pub struct Args {
     /// The model.
     model: Model,
-    /// Grid or droplet: print this preset instead of the defaults.
+    /// Grid, droplet or stream-power: print this preset instead of the defaults.
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
 }
@@ -30,11 +33,12 @@ enum Model {
     Grid,
     Droplet,
     Sph,
+    StreamPower,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     if a.preset.is_some() && matches!(a.model, Model::Sph) {
-        anyhow::bail!("--preset is for the grid and droplet models");
+        anyhow::bail!("--preset is for the grid, droplet and stream-power models");
     }
     match a.model {
         Model::Grid => {
@@ -63,6 +67,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let mut table = erode_io::params::to_commented_toml(&params, droplet::PARAM_DOCS, &header);
             // TOML has no -inf literal for "unset": say it instead
             table = table.replace("min_height = -inf", "# min_height = 0.0   (unset: the input's lowest height)");
+            print!("{table}");
+        }
+        Model::StreamPower => {
+            let name = a.preset.as_deref().unwrap_or("default");
+            let params = stream_power::preset(name).context("--preset")?;
+            let summary = stream_power::PRESETS.iter().find(|p| p.0 == name).map_or("", |p| p.1);
+            let header = format!(
+                "erode stream-power model parameters: dz/dt = U - K*A^m*S^n + D*laplacian(z), heights in\n\
+                 metres, time in years (Braun & Willett 2013). Preset `{name}`: {summary}.\n\
+                 Use it with --params FILE, or directly with --preset {name}."
+            );
+            let mut table = erode_io::params::to_commented_toml(&params, stream_power::PARAM_DOCS, &header);
+            table = table.replace("sea_level = -inf", "# sea_level = 0.0   (unset: no sea)");
             print!("{table}");
         }
         Model::Sph => {

@@ -20,7 +20,7 @@ pub struct DropletFront {
 impl DropletFront {
     /// The outputs of a run started from preset `preset` on `input`, in `formats`.
     pub fn new(input: Loaded, formats: Vec<Format>, preset: &str) -> Self {
-        Self { input, outputs: MapOutputs { formats, overlay: "flow" }, preset: preset.into() }
+        Self { input, outputs: MapOutputs { formats, overlay: "flow", log_overlay: false }, preset: preset.into() }
     }
 }
 

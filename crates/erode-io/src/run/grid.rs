@@ -24,7 +24,7 @@ pub struct GridFront {
 impl GridFront {
     /// The outputs of `model`, started from preset `preset` on `input`, in `formats`.
     pub fn new(model: &GridRun, input: Loaded, formats: Vec<Format>, preset: &str) -> Self {
-        let outputs = MapOutputs { formats, overlay: "water" };
+        let outputs = MapOutputs { formats, overlay: "water", log_overlay: false };
         Self { input, outputs, preset: preset.into(), first: model.derived().clone(), most_substeps: 0 }
     }
 }

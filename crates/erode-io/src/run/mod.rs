@@ -10,6 +10,7 @@ mod grid;
 mod sph;
 mod staging;
 mod stamp;
+mod stream_power;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -23,6 +24,7 @@ pub use sph::SphFront;
 pub(crate) use staging::TEMPORARY_PREFIX;
 pub use staging::{Staging, create_output_folder, remove_stale_temporaries};
 pub use stamp::Stamp;
+pub use stream_power::StreamPowerFront;
 
 /// Why a run could not start or did not finish.
 #[derive(Debug, thiserror::Error)]

@@ -4,3 +4,4 @@
 pub mod droplet;
 pub mod grid;
 pub mod sph;
+pub mod stream_power;

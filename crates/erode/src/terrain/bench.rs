@@ -76,3 +76,12 @@ pub fn at_cell_size(bench: Bench, size: usize, cell: f64) -> Result<Heightmap, T
     };
     generate(&spec)
 }
+
+/// The stream-power model's bench start: a flat plain `size`² cells of `cell` metres with 1 m
+/// of white noise (seeded): every ninth cell or so is a pit, the hardest start for depression
+/// filling, and the start from which uplift grows a range.
+pub fn noisy_plain(size: usize, cell: f64, seed: u64) -> Result<crate::Grid<f32>, crate::GridError> {
+    let mut rng = crate::rng::SplitMix64::new(seed);
+    let data = (0..size * size).map(|_| rng.next_f32()).collect();
+    crate::Grid::from_vec(size, size, CellSize::square(cell), data)
+}

@@ -33,12 +33,23 @@ pub enum TerrainKind {
     Bowl,
     /// A flat plane with a smooth pit at the centre.
     PlaneWithPit,
+    /// White noise (seeded): a flat noisy plain, the start from which the stream-power model
+    /// grows a range.
+    Noise,
 }
 
 impl TerrainKind {
     /// Every kind, in documentation order.
-    pub const ALL: [TerrainKind; 7] =
-        [Self::Fbm, Self::Ridged, Self::DiamondSquare, Self::Cone, Self::Ramp, Self::Bowl, Self::PlaneWithPit];
+    pub const ALL: [TerrainKind; 8] = [
+        Self::Fbm,
+        Self::Ridged,
+        Self::DiamondSquare,
+        Self::Cone,
+        Self::Ramp,
+        Self::Bowl,
+        Self::PlaneWithPit,
+        Self::Noise,
+    ];
 
     /// The kebab-case name used on the command line.
     pub fn name(self) -> &'static str {
@@ -50,6 +61,7 @@ impl TerrainKind {
             Self::Ramp => "ramp",
             Self::Bowl => "bowl",
             Self::PlaneWithPit => "plane-with-pit",
+            Self::Noise => "noise",
         }
     }
 }
@@ -135,6 +147,10 @@ pub fn generate(spec: &TerrainSpec) -> Result<Heightmap, TerrainError> {
         TerrainKind::Ramp => ramp(spec.width, spec.height),
         TerrainKind::Bowl => bowl(spec.width, spec.height),
         TerrainKind::PlaneWithPit => plane_with_pit(spec.width, spec.height),
+        TerrainKind::Noise => {
+            let mut rng = crate::rng::SplitMix64::new(spec.seed);
+            (0..spec.width * spec.height).map(|_| rng.next_f64()).collect()
+        }
     };
     let heights = scale_to(unit, spec)?;
     Ok(Heightmap::new(heights)?)

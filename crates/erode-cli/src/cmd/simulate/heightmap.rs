@@ -111,7 +111,13 @@ pub fn name_the_map_file(e: erode::SimError, files: MapFiles) -> anyhow::Error {
     }
 }
 
-fn read_map(path: Option<&Path>, what: &str, terrain: &erode::Grid<f32>) -> anyhow::Result<Option<erode::Grid<f32>>> {
+/// Reads the `what` map at `path` (integer formats as 0..1), refusing one of another size than
+/// `terrain`.
+pub fn read_map(
+    path: Option<&Path>,
+    what: &str,
+    terrain: &erode::Grid<f32>,
+) -> anyhow::Result<Option<erode::Grid<f32>>> {
     let Some(p) = path else { return Ok(None) };
     let opts = erode_io::ReadOptions {
         mapping: Some(erode_io::IntMapping::Range { min: 0.0, max: 1.0 }),

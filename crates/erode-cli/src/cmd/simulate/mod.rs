@@ -5,6 +5,7 @@ mod droplet;
 mod grid;
 mod heightmap;
 mod sph;
+mod stream_power;
 
 use std::path::PathBuf;
 
@@ -19,7 +20,8 @@ use erode_io::run::{Job, Newest, Stamp, Until};
 Examples:
   erode simulate grid t.tif -o out --iterations 1000
   erode simulate droplet t.tif -o out --preset gentle
-  erode simulate sph --scene tunnel --iterations 2000 -o out")]
+  erode simulate sph --scene tunnel --iterations 2000 -o out
+  erode simulate stream-power plain.tif -o range --years 2e6")]
 pub struct Args {
     #[command(subcommand)]
     model: ModelCommand,
@@ -33,6 +35,9 @@ enum ModelCommand {
     Droplet(droplet::Args),
     /// Fluid particles eroding a triangle mesh (Skorkovská et al.): caves, tunnels, overhangs.
     Sph(sph::Args),
+    /// Uplift and stream-power erosion over millions of years: mountain ranges and their
+    /// drainage (Braun & Willett 2013).
+    StreamPower(stream_power::Args),
 }
 
 /// Flags every model takes.
@@ -152,6 +157,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         ModelCommand::Grid(a) => erode_io::run::run(grid::job(a, quiet)?, &watch)?,
         ModelCommand::Droplet(a) => erode_io::run::run(droplet::job(a, quiet)?, &watch)?,
         ModelCommand::Sph(a) => erode_io::run::run(sph::job(a)?, &watch)?,
+        ModelCommand::StreamPower(a) => erode_io::run::run(stream_power::job(a, quiet)?, &watch)?,
     }
     Ok(())
 }

@@ -1,0 +1,58 @@
+//! What a stream-power run writes: its maps, a preview with the river network, the report's
+//! fields.
+
+use std::path::Path;
+
+use erode::contract::StreamPowerRun;
+use serde_json::{Map, Value, json};
+
+use super::{Front, RunError, Watch};
+use crate::outputs::{MapOutputs, note_nodata};
+use crate::{Format, Loaded};
+
+/// The stream-power model's part of a run on the heightmap `input`.
+pub struct StreamPowerFront {
+    input: Loaded,
+    outputs: MapOutputs,
+    preset: String,
+}
+
+impl StreamPowerFront {
+    /// The outputs of a run started from preset `preset` on `input`, in `formats`.
+    pub fn new(input: Loaded, formats: Vec<Format>, preset: &str) -> Self {
+        let outputs = MapOutputs { formats, overlay: "drainage_area", log_overlay: true };
+        Self { input, outputs, preset: preset.into() }
+    }
+}
+
+impl Front<StreamPowerRun> for StreamPowerFront {
+    fn begin(&mut self, _model: &StreamPowerRun, _out: &Path, _fresh: bool, watch: &dyn Watch) -> Result<(), RunError> {
+        note_nodata(&self.input.map, true, watch);
+        Ok(())
+    }
+    fn write_outputs(&self, model: &StreamPowerRun, dir: &Path) -> Result<(), RunError> {
+        Ok(self.outputs.write(dir, &self.input, erode::contract::Model::maps(model))?)
+    }
+    fn report(&self, model: &StreamPowerRun) -> Map<String, Value> {
+        let st = model.state();
+        let r = model.sim().routing();
+        let (lo, hi) = st
+            .terrain
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| st.inside(i))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, &z)| (lo.min(z), hi.max(z)));
+        let report = json!({
+            "preset": self.preset,
+            "width": st.width,
+            "height": st.height,
+            "cell_size": { "x": st.cell_size.x, "y": st.cell_size.y },
+            "steps": st.steps,
+            "years": st.years,
+            "relief_m": hi - lo,
+            "last_step": { "pits": r.pits, "unresolved_cells": r.unresolved },
+            "params": model.params(),
+        });
+        report.as_object().cloned().unwrap_or_default()
+    }
+}

@@ -1,0 +1,239 @@
+//! The stream-power simulator: one step is uplift, then the stages of [`Stage::ALL`].
+
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::diffusion::{DiffusionScratch, diffuse};
+use super::erosion::{AreaPower, Incision, incise};
+use super::params::Params;
+use super::routing::{ACTIVE, BASE, Cells, OUTSIDE, Routing};
+use super::state::State;
+use crate::analysis::domain::STEPS;
+use crate::error::SimError;
+
+/// The stages of a step, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Rock rises (base level stays).
+    Uplift,
+    /// D8 receivers and the pits they leave.
+    Routing,
+    /// The stack: every receiver before its donors (and the pits' basins).
+    Order,
+    /// Closed depressions filled to their spill height, their cells routed out, the stack again.
+    Depressions,
+    /// Drainage area down the stack.
+    Accumulation,
+    /// River incision, implicit along the stack.
+    Erosion,
+    /// Hillslope diffusion, implicit along rows then columns.
+    Diffusion,
+}
+
+/// Stages in a step.
+pub const STAGES: usize = 7;
+
+impl Stage {
+    /// Every stage in order.
+    pub const ALL: [Stage; STAGES] = [
+        Stage::Uplift,
+        Stage::Routing,
+        Stage::Order,
+        Stage::Depressions,
+        Stage::Accumulation,
+        Stage::Erosion,
+        Stage::Diffusion,
+    ];
+
+    /// The stage's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Uplift => "uplift",
+            Stage::Routing => "routing",
+            Stage::Order => "order",
+            Stage::Depressions => "depressions",
+            Stage::Accumulation => "accumulation",
+            Stage::Erosion => "erosion",
+            Stage::Diffusion => "diffusion",
+        }
+    }
+}
+
+/// The CPU simulator: parameters, the grid's geometry, scratch and stage timers.
+#[derive(Clone, Debug)]
+pub struct CpuSim {
+    params: Params,
+    cells: Cells,
+    routing: Routing,
+    powers: AreaPower,
+    lowered: Vec<f64>,
+    diffusion: DiffusionScratch,
+    times: [Duration; STAGES],
+}
+
+impl CpuSim {
+    /// A simulator of `params` for `state`'s grid. Refuses bad parameters and a domain with no
+    /// base level (every edge closed, no sea and no nodata hole).
+    pub fn new(params: Params, state: &State) -> Result<Self, SimError> {
+        params.validate()?;
+        let edges = params.edges()?;
+        let (w, h) = (state.width, state.height);
+        let mut kind = vec![ACTIVE; w * h];
+        for (i, k) in kind.iter_mut().enumerate() {
+            let (r, c) = (i / w, i % w);
+            let open = (r == 0 && edges.north)
+                || (c + 1 == w && edges.east)
+                || (r + 1 == h && edges.south)
+                || (c == 0 && edges.west);
+            if !state.inside(i) {
+                *k = OUTSIDE;
+            } else if open {
+                *k = BASE;
+            }
+        }
+        let cell = state.cell_size;
+        let distance = std::array::from_fn(|k| {
+            let (dr, dc) = STEPS[k];
+            match (dr, dc) {
+                (0, _) => cell.x,
+                (_, 0) => cell.y,
+                _ => cell.x.hypot(cell.y),
+            }
+        });
+        let mut cells = Cells { width: w, height: h, kind, distance, sea_level: params.sea_level };
+        // cells beside a nodata hole are base level: water reaching a hole leaves the map there
+        for i in 0..w * h {
+            if cells.kind[i] == ACTIVE
+                && (0..8).any(|k| cells.neighbour(i, k).is_some_and(|j| cells.kind[j] == OUTSIDE))
+            {
+                cells.kind[i] = BASE;
+            }
+        }
+        let has_base = (0..w * h).any(|i| cells.is_base(i, state.terrain[i]));
+        if !has_base {
+            return Err(SimError::NoBaseLevel);
+        }
+        let powers = AreaPower::new(params.m);
+        Ok(Self {
+            params,
+            cells,
+            routing: Routing::default(),
+            powers,
+            lowered: vec![0.0; w * h],
+            diffusion: DiffusionScratch::default(),
+            times: [Duration::ZERO; STAGES],
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The routing of the last step (receivers, stack, drainage area in cells).
+    pub fn routing(&self) -> &Routing {
+        &self.routing
+    }
+
+    /// Wall time spent in each stage of [`Stage::ALL`] so far.
+    pub fn stage_times(&self) -> [Duration; STAGES] {
+        self.times
+    }
+
+    /// Runs `n` steps.
+    pub fn run(&mut self, st: &mut State, n: u64) {
+        for _ in 0..n {
+            self.step(st);
+        }
+    }
+
+    /// One step of `dt_years`: the stages of [`Stage::ALL`] in order.
+    pub fn step(&mut self, st: &mut State) {
+        let p = &self.params;
+        let dt = p.dt_years;
+        let area = st.cell_size.area();
+        let mut clock = Instant::now();
+        let mut lap = |times: &mut [Duration; STAGES], stage: Stage| {
+            let now = Instant::now();
+            times[stage as usize] += now - clock;
+            clock = now;
+        };
+
+        // uplift: every cell but the fixed base level (sea floor rises too)
+        let cells = &self.cells;
+        let w = st.width;
+        let u_dt = p.uplift * dt;
+        let uplift_map = st.uplift.as_deref();
+        let raised: f64 = st
+            .terrain
+            .par_chunks_mut(w)
+            .enumerate()
+            .map(|(r, row)| {
+                let mut sum = 0.0;
+                for (c, z) in row.iter_mut().enumerate() {
+                    let i = r * w + c;
+                    if cells.kind[i] == ACTIVE {
+                        let du = u_dt * uplift_map.map_or(1.0, |m| f64::from(m[i]));
+                        *z += du;
+                        sum += du;
+                    }
+                }
+                sum
+            })
+            .collect::<Vec<f64>>()
+            .iter()
+            .sum();
+        lap(&mut self.times, Stage::Uplift);
+
+        let mut pits = self.routing.receivers(cells, &st.terrain);
+        if pits > 0 {
+            pits = self.routing.route_flats(cells, &st.terrain, true);
+            self.routing.pits = pits;
+        }
+        lap(&mut self.times, Stage::Routing);
+        self.routing.build_stack(cells, &st.terrain, pits > 0);
+        lap(&mut self.times, Stage::Order);
+        let mut filled = 0.0;
+        if pits > 0 {
+            filled = self.routing.fill_depressions(cells, &mut st.terrain);
+            self.routing.build_stack(cells, &st.terrain, false);
+        }
+        lap(&mut self.times, Stage::Depressions);
+        self.routing.accumulate();
+        lap(&mut self.times, Stage::Accumulation);
+
+        let inc = Incision {
+            k_dt: p.erodibility * dt * area.powf(p.m),
+            n: p.n,
+            inv_length_n: cells.distance.map(|d| 1.0 / d.powf(p.n)),
+            scale: st.erodibility.as_deref(),
+        };
+        let eroded = incise(&self.routing, &self.powers, inc, &mut st.terrain, &mut self.lowered);
+        lap(&mut self.times, Stage::Erosion);
+
+        let diffused = if p.diffusivity > 0.0 {
+            let cell = (st.cell_size.x, st.cell_size.y);
+            diffuse(cells, p.diffusivity * dt, cell, &mut st.terrain, &mut self.diffusion)
+        } else {
+            0.0
+        };
+        lap(&mut self.times, Stage::Diffusion);
+
+        // outputs of the step and books
+        let count = &self.routing.count;
+        let lowered = &self.lowered;
+        st.drainage_area.par_iter_mut().zip(st.erosion_rate.par_iter_mut()).enumerate().for_each(|(i, (a, e))| {
+            let inside = cells.kind[i] != OUTSIDE;
+            *a = if inside { (f64::from(count[i]) * area) as f32 } else { 0.0 };
+            *e = if inside { (lowered[i] / dt) as f32 } else { 0.0 };
+        });
+        let b = &mut st.books;
+        b.uplifted += raised * area;
+        b.eroded += eroded * area;
+        b.diffused_out += diffused * area;
+        b.filled += filled * area;
+        st.steps += 1;
+        st.years += dt;
+    }
+}

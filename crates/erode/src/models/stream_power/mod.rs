@@ -1,0 +1,38 @@
+//! The stream-power model: a landscape-evolution model that grows and wears mountain ranges
+//! over millions of years, in metres and years (`docs/stream-power-model.md`).
+//!
+//! `dz/dt = U − K·A^m·S^n + D·∇²z`: rock rises at `U`, rivers cut at a rate that grows with
+//! their drainage area `A` and slope `S` (the stream-power law; detachment-limited: what they
+//! cut leaves through base level), and hillslopes creep by diffusion. A step of `Δt`:
+//!
+//! 1. `uplift`: every cell but base level rises by `U·Δt` (an uplift map multiplies `U`);
+//! 2. `routing`: each cell's steepest lower neighbour (D8, O'Callaghan & Mark 1984);
+//! 3. `order`: the stack of Braun & Willett (2013), every receiver before its donors;
+//! 4. `depressions`: closed depressions filled to their spill height through a basin graph and
+//!    its minimum spanning tree (Cordonnier, Bovy & Braun 2019), lake surfaces routed to their
+//!    outlet, the stack again (see [`routing`]);
+//! 5. `accumulation`: drainage area down the stack;
+//! 6. `erosion`: the implicit stream-power solver of Braun & Willett (2013), exact for `n = 1`,
+//!    Newton iterations otherwise (see [`erosion`]);
+//! 7. `diffusion`: implicit hillslope diffusion, rows then columns (see [`diffusion`]).
+//!
+//! Base level: the open map edges (`open_edges`), cells beside nodata holes, and cells at or
+//! below `sea_level`; they keep their height. Both solvers are implicit, so any `Δt` is stable.
+//!
+//! # Determinism and books
+//!
+//! The sequential stages (order, depressions, accumulation, erosion) run in a fixed order; the
+//! parallel ones (uplift, routing, diffusion) compute each cell independently, and their sums
+//! are reduced in row order: the same bits on any thread count. The books (f64, m³) hold
+//! `ΔV = uplifted − eroded − diffused_out + filled`, each term summed as it happens, to ~1e-12.
+
+pub mod cpu;
+pub mod diffusion;
+pub mod erosion;
+pub mod params;
+pub mod routing;
+pub mod state;
+
+pub use cpu::{CpuSim, STAGES, Stage};
+pub use params::{OpenEdges, PARAM_DOCS, PRESETS, Params, preset};
+pub use state::{Books, StartMaps, State, params_fingerprint};

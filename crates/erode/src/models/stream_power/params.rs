@@ -1,0 +1,173 @@
+//! What the user tunes in the stream-power model, in metres and years.
+
+use crate::error::ParamError;
+use crate::models::grid::UnknownPreset;
+
+/// Stream-power model parameters (names as the CLI's `--set` uses them):
+/// `dz/dt = U − K·A^m·S^n + D·∇²z`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// Rock uplift rate `U`, m/yr (an uplift map multiplies it cell by cell). Default 0.001
+    /// (1 mm/yr, an active range).
+    pub uplift: f64,
+    /// Erodibility `K`, m^(1−2m)/yr (an erodibility map multiplies it). Default 2e-5.
+    pub erodibility: f64,
+    /// Drainage-area exponent `m`. Default 0.45.
+    pub m: f64,
+    /// Slope exponent `n` (1 is solved exactly; other values by Newton iterations). Default 1.
+    pub n: f64,
+    /// Hillslope diffusivity `D`, m²/yr (0: no hillslope diffusion). Default 0.01.
+    pub diffusivity: f64,
+    /// Time step, years. The solvers are implicit: any step is stable, and shorter ones follow
+    /// transients more closely. Default 10,000.
+    pub dt_years: f64,
+    /// Cells at or below this height are sea: base level, where rivers end (`-inf`: no sea).
+    /// Default -inf.
+    pub sea_level: f64,
+    /// The map edges held at base level (rivers leave there): any of the letters `n`, `e`, `s`,
+    /// `w`; the others are closed (no flow, no diffusive flux). Default "nesw".
+    pub open_edges: String,
+    /// Erodibility of hardness 1 relative to hardness 0 (0..1): with a hardness map a cell of
+    /// hardness `H` erodes with `K·(1 − H·(1 − rock_erodibility))`, as in the other models.
+    /// Default 0.1.
+    pub rock_erodibility: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            uplift: 1e-3,
+            erodibility: 2e-5,
+            m: 0.45,
+            n: 1.0,
+            diffusivity: 0.01,
+            dt_years: 1e4,
+            sea_level: f64::NEG_INFINITY,
+            open_edges: "nesw".into(),
+            rock_erodibility: 0.1,
+        }
+    }
+}
+
+/// Which map edges are open (at base level).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenEdges {
+    /// Row 0.
+    pub north: bool,
+    /// The last column.
+    pub east: bool,
+    /// The last row.
+    pub south: bool,
+    /// Column 0.
+    pub west: bool,
+}
+
+impl OpenEdges {
+    /// Whether any edge is open.
+    pub fn any(self) -> bool {
+        self.north || self.east || self.south || self.west
+    }
+}
+
+/// Largest `m` or `n` accepted (beyond it `A^m` overflows f64 on large maps).
+pub const MAX_EXPONENT: f64 = 4.0;
+
+impl Params {
+    /// Checks every parameter.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        fn check(ok: bool, name: &'static str, value: f64, expected: &'static str) -> Result<(), ParamError> {
+            if ok { Ok(()) } else { Err(ParamError { name, value, expected }) }
+        }
+        let rate = |v: f64| v.is_finite() && v >= 0.0;
+        check(self.uplift.is_finite(), "uplift", self.uplift, "a finite rate, m/yr")?;
+        check(rate(self.erodibility), "erodibility", self.erodibility, ">= 0, m^(1-2m)/yr")?;
+        check(self.m.is_finite() && (0.0..=MAX_EXPONENT).contains(&self.m), "m", self.m, "0 to 4")?;
+        check(self.n.is_finite() && self.n > 0.0 && self.n <= MAX_EXPONENT, "n", self.n, "> 0 and <= 4")?;
+        check(rate(self.diffusivity), "diffusivity", self.diffusivity, ">= 0 m²/yr")?;
+        check(self.dt_years.is_finite() && self.dt_years > 0.0, "dt_years", self.dt_years, "> 0 years")?;
+        check(self.sea_level < f64::INFINITY, "sea_level", self.sea_level, "a height or -inf")?;
+        check((0.0..=1.0).contains(&self.rock_erodibility), "rock_erodibility", self.rock_erodibility, "0 to 1")?;
+        self.edges()?;
+        Ok(())
+    }
+
+    /// The open edges `open_edges` names.
+    pub fn edges(&self) -> Result<OpenEdges, ParamError> {
+        let mut e = OpenEdges::default();
+        for ch in self.open_edges.chars() {
+            match ch.to_ascii_lowercase() {
+                'n' => e.north = true,
+                'e' => e.east = true,
+                's' => e.south = true,
+                'w' => e.west = true,
+                _ => {
+                    return Err(ParamError {
+                        name: "open_edges",
+                        value: f64::NAN,
+                        expected: "letters among n, e, s, w (e.g. \"nesw\", \"w\", or \"\" for none)",
+                    });
+                }
+            }
+        }
+        Ok(e)
+    }
+}
+
+/// `erode params stream-power`: each parameter with its unit and range.
+pub const PARAM_DOCS: &[(&str, &str)] = &[
+    ("uplift", "rock uplift rate U, m/yr (an uplift map multiplies it)"),
+    ("erodibility", "K in K*A^m*S^n, m^(1-2m)/yr (>= 0; an erodibility map multiplies it)"),
+    ("m", "drainage-area exponent (0..4); steady channels have slope ~ A^(-m/n)"),
+    ("n", "slope exponent (> 0, <= 4; 1 is solved exactly, others by Newton iterations)"),
+    ("diffusivity", "hillslope diffusivity D, m^2/yr (>= 0)"),
+    ("dt_years", "time step, years (> 0; implicit solvers: any step is stable)"),
+    ("sea_level", "cells at or below it are sea, base level, m (-inf: no sea)"),
+    ("open_edges", "map edges at base level: letters among n, e, s, w (\"\" closes all; needs a sea_level)"),
+    ("rock_erodibility", "erodibility at hardness 1 relative to 0 (0..1): K*(1 - H*(1 - rock_erodibility))"),
+];
+
+/// Named parameter sets.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("default", "an active range: 1 mm/yr uplift, m/n = 0.45 (Params::default)"),
+    ("slow", "a slowly rising range: 0.1 mm/yr uplift, lower relief"),
+    ("nonlinear", "n = 2, m = 0.9 (the same concavity, slopes that grow as the square root of the rate)"),
+];
+
+/// The parameter set called `name`.
+pub fn preset(name: &str) -> Result<Params, UnknownPreset> {
+    let d = Params::default();
+    match name {
+        "default" => Ok(d),
+        "slow" => Ok(Params { uplift: 1e-4, ..d }),
+        "nonlinear" => Ok(Params { m: 0.9, n: 2.0, erodibility: 4e-7, ..d }),
+        _ => Err(UnknownPreset {
+            model: "stream-power",
+            name: name.to_string(),
+            known: PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_presets_validate_and_bad_values_are_named() {
+        for (name, _) in PRESETS {
+            preset(name).unwrap().validate().unwrap();
+        }
+        assert_eq!(PARAM_DOCS.len(), 9);
+        let bad = |p: Params| p.validate().unwrap_err().name;
+        let d = Params::default();
+        assert_eq!(bad(Params { n: 0.0, ..d.clone() }), "n");
+        assert_eq!(bad(Params { m: f64::NAN, ..d.clone() }), "m");
+        assert_eq!(bad(Params { erodibility: -1.0, ..d.clone() }), "erodibility");
+        assert_eq!(bad(Params { diffusivity: -0.1, ..d.clone() }), "diffusivity");
+        assert_eq!(bad(Params { dt_years: 0.0, ..d.clone() }), "dt_years");
+        assert_eq!(bad(Params { uplift: f64::INFINITY, ..d.clone() }), "uplift");
+        assert_eq!(bad(Params { open_edges: "nx".into(), ..d.clone() }), "open_edges");
+        assert!(preset("nope").is_err());
+    }
+}

@@ -1,0 +1,249 @@
+//! The stream-power model against what can be worked out on paper: steady-state channel
+//! slopes `S = (U/K)^(1/n)·A^(−m/n)`, a 1-D river profile, the decay of a sine ridge under
+//! diffusion, a hillslope's steady curvature `−U/D`; depression filling against Priority-Flood;
+//! books, thread counts and resume.
+
+use erode::analysis::domain::Domain;
+use erode::analysis::fill::priority_flood;
+use erode::analysis::{Options, analyze};
+use erode::models::stream_power::{CpuSim, Params, StartMaps, State, params_fingerprint};
+use erode::terrain::bench::noisy_plain;
+use erode::{CellSize, Grid, Heightmap};
+
+fn state(map: &Grid<f32>) -> State {
+    State::with_maps(map, StartMaps::default(), 0.1).unwrap()
+}
+
+fn run(params: &Params, st: &mut State, steps: u64) -> CpuSim {
+    let mut sim = CpuSim::new(params.clone(), st).unwrap();
+    sim.run(st, steps);
+    sim
+}
+
+/// Runs to a steady state (heights change less than 1e-9 m in a step) and checks every channel
+/// cell's slope to its receiver against the analytic law, and `erode analyze`'s θ.
+fn steady_state_slopes_follow_the_law(params: Params) {
+    let plain = noisy_plain(96, 100.0, 3).unwrap();
+    let mut st = state(&plain);
+    let mut sim = CpuSim::new(params.clone(), &st).unwrap();
+    let mut steps = 0;
+    loop {
+        let before = st.terrain.clone();
+        sim.step(&mut st);
+        steps += 1;
+        let change = before.iter().zip(&st.terrain).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        if change < 1e-9 || steps == 3000 {
+            break;
+        }
+    }
+    assert!(steps < 3000, "no steady state in 3000 steps");
+    let r = sim.routing();
+    let cell = 100.0 * 100.0;
+    let (mut worst, mut channels) = (0.0f64, 0);
+    for i in 0..st.terrain.len() {
+        let j = r.receiver[i] as usize;
+        if j == i || r.count[i] < 100 {
+            continue;
+        }
+        let length =
+            if (i % 96).abs_diff(j % 96) == 1 && (i / 96).abs_diff(j / 96) == 1 { 100.0 * 2f64.sqrt() } else { 100.0 };
+        let slope = (st.terrain[i] - st.terrain[j]) / length;
+        let area = f64::from(r.count[i]) * cell;
+        let law = (params.uplift / params.erodibility).powf(1.0 / params.n) * area.powf(-params.m / params.n);
+        worst = worst.max((slope / law - 1.0).abs());
+        channels += 1;
+    }
+    assert!(channels > 200, "{channels}");
+    assert!(worst < 0.02, "worst channel slope off the law by {worst}");
+    assert!(st.relative_error() < 1e-9, "{}", st.relative_error());
+    // the analysis, blind to the model's routing, finds the concavity m/n
+    let map = Heightmap::new(
+        Grid::from_vec(96, 96, CellSize::square(100.0), st.terrain.iter().map(|&z| z as f32).collect()).unwrap(),
+    )
+    .unwrap();
+    let fit = analyze(&map, &Options::default()).unwrap().figures.slope_area.unwrap();
+    let theta = params.m / params.n;
+    assert!((fit.theta - theta).abs() <= 0.02, "θ {} against {theta}", fit.theta);
+    assert!(fit.r_squared >= 0.98, "R² {}", fit.r_squared);
+}
+
+#[test]
+fn at_steady_state_channel_slopes_follow_the_stream_power_law() {
+    steady_state_slopes_follow_the_law(Params { diffusivity: 0.0, dt_years: 1e5, ..Params::default() });
+}
+
+#[test]
+fn with_n_2_newton_steps_reach_the_same_law() {
+    let p = erode::models::stream_power::preset("nonlinear").unwrap();
+    steady_state_slopes_follow_the_law(Params { diffusivity: 0.0, dt_years: 1e5, ..p });
+}
+
+#[test]
+fn a_one_dimensional_river_reaches_its_analytic_profile() {
+    // two identical rows draining west: each column's drainage area is the strip east of it
+    let (n, dx) = (200usize, 50.0);
+    let flat = Grid::from_vec(n, 2, CellSize::square(dx), vec![0.0f32; 2 * n]).unwrap();
+    let mut st = state(&flat);
+    let p = Params { diffusivity: 0.0, dt_years: 2e5, open_edges: "w".into(), ..Params::default() };
+    run(&p, &mut st, 400);
+    let ratio = p.uplift / p.erodibility;
+    // the discrete steady state, exactly
+    let mut z = 0.0;
+    for c in 1..n {
+        let area = dx * dx * (n - c) as f64;
+        z += dx * ratio * area.powf(-p.m);
+        assert!((st.terrain[c] - z).abs() <= 1e-9 * z, "column {c}: {} against {z}", st.terrain[c]);
+        assert_eq!(st.terrain[c], st.terrain[n + c]);
+    }
+    // and the continuous profile z(x) = (U/K)·∫ (w·(L − ξ))^−m dξ, w the strip's width, away from
+    // the divide where a cell is a coarse sample of the integral
+    let length = dx * (n as f64 - 0.5);
+    let analytic =
+        |x: f64| ratio * dx.powf(-p.m) * (length.powf(1.0 - p.m) - (length - x).powf(1.0 - p.m)) / (1.0 - p.m);
+    for c in (10..(n * 9 / 10)).step_by(10) {
+        let x = dx * (c as f64 + 0.5);
+        let want = analytic(x) - analytic(0.5 * dx);
+        let got = st.terrain[c];
+        assert!((got / want - 1.0).abs() < 0.01, "column {c}: {got} against {want}");
+    }
+}
+
+#[test]
+fn diffusion_alone_decays_a_sine_ridge_at_its_analytic_rate() {
+    let (n, dx) = (65usize, 10.0);
+    let rows = 4;
+    let ridge: Vec<f32> =
+        (0..n * rows).map(|i| (std::f64::consts::PI * (i % n) as f64 / (n - 1) as f64).sin() as f32 * 10.0).collect();
+    let map = Grid::from_vec(n, rows, CellSize::square(dx), ridge).unwrap();
+    let mut st = state(&map);
+    let start = st.terrain.clone();
+    let (d, dt, steps) = (5.0, 20.0, 200u64);
+    let p = Params {
+        uplift: 0.0,
+        erodibility: 0.0,
+        diffusivity: d,
+        dt_years: dt,
+        open_edges: "we".into(),
+        ..Params::default()
+    };
+    run(&p, &mut st, steps);
+    let k = std::f64::consts::PI / ((n - 1) as f64 * dx);
+    let t = dt * steps as f64;
+    // the scheme's own factor per step, exactly (backward Euler on the discrete Laplacian)
+    let lambda = (2.0 - 2.0 * (k * dx).cos()) / (dx * dx);
+    let discrete = (1.0 / (1.0 + d * dt * lambda)).powi(steps as i32);
+    let continuous = (-d * k * k * t).exp();
+    let mid = n / 2;
+    let got = st.terrain[n + mid] / start[n + mid];
+    // (to the f32 rounding of the start, which is not quite the discrete sine)
+    assert!((got - discrete).abs() < 1e-6, "{got} against {discrete}");
+    assert!((got / continuous - 1.0).abs() < 0.01, "{got} against exp: {continuous}");
+    assert!(continuous < 0.7, "the ridge decays visibly: {continuous}");
+    // the shape stays a sine, every row alike
+    for (c, &s0) in start.iter().enumerate().take(n - 1).skip(1) {
+        assert!((st.terrain[c] / s0 - got).abs() < 1e-6);
+        assert!((st.terrain[c] - st.terrain[2 * n + c]).abs() < 1e-12);
+    }
+    assert!(st.relative_error() < 1e-9, "{}", st.relative_error());
+    assert!(st.books.diffused_out > 0.0);
+}
+
+#[test]
+fn a_diffusive_hillslope_reaches_the_steady_curvature_minus_u_over_d() {
+    let (n, dx) = (41usize, 5.0);
+    let flat = Grid::from_vec(n, 3, CellSize::square(dx), vec![0.0f32; 3 * n]).unwrap();
+    let mut st = state(&flat);
+    let (u, d) = (1e-4, 0.01);
+    let p = Params {
+        uplift: u,
+        erodibility: 0.0,
+        diffusivity: d,
+        dt_years: 1e7,
+        open_edges: "we".into(),
+        ..Params::default()
+    };
+    run(&p, &mut st, 40);
+    let l = (n - 1) as f64 * dx;
+    for c in 1..n - 1 {
+        let x = c as f64 * dx;
+        let parabola = u / (2.0 * d) * x * (l - x);
+        assert!((st.terrain[n + c] - parabola).abs() < 1e-9 * parabola.max(1.0), "column {c}");
+        let curvature = (st.terrain[n + c - 1] - 2.0 * st.terrain[n + c] + st.terrain[n + c + 1]) / (dx * dx);
+        assert!((curvature + u / d).abs() < 1e-6 * u / d, "column {c}: {curvature}");
+    }
+    assert!(st.relative_error() < 1e-9, "{}", st.relative_error());
+}
+
+#[test]
+fn depressions_fill_to_the_priority_flood_spill_heights() {
+    let map = noisy_plain(80, 10.0, 9).unwrap();
+    let mut mask = vec![false; 80 * 80];
+    for r in 30..36 {
+        for c in 40..47 {
+            mask[r * 80 + c] = true;
+        }
+    }
+    let maps = StartMaps { nodata: Some(&mask), ..Default::default() };
+    let mut st = State::with_maps(&map, maps, 0.1).unwrap();
+    let still = Params { uplift: 0.0, erodibility: 0.0, diffusivity: 0.0, ..Params::default() };
+    let sim = run(&still, &mut st, 1);
+    let domain = Domain { width: 80, height: 80, cell: CellSize::square(10.0), nodata: Some(&mask) };
+    let flood = priority_flood(&domain, map.as_slice());
+    let mut filled = 0;
+    for (i, &hole) in mask.iter().enumerate() {
+        if hole {
+            continue;
+        }
+        assert_eq!(st.terrain[i] as f32, flood.spill[i], "cell {i}");
+        filled += usize::from(flood.spill[i] > map.as_slice()[i]);
+    }
+    assert!(filled > 300, "{filled}");
+    assert!(sim.routing().pits > 200);
+    assert_eq!(sim.routing().unresolved, 0);
+    // every cell reaches base level: the drainage areas add up to the domain
+    let outlets: u64 = (0..80 * 80)
+        .filter(|&i| !mask[i] && sim.routing().receiver[i] as usize == i)
+        .map(|i| u64::from(sim.routing().count[i]))
+        .sum();
+    assert_eq!(outlets, (80 * 80 - mask.iter().filter(|&&m| m).count()) as u64);
+    assert!(st.relative_error() < 1e-9);
+}
+
+#[test]
+fn a_run_is_the_same_bits_on_any_thread_count_and_across_a_resume() {
+    let plain = noisy_plain(150, 100.0, 4).unwrap();
+    let p = Params { dt_years: 2e4, ..Params::default() };
+    let go = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut st = state(&plain);
+            run(&p, &mut st, 60);
+            st
+        })
+    };
+    let (one, two) = (go(1), go(2));
+    assert_eq!(one, two);
+    assert!(one.relative_error() < 1e-9, "{}", one.relative_error());
+    assert!(one.books.eroded > 0.0 && one.books.filled > 0.0 && one.books.diffused_out > 0.0);
+    // stop at 25, save, resume to 60
+    let mut st = state(&plain);
+    run(&p, &mut st, 25);
+    let bytes = st.to_bytes(params_fingerprint(&p));
+    let mut back = State::from_bytes(&bytes, params_fingerprint(&p), 1 << 20).unwrap();
+    assert_eq!(back, st);
+    run(&p, &mut back, 35);
+    assert_eq!(back, one);
+    let other = Params { m: 0.5, ..p.clone() };
+    assert!(State::from_bytes(&bytes, params_fingerprint(&other), 1 << 20).is_err());
+}
+
+#[test]
+fn a_closed_domain_needs_a_base_level() {
+    let plain = noisy_plain(20, 100.0, 1).unwrap();
+    let st = state(&plain);
+    let closed = Params { open_edges: String::new(), ..Params::default() };
+    assert_eq!(CpuSim::new(closed.clone(), &st).unwrap_err(), erode::SimError::NoBaseLevel);
+    // a sea is one
+    let sea = Params { sea_level: 0.1, ..closed };
+    assert!(CpuSim::new(sea, &st).is_ok());
+}
