@@ -37,7 +37,6 @@ fn main() {
         }
     }
     let total = t0.elapsed().as_secs_f64();
-    println!("parts {:?}", sim.routing().parts);
     println!(
         "{steps} steps in {total:.2} s: {:.1} ms per step; books relative error {:.2e}; {:?}",
         total / steps as f64 * 1e3,

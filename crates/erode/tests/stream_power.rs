@@ -42,13 +42,13 @@ fn steady_state_slopes_follow_the_law(params: Params) {
     let (mut worst, mut channels) = (0.0f64, 0);
     for i in 0..st.terrain.len() {
         let j = r.receiver[i] as usize;
-        if j == i || r.count[i] < 100 {
+        if j == i || r.count(i) < 100 {
             continue;
         }
         let length =
             if (i % 96).abs_diff(j % 96) == 1 && (i / 96).abs_diff(j / 96) == 1 { 100.0 * 2f64.sqrt() } else { 100.0 };
         let slope = (st.terrain[i] - st.terrain[j]) / length;
-        let area = f64::from(r.count[i]) * cell;
+        let area = f64::from(r.count(i)) * cell;
         let law = (params.uplift / params.erodibility).powf(1.0 / params.n) * area.powf(-params.m / params.n);
         worst = worst.max((slope / law - 1.0).abs());
         channels += 1;
@@ -194,7 +194,9 @@ fn depressions_fill_to_the_priority_flood_spill_heights() {
         if hole {
             continue;
         }
-        assert_eq!(st.terrain[i] as f32, flood.spill[i], "cell {i}");
+        // the spill height, and a lake's surface FLAT_GRADIENT per cell above its outlet
+        let above = st.terrain[i] - f64::from(flood.spill[i]);
+        assert!((0.0..1e-4).contains(&above), "cell {i}: {above}");
         filled += usize::from(flood.spill[i] > map.as_slice()[i]);
     }
     assert!(filled > 300, "{filled}");
@@ -203,7 +205,7 @@ fn depressions_fill_to_the_priority_flood_spill_heights() {
     // every cell reaches base level: the drainage areas add up to the domain
     let outlets: u64 = (0..80 * 80)
         .filter(|&i| !mask[i] && sim.routing().receiver[i] as usize == i)
-        .map(|i| u64::from(sim.routing().count[i]))
+        .map(|i| u64::from(sim.routing().count(i)))
         .sum();
     assert_eq!(outlets, (80 * 80 - mask.iter().filter(|&&m| m).count()) as u64);
     assert!(st.relative_error() < 1e-9);

@@ -1,5 +1,6 @@
 //! The stream-power simulator: one step is uplift, then the stages of [`Stage::ALL`].
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -61,13 +62,14 @@ impl Stage {
 }
 
 /// The CPU simulator: parameters, the grid's geometry, scratch and stage timers.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct CpuSim {
     params: Params,
     cells: Cells,
     routing: Routing,
     powers: AreaPower,
-    lowered: Vec<f64>,
+    lowered: Vec<AtomicU64>,
+    heights: Vec<AtomicU64>,
     diffusion: DiffusionScratch,
     times: [Duration; STAGES],
 }
@@ -101,7 +103,8 @@ impl CpuSim {
                 _ => cell.x.hypot(cell.y),
             }
         });
-        let mut cells = Cells { width: w, height: h, kind, distance, sea_level: params.sea_level };
+        let inverse_distance = distance.map(|d: f64| 1.0 / d);
+        let mut cells = Cells { width: w, height: h, kind, distance, inverse_distance, sea_level: params.sea_level };
         // cells beside a nodata hole are base level: water reaching a hole leaves the map there
         for i in 0..w * h {
             if cells.kind[i] == ACTIVE
@@ -120,7 +123,8 @@ impl CpuSim {
             cells,
             routing: Routing::default(),
             powers,
-            lowered: vec![0.0; w * h],
+            lowered: (0..w * h).map(|_| AtomicU64::new(0)).collect(),
+            heights: (0..w * h).map(|_| AtomicU64::new(0)).collect(),
             diffusion: DiffusionScratch::default(),
             times: [Duration::ZERO; STAGES],
         })
@@ -187,16 +191,18 @@ impl CpuSim {
         lap(&mut self.times, Stage::Uplift);
 
         let mut pits = self.routing.receivers(cells, &st.terrain);
+        let mut filled = 0.0;
         if pits > 0 {
-            pits = self.routing.route_flats(cells, &st.terrain, true);
+            let (left, raised) = self.routing.route_flats(cells, &mut st.terrain, true);
+            pits = left;
+            filled += raised;
             self.routing.pits = pits;
         }
         lap(&mut self.times, Stage::Routing);
         self.routing.build_stack(cells, &st.terrain, pits > 0);
         lap(&mut self.times, Stage::Order);
-        let mut filled = 0.0;
         if pits > 0 {
-            filled = self.routing.fill_depressions(cells, &mut st.terrain);
+            filled += self.routing.fill_depressions(cells, &mut st.terrain);
             self.routing.build_stack(cells, &st.terrain, false);
         }
         lap(&mut self.times, Stage::Depressions);
@@ -209,7 +215,10 @@ impl CpuSim {
             inv_length_n: cells.distance.map(|d| 1.0 / d.powf(p.n)),
             scale: st.erodibility.as_deref(),
         };
-        let eroded = incise(&self.routing, &self.powers, inc, &mut st.terrain, &mut self.lowered);
+        // the trees of the stack erode in parallel, each cell once: heights as relaxed atomics
+        self.heights.par_iter().zip(&st.terrain).for_each(|(a, &z)| a.store(z.to_bits(), Ordering::Relaxed));
+        let eroded = incise(&self.routing, &self.powers, inc, &self.heights, &self.lowered);
+        st.terrain.par_iter_mut().zip(&self.heights).for_each(|(z, a)| *z = f64::from_bits(a.load(Ordering::Relaxed)));
         lap(&mut self.times, Stage::Erosion);
 
         let diffused = if p.diffusivity > 0.0 {
@@ -221,12 +230,12 @@ impl CpuSim {
         lap(&mut self.times, Stage::Diffusion);
 
         // outputs of the step and books
-        let count = &self.routing.count;
+        let routing = &self.routing;
         let lowered = &self.lowered;
         st.drainage_area.par_iter_mut().zip(st.erosion_rate.par_iter_mut()).enumerate().for_each(|(i, (a, e))| {
             let inside = cells.kind[i] != OUTSIDE;
-            *a = if inside { (f64::from(count[i]) * area) as f32 } else { 0.0 };
-            *e = if inside { (lowered[i] / dt) as f32 } else { 0.0 };
+            *a = if inside { (f64::from(routing.count(i)) * area) as f32 } else { 0.0 };
+            *e = if inside { (f64::from_bits(lowered[i].load(Ordering::Relaxed)) / dt) as f32 } else { 0.0 };
         });
         let b = &mut st.books;
         b.uplifted += raised * area;

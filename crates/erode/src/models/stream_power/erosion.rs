@@ -4,6 +4,10 @@
 //! `z ← (z + F·z_r) / (1 + F)` with `F = K·Δt·A^m / L`; for other `n` Newton's method solves
 //! `z − z₀ + K·Δt·A^m·((z − z_r)/L)^n = 0` between `z_r` and `z₀`.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
 use super::routing::{NO_DIRECTION, Routing};
 
 /// `count^m` for drainage areas in cells, from a table for the small counts most cells have.
@@ -45,34 +49,37 @@ pub struct Incision<'a> {
     pub scale: Option<&'a [f32]>,
 }
 
-/// Lowers every cell along the stack; writes each cell's lowering (m) into `lowered` and returns
-/// their sum (in stack order).
-pub fn incise(routing: &Routing, powers: &AreaPower, inc: Incision<'_>, z: &mut [f64], lowered: &mut [f64]) -> f64 {
-    let mut total = 0.0;
+/// Lowers every cell along the stack, the stack's groups in parallel (heights `z` as f64 bits);
+/// writes each cell's lowering (m) into `lowered` and returns their sum (by group, in order).
+pub fn incise(routing: &Routing, powers: &AreaPower, inc: Incision<'_>, z: &[AtomicU64], lowered: &[AtomicU64]) -> f64 {
     let linear = inc.n == 1.0;
-    for &i in &routing.stack {
-        let i = i as usize;
-        let d = routing.direction[i];
-        if d == NO_DIRECTION {
-            lowered[i] = 0.0;
-            continue;
-        }
-        let r = routing.receiver[i] as usize;
-        let (z0, zr) = (z[i], z[r]);
-        if z0 <= zr {
-            lowered[i] = 0.0;
-            continue;
-        }
-        let mut f = inc.k_dt * powers.get(routing.count[i]) * inc.inv_length_n[d as usize];
-        if let Some(s) = inc.scale {
-            f *= f64::from(s[i]);
-        }
-        let znew = if linear { (z0 + f * zr) / (1.0 + f) } else { zr + newton(z0 - zr, f, inc.n) };
-        lowered[i] = z0 - znew;
-        total += z0 - znew;
-        z[i] = znew;
-    }
-    total
+    let get = |i: usize| f64::from_bits(z[i].load(Ordering::Relaxed));
+    let sums: Vec<f64> = routing
+        .groups()
+        .map(|group| {
+            let mut total = 0.0;
+            for &i in group {
+                let i = i as usize;
+                let d = routing.direction[i];
+                let r = routing.receiver[i] as usize;
+                let (z0, zr) = (get(i), get(r));
+                if d == NO_DIRECTION || z0 <= zr {
+                    lowered[i].store(0, Ordering::Relaxed);
+                    continue;
+                }
+                let mut f = inc.k_dt * powers.get(routing.count(i)) * inc.inv_length_n[d as usize];
+                if let Some(s) = inc.scale {
+                    f *= f64::from(s[i]);
+                }
+                let znew = if linear { (z0 + f * zr) / (1.0 + f) } else { zr + newton(z0 - zr, f, inc.n) };
+                lowered[i].store((z0 - znew).to_bits(), Ordering::Relaxed);
+                total += z0 - znew;
+                z[i].store(znew.to_bits(), Ordering::Relaxed);
+            }
+            total
+        })
+        .collect();
+    sums.iter().sum()
 }
 
 /// The drop `y` in `(0, y0]` with `y − y0 + f·y^n = 0`.
