@@ -37,6 +37,30 @@ fn main() {
         }
     }
     let total = t0.elapsed().as_secs_f64();
+    // cells left without a lower neighbour (edges excluded): the surface should drain
+    let w = size;
+    let mut stuck = 0;
+    for r in 1..w - 1 {
+        for c in 1..w - 1 {
+            let i = r * w + c;
+            let lower = [(0i64, 1i64), (0, -1), (1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)]
+                .iter()
+                .any(|&(dr, dc)| st.terrain[((r as i64 + dr) * w as i64 + c as i64 + dc) as usize] < st.terrain[i]);
+            stuck += usize::from(!lower);
+            if !lower && stuck < 4 {
+                let rt = sim.routing();
+                let j = rt.receiver[i] as usize;
+                println!(
+                    "stuck {r},{c}: z {} dir {} receiver {j} z_r {} count {}",
+                    st.terrain[i],
+                    rt.direction[i],
+                    st.terrain[j],
+                    rt.count(i)
+                );
+            }
+        }
+    }
+    println!("cells with no lower neighbour at the end: {stuck}");
     println!(
         "{steps} steps in {total:.2} s: {:.1} ms per step; books relative error {:.2e}; {:?}",
         total / steps as f64 * 1e3,

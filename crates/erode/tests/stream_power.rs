@@ -80,9 +80,9 @@ fn with_n_2_newton_steps_reach_the_same_law() {
 
 #[test]
 fn a_one_dimensional_river_reaches_its_analytic_profile() {
-    // two identical rows draining west: each column's drainage area is the strip east of it
+    // one row draining west: each column's drainage area is the strip east of it
     let (n, dx) = (200usize, 50.0);
-    let flat = Grid::from_vec(n, 2, CellSize::square(dx), vec![0.0f32; 2 * n]).unwrap();
+    let flat = Grid::from_vec(n, 1, CellSize::square(dx), vec![0.0f32; n]).unwrap();
     let mut st = state(&flat);
     let p = Params { diffusivity: 0.0, dt_years: 2e5, open_edges: "w".into(), ..Params::default() };
     run(&p, &mut st, 400);
@@ -93,7 +93,6 @@ fn a_one_dimensional_river_reaches_its_analytic_profile() {
         let area = dx * dx * (n - c) as f64;
         z += dx * ratio * area.powf(-p.m);
         assert!((st.terrain[c] - z).abs() <= 1e-9 * z, "column {c}: {} against {z}", st.terrain[c]);
-        assert_eq!(st.terrain[c], st.terrain[n + c]);
     }
     // and the continuous profile z(x) = (U/K)·∫ (w·(L − ξ))^−m dξ, w the strip's width, away from
     // the divide where a cell is a coarse sample of the integral

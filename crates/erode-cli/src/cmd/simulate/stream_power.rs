@@ -33,10 +33,10 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
     /// Years to simulate in total (with --resume, including those already done).
-    #[arg(long, default_value = "1e6")]
+    #[arg(long, default_value = "1e6", allow_negative_numbers = true)]
     years: f64,
     /// Time step, years (the parameter dt_years; default 10,000).
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
     dt_years: Option<f64>,
     /// Uplift map: multiplies the uplift rate cell by cell (integer formats read as 0..1).
     #[arg(long, value_name = "MAP")]

@@ -1,4 +1,6 @@
-//! The stream-power simulator: one step is uplift, then the stages of [`Stage::ALL`].
+//! The stream-power simulator: one step is the stages of [`Stage::ALL`], in order. Diffusion
+//! comes before routing so the depressions it makes are filled in the same step: every step
+//! ends on a surface that drains.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -18,6 +20,8 @@ use crate::error::SimError;
 pub enum Stage {
     /// Rock rises (base level stays).
     Uplift,
+    /// Hillslope diffusion, implicit along rows then columns.
+    Diffusion,
     /// D8 receivers and the pits they leave.
     Routing,
     /// The stack: every receiver before its donors (and the pits' basins).
@@ -28,8 +32,6 @@ pub enum Stage {
     Accumulation,
     /// River incision, implicit along the stack.
     Erosion,
-    /// Hillslope diffusion, implicit along rows then columns.
-    Diffusion,
 }
 
 /// Stages in a step.
@@ -39,12 +41,12 @@ impl Stage {
     /// Every stage in order.
     pub const ALL: [Stage; STAGES] = [
         Stage::Uplift,
+        Stage::Diffusion,
         Stage::Routing,
         Stage::Order,
         Stage::Depressions,
         Stage::Accumulation,
         Stage::Erosion,
-        Stage::Diffusion,
     ];
 
     /// The stage's name in reports.
@@ -190,12 +192,18 @@ impl CpuSim {
             .sum();
         lap(&mut self.times, Stage::Uplift);
 
+        let diffused = if p.diffusivity > 0.0 {
+            let cell = (st.cell_size.x, st.cell_size.y);
+            diffuse(cells, p.diffusivity * dt, cell, &mut st.terrain, &mut self.diffusion)
+        } else {
+            0.0
+        };
+        lap(&mut self.times, Stage::Diffusion);
+
         let mut pits = self.routing.receivers(cells, &st.terrain);
         let mut filled = 0.0;
         if pits > 0 {
-            let (left, raised) = self.routing.route_flats(cells, &mut st.terrain, true);
-            pits = left;
-            filled += raised;
+            pits = self.routing.route_flats(cells, &st.terrain, true);
             self.routing.pits = pits;
         }
         lap(&mut self.times, Stage::Routing);
@@ -217,17 +225,10 @@ impl CpuSim {
         };
         // the trees of the stack erode in parallel, each cell once: heights as relaxed atomics
         self.heights.par_iter().zip(&st.terrain).for_each(|(a, &z)| a.store(z.to_bits(), Ordering::Relaxed));
-        let eroded = incise(&self.routing, &self.powers, inc, &self.heights, &self.lowered);
+        let (eroded, lake_surface) = incise(&self.routing, &self.powers, inc, &self.heights, &self.lowered);
+        filled += lake_surface;
         st.terrain.par_iter_mut().zip(&self.heights).for_each(|(z, a)| *z = f64::from_bits(a.load(Ordering::Relaxed)));
         lap(&mut self.times, Stage::Erosion);
-
-        let diffused = if p.diffusivity > 0.0 {
-            let cell = (st.cell_size.x, st.cell_size.y);
-            diffuse(cells, p.diffusivity * dt, cell, &mut st.terrain, &mut self.diffusion)
-        } else {
-            0.0
-        };
-        lap(&mut self.times, Stage::Diffusion);
 
         // outputs of the step and books
         let routing = &self.routing;

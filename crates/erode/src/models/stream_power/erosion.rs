@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::routing::{NO_DIRECTION, Routing};
+use super::routing::{FLAT_GRADIENT, NO_DIRECTION, Routing};
 
 /// `count^m` for drainage areas in cells, from a table for the small counts most cells have.
 #[derive(Clone, Debug)]
@@ -50,21 +50,35 @@ pub struct Incision<'a> {
 }
 
 /// Lowers every cell along the stack, the stack's groups in parallel (heights `z` as f64 bits);
-/// writes each cell's lowering (m) into `lowered` and returns their sum (by group, in order).
-pub fn incise(routing: &Routing, powers: &AreaPower, inc: Incision<'_>, z: &[AtomicU64], lowered: &[AtomicU64]) -> f64 {
+/// writes each cell's lowering (m) into `lowered` and returns their sum and the sum of the
+/// raises (by group, in order): a cell not above its receiver once that has moved (on a lake's
+/// surface) is set [`FLAT_GRADIENT`] above it, so the step ends on a surface that drains.
+pub fn incise(
+    routing: &Routing,
+    powers: &AreaPower,
+    inc: Incision<'_>,
+    z: &[AtomicU64],
+    lowered: &[AtomicU64],
+) -> (f64, f64) {
     let linear = inc.n == 1.0;
     let get = |i: usize| f64::from_bits(z[i].load(Ordering::Relaxed));
-    let sums: Vec<f64> = routing
+    let sums: Vec<(f64, f64)> = routing
         .groups()
         .map(|group| {
-            let mut total = 0.0;
+            let (mut total, mut raised) = (0.0, 0.0);
             for &i in group {
                 let i = i as usize;
+                lowered[i].store(0, Ordering::Relaxed);
                 let d = routing.direction[i];
+                if d == NO_DIRECTION {
+                    continue;
+                }
                 let r = routing.receiver[i] as usize;
                 let (z0, zr) = (get(i), get(r));
-                if d == NO_DIRECTION || z0 <= zr {
-                    lowered[i].store(0, Ordering::Relaxed);
+                if z0 <= zr {
+                    let up = zr + FLAT_GRADIENT;
+                    raised += up - z0;
+                    z[i].store(up.to_bits(), Ordering::Relaxed);
                     continue;
                 }
                 let mut f = inc.k_dt * powers.get(routing.count(i)) * inc.inv_length_n[d as usize];
@@ -76,10 +90,10 @@ pub fn incise(routing: &Routing, powers: &AreaPower, inc: Incision<'_>, z: &[Ato
                 total += z0 - znew;
                 z[i].store(znew.to_bits(), Ordering::Relaxed);
             }
-            total
+            (total, raised)
         })
         .collect();
-    sums.iter().sum()
+    sums.iter().fold((0.0, 0.0), |(e, r), s| (e + s.0, r + s.1))
 }
 
 /// The drop `y` in `(0, y0]` with `y − y0 + f·y^n = 0`.

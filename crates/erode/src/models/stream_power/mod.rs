@@ -6,24 +6,29 @@
 //! cut leaves through base level), and hillslopes creep by diffusion. A step of `Δt`:
 //!
 //! 1. `uplift`: every cell but base level rises by `U·Δt` (an uplift map multiplies `U`);
-//! 2. `routing`: each cell's steepest lower neighbour (D8, O'Callaghan & Mark 1984);
-//! 3. `order`: the stack of Braun & Willett (2013), every receiver before its donors;
-//! 4. `depressions`: closed depressions filled to their spill height through a basin graph and
+//! 2. `diffusion`: implicit hillslope diffusion, rows then columns (see [`diffusion`]);
+//! 3. `routing`: each cell's steepest lower neighbour (D8, O'Callaghan & Mark 1984), flats
+//!    routed to where they spill;
+//! 4. `order`: the stack of Braun & Willett (2013), every receiver before its donors;
+//! 5. `depressions`: closed depressions filled to their spill height through a basin graph and
 //!    its minimum spanning tree (Cordonnier, Bovy & Braun 2019), lake surfaces routed to their
 //!    outlet, the stack again (see [`routing`]);
-//! 5. `accumulation`: drainage area down the stack;
-//! 6. `erosion`: the implicit stream-power solver of Braun & Willett (2013), exact for `n = 1`,
-//!    Newton iterations otherwise (see [`erosion`]);
-//! 7. `diffusion`: implicit hillslope diffusion, rows then columns (see [`diffusion`]).
+//! 6. `accumulation`: drainage area down the stack;
+//! 7. `erosion`: the implicit stream-power solver of Braun & Willett (2013), exact for `n = 1`,
+//!    Newton iterations otherwise (see [`erosion`]).
+//!
+//! Filling and incision leave every cell above its receiver, so each step ends on a surface
+//! that drains (diffusion's new pits are filled in the step that makes them).
 //!
 //! Base level: the open map edges (`open_edges`), cells beside nodata holes, and cells at or
 //! below `sea_level`; they keep their height. Both solvers are implicit, so any `Δt` is stable.
 //!
 //! # Determinism and books
 //!
-//! The sequential stages (order, depressions, accumulation, erosion) run in a fixed order; the
-//! parallel ones (uplift, routing, diffusion) compute each cell independently, and their sums
-//! are reduced in row order: the same bits on any thread count. The books (f64, m³) hold
+//! The row passes (uplift, diffusion, routing) compute each cell on its own; the stack's trees
+//! are split into a fixed number of groups that run in parallel (accumulation, erosion), each
+//! tree whole in one group; the remaining work on pits and flats runs in one thread. Sums are
+//! reduced by row or by group, in order: the same bits on any thread count. The books (f64, m³) hold
 //! `ΔV = uplifted − eroded − diffused_out + filled`, each term summed as it happens, to ~1e-12.
 
 pub mod cpu;

@@ -200,9 +200,8 @@ impl Routing {
                 }
             },
         );
-        let (unresolved, raised) = self.route_flats(cells, z, false);
-        self.unresolved = unresolved;
-        filled + raised
+        self.unresolved = self.route_flats(cells, z, false);
+        filled
     }
 
     /// Spill height of every basin (index 0 the outlets', then the pits' in order), m; infinite
@@ -311,12 +310,10 @@ impl Routing {
     }
 
     /// Gives every stuck cell (no lower neighbour) on a flat that spills a receiver of equal
-    /// height, breadth-first from where the flat spills, and raises it [`FLAT_GRADIENT`] above
-    /// that receiver, so the flat drains by itself from then on (Barnes et al. 2014's ε, large
-    /// enough to outlast erosion's rounding). With `merge`, every flat that does not spill then
-    /// drains to its first cell, so each closed flat is one pit. Returns the stuck cells left
-    /// (the pits) and the raise summed over cells, m.
-    pub fn route_flats(&mut self, cells: &Cells, z: &mut [f64], merge: bool) -> (usize, f64) {
+    /// height, breadth-first from where the flat spills. With `merge`, every flat that does not
+    /// spill then drains to its first cell, so each closed flat is one pit. Returns the stuck
+    /// cells left (the pits).
+    pub fn route_flats(&mut self, cells: &Cells, z: &[f64], merge: bool) -> usize {
         let n = z.len();
         let mut stuck = std::mem::take(&mut self.touched);
         stuck.clear();
@@ -324,33 +321,33 @@ impl Routing {
         self.queue.clear();
         let mut levels: Vec<f64> = Vec::new();
         let (receiver, direction, queue) = (&mut self.receiver, &mut self.direction, &mut self.queue);
-        // seeds: stuck cells beside a cell of the same height that drains
-        for &i in &stuck {
-            let i = i as usize;
-            let mut found = None;
-            let zr: &[f64] = z;
-            cells.each_neighbour(i, |k, j| {
-                if found.is_none() && cells.kind[j] != OUTSIDE && zr[j] == zr[i] && !cells.stuck(j, zr[j], direction[j])
-                {
-                    found = Some((j, k));
-                }
-            });
-            if let Some((j, k)) = found {
-                receiver[i] = j as u32;
-                direction[i] = k as u8;
-                queue.push(i as u32);
-                levels.push(z[i]);
-            }
+        // seeds: stuck cells beside a cell of the same height that drained before this pass
+        // (found first, then routed, so no seed drains to another)
+        let zr: &[f64] = z;
+        let seeds: Vec<(u32, u32, u8)> = stuck
+            .iter()
+            .filter_map(|&i| {
+                let i = i as usize;
+                let mut found = None;
+                cells.each_neighbour(i, |k, j| {
+                    if found.is_none()
+                        && cells.kind[j] != OUTSIDE
+                        && zr[j] == zr[i]
+                        && !cells.stuck(j, zr[j], direction[j])
+                    {
+                        found = Some((i as u32, j as u32, k as u8));
+                    }
+                });
+                found
+            })
+            .collect();
+        for &(i, j, k) in &seeds {
+            receiver[i as usize] = j;
+            direction[i as usize] = k;
+            queue.push(i);
+            levels.push(z[i as usize]);
         }
-        // raise the seeds after all are found, so none is taken for a drained neighbour's height
-        let mut raised = 0.0;
-        for &i in queue.iter() {
-            let i = i as usize;
-            let up = z[receiver[i] as usize] + FLAT_GRADIENT - z[i];
-            z[i] += up;
-            raised += up;
-        }
-        raised += spread(cells, Flat { queue, levels: &mut levels, receiver, direction }, z, true, 0);
+        spread(cells, Flat { queue, levels: &mut levels, receiver, direction }, z, 0);
         let mut left = 0;
         for &i in &stuck {
             let i = i as usize;
@@ -364,12 +361,12 @@ impl Routing {
                 levels.push(z[i]);
                 // mark the pit itself as taken: it stays its own receiver
                 direction[i] = PIT;
-                spread(cells, Flat { queue, levels: &mut levels, receiver, direction }, z, false, head);
+                spread(cells, Flat { queue, levels: &mut levels, receiver, direction }, z, head);
                 direction[i] = NO_DIRECTION;
             }
         }
         self.touched = stuck;
-        (left, raised)
+        left
     }
 
     /// Builds the stack from the receivers: each root's tree (roots in index order) breadth-first
@@ -517,35 +514,26 @@ struct Flat<'a> {
 }
 
 /// Routes the stuck cells of each flat in `f.queue` from `head` on, breadth-first, each to the
-/// cell it was reached from; with `raise`, each [`FLAT_GRADIENT`] above it. Returns the raise
-/// summed over cells, m.
-fn spread(cells: &Cells, f: Flat<'_>, z: &mut [f64], raise: bool, mut head: usize) -> f64 {
-    let mut raised = 0.0;
+/// cell it was reached from.
+fn spread(cells: &Cells, f: Flat<'_>, z: &[f64], mut head: usize) {
     while head < f.queue.len() {
         let i = f.queue[head] as usize;
         let level = f.levels[head];
         head += 1;
-        let zi = z[i];
         cells.each_neighbour(i, |k, j| {
             if z[j] == level && cells.stuck(j, z[j], f.direction[j]) {
                 f.receiver[j] = i as u32;
                 f.direction[j] = OPPOSITE[k];
                 f.queue.push(j as u32);
                 f.levels.push(level);
-                if raise {
-                    let up = zi + FLAT_GRADIENT - z[j];
-                    z[j] += up;
-                    raised += up;
-                }
             }
         });
     }
-    raised
 }
 
-/// Height a cell of a flat (a filled lake's surface) is raised above the cell it drains to, m:
-/// the flat then drains by itself in the next steps instead of being routed again, and the
-/// slope it makes (1e-8 over 100 m cells) is below what `erode analyze` counts as slope.
+/// Height a cell not above the cell it drains to (on a filled lake's surface) is set above it
+/// after incision, m: every step ends on a surface that drains, so a lake is routed once, and
+/// the slope it makes (1e-8 over 100 m cells) is below what `erode analyze` counts as slope.
 pub const FLAT_GRADIENT: f64 = 1e-6;
 
 /// A key whose unsigned order is the total order of `f64`.
