@@ -105,8 +105,7 @@ impl CpuSim {
                 _ => cell.x.hypot(cell.y),
             }
         });
-        let inverse_distance = distance.map(|d: f64| 1.0 / d);
-        let mut cells = Cells { width: w, height: h, kind, distance, inverse_distance, sea_level: params.sea_level };
+        let mut cells = Cells::new(w, h, kind, distance, params.sea_level);
         // cells beside a nodata hole are base level: water reaching a hole leaves the map there
         for i in 0..w * h {
             if cells.kind[i] == ACTIVE
@@ -207,9 +206,13 @@ impl CpuSim {
             self.routing.pits = pits;
         }
         lap(&mut self.times, Stage::Routing);
-        self.routing.build_stack(cells, &st.terrain, pits > 0);
+        if pits == 0 {
+            self.routing.build_stack(cells, &st.terrain, false);
+        }
         lap(&mut self.times, Stage::Order);
         if pits > 0 {
+            // the pits' basins, their depressions filled, then the whole stack
+            self.routing.build_stack(cells, &st.terrain, true);
             filled += self.routing.fill_depressions(cells, &mut st.terrain);
             self.routing.build_stack(cells, &st.terrain, false);
         }

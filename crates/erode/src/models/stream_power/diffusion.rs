@@ -44,7 +44,8 @@ pub fn diffuse(cells: &Cells, d_dt: f64, cell: (f64, f64), z: &mut [f64], scratc
         .collect::<Vec<f64>>()
         .iter()
         .sum();
-    // columns, in blocks: each block solved into its own buffer, then copied back
+    // columns, in blocks of adjacent columns: each block runs the Thomas algorithm down the
+    // rows for all its columns at once (rows of the block are contiguous), into its own buffer
     let blocks = w.div_ceil(COLUMN_BLOCK);
     scratch.blocks.resize_with(blocks, Vec::new);
     let zr: &[f64] = z;
@@ -55,22 +56,45 @@ pub fn diffuse(cells: &Cells, d_dt: f64, cell: (f64, f64), z: &mut [f64], scratc
         .map(|(b, buf)| {
             let (c0, c1) = (b * COLUMN_BLOCK, ((b + 1) * COLUMN_BLOCK).min(w));
             let bw = c1 - c0;
-            buf.resize(bw * h, 0.0);
-            // transpose the block so each column is contiguous
+            // buf holds c' then d' (then the solution) for each row of the block
+            buf.resize(2 * bw * h, 0.0);
+            let (cp, dp) = buf.split_at_mut(bw * h);
+            let coef = |r: usize, c: usize| -> (f64, f64, f64) {
+                if fixed[r * w + c0 + c] {
+                    return (0.0, 1.0, 0.0);
+                }
+                let a = if r > 0 { -ay } else { 0.0 };
+                let cc = if r + 1 < h { -ay } else { 0.0 };
+                (a, 1.0 - a - cc, cc)
+            };
             for r in 0..h {
+                let zrow = &zr[r * w + c0..r * w + c1];
                 for c in 0..bw {
-                    buf[c * h + r] = zr[r * w + c0 + c];
+                    let (a, bb, cc) = coef(r, c);
+                    let (pc, pd) = if r > 0 { (cp[(r - 1) * bw + c], dp[(r - 1) * bw + c]) } else { (0.0, 0.0) };
+                    let m = bb - a * pc;
+                    cp[r * bw + c] = cc / m;
+                    dp[r * bw + c] = (zrow[c] - a * pd) / m;
                 }
             }
-            let mut cp = vec![0.0; h];
-            let mut dp = vec![0.0; h];
-            let mut col_fixed = vec![false; h];
-            let mut out = 0.0;
-            for c in 0..bw {
-                for (r, f) in col_fixed.iter_mut().enumerate() {
-                    *f = fixed[r * w + c0 + c];
+            // back substitution in place: dp becomes the solution
+            for r in (0..h.saturating_sub(1)).rev() {
+                for c in 0..bw {
+                    dp[r * bw + c] -= cp[r * bw + c] * dp[(r + 1) * bw + c];
                 }
-                out += solve_line(&mut buf[c * h..(c + 1) * h], &col_fixed, ay, &mut cp, &mut dp);
+            }
+            // flux across free–fixed faces between rows
+            let mut out = 0.0;
+            for r in 0..h.saturating_sub(1) {
+                for c in 0..bw {
+                    let (f0, f1) = (fixed[r * w + c0 + c], fixed[(r + 1) * w + c0 + c]);
+                    let (z0, z1) = (dp[r * bw + c], dp[(r + 1) * bw + c]);
+                    match (f0, f1) {
+                        (false, true) => out += ay * (z0 - z1),
+                        (true, false) => out += ay * (z1 - z0),
+                        _ => {}
+                    }
+                }
             }
             out
         })
@@ -81,10 +105,9 @@ pub fn diffuse(cells: &Cells, d_dt: f64, cell: (f64, f64), z: &mut [f64], scratc
     z.par_chunks_mut(w).enumerate().for_each(|(r, row)| {
         for (b, buf) in bufs.iter().enumerate() {
             let c0 = b * COLUMN_BLOCK;
-            let bw = buf.len() / h;
-            for c in 0..bw {
-                row[c0 + c] = buf[c * h + r];
-            }
+            let bw = buf.len() / (2 * h);
+            let solution = &buf[bw * h..];
+            row[c0..c0 + bw].copy_from_slice(&solution[r * bw..(r + 1) * bw]);
         }
     });
     out_x + out_y

@@ -75,17 +75,21 @@ pub fn incise(
                 }
                 let r = routing.receiver[i] as usize;
                 let (z0, zr) = (get(i), get(r));
-                if z0 <= zr {
+                let mut znew = z0;
+                if z0 > zr {
+                    let mut f = inc.k_dt * powers.get(routing.count(i)) * inc.inv_length_n[d as usize];
+                    if let Some(s) = inc.scale {
+                        f *= f64::from(s[i]);
+                    }
+                    znew = if linear { (z0 + f * zr) / (1.0 + f) } else { zr + newton(z0 - zr, f, inc.n) };
+                }
+                // not above the receiver (a lake's surface, or a drop lost to rounding): just above it
+                if znew <= zr {
                     let up = zr + FLAT_GRADIENT;
                     raised += up - z0;
                     z[i].store(up.to_bits(), Ordering::Relaxed);
                     continue;
                 }
-                let mut f = inc.k_dt * powers.get(routing.count(i)) * inc.inv_length_n[d as usize];
-                if let Some(s) = inc.scale {
-                    f *= f64::from(s[i]);
-                }
-                let znew = if linear { (z0 + f * zr) / (1.0 + f) } else { zr + newton(z0 - zr, f, inc.n) };
                 lowered[i].store((z0 - znew).to_bits(), Ordering::Relaxed);
                 total += z0 - znew;
                 z[i].store(znew.to_bits(), Ordering::Relaxed);

@@ -42,6 +42,11 @@ pub struct Cells {
     pub inverse_distance: [f64; 8],
     /// Cells at or below it are sea (base level), m.
     pub sea_level: f64,
+    /// For each cell, a bit per direction of [`STEPS`] whose neighbour is on the map and inside
+    /// the domain.
+    pub around: Vec<u8>,
+    /// Index step to the neighbour in each direction.
+    pub offset: [isize; 8],
 }
 
 impl Cells {
@@ -58,20 +63,40 @@ impl Cells {
         }
     }
 
-    /// Calls `f(k, j)` for each neighbour `j` of `i` on the map, `k` its direction.
+    /// The grid's geometry: `kind` per cell, distances in metres.
+    pub fn new(width: usize, height: usize, kind: Vec<u8>, distance: [f64; 8], sea_level: f64) -> Self {
+        let offset = std::array::from_fn(|k| STEPS[k].0 * width as isize + STEPS[k].1);
+        let mut cells = Self {
+            width,
+            height,
+            kind,
+            distance,
+            inverse_distance: distance.map(|d| 1.0 / d),
+            sea_level,
+            around: Vec::new(),
+            offset,
+        };
+        cells.around = (0..width * height)
+            .map(|i| {
+                let mut bits = 0u8;
+                for k in 0..8 {
+                    if cells.neighbour(i, k).is_some_and(|j| cells.kind[j] != OUTSIDE) {
+                        bits |= 1 << k;
+                    }
+                }
+                bits
+            })
+            .collect();
+        cells
+    }
+
+    /// Calls `f(k, j)` for each neighbour `j` of `i` inside the domain, `k` its direction.
     #[inline]
     pub fn each_neighbour(&self, i: usize, mut f: impl FnMut(usize, usize)) {
-        let (w, h) = (self.width, self.height);
-        let (r, c) = (i / w, i % w);
-        if r > 0 && c > 0 && r + 1 < h && c + 1 < w {
-            for (k, &(dr, dc)) in STEPS.iter().enumerate() {
-                f(k, (i as isize + dr * w as isize + dc) as usize);
-            }
-        } else {
-            for k in 0..8 {
-                if let Some(j) = self.neighbour(i, k) {
-                    f(k, j);
-                }
+        let m = self.around[i];
+        for k in 0..8 {
+            if m & (1 << k) != 0 {
+                f(k, (i as isize + self.offset[k]) as usize);
             }
         }
     }
@@ -100,7 +125,6 @@ pub struct Routing {
     pub stack: Vec<u32>,
     count: Vec<AtomicU32>,
     groups: Vec<usize>,
-    donor_mask: Vec<u8>,
     /// Pits found before filling, this step.
     pub pits: usize,
     /// Cells left without a way out after filling (only in a domain with no base level).
@@ -226,7 +250,12 @@ impl Routing {
                     }
                     let a = basin[i].load(Ordering::Relaxed);
                     for (slot, &k) in FORWARD.iter().enumerate() {
-                        let Some(j) = cells.neighbour(i, k) else { continue };
+                        let (dr, dc) = STEPS[k];
+                        let (nr, nc) = (row as isize + dr, c as isize + dc);
+                        if nr >= h as isize || nc < 0 || nc >= w as isize {
+                            continue;
+                        }
+                        let j = nr as usize * w + nc as usize;
                         if cells.kind[j] == OUTSIDE {
                             continue;
                         }
@@ -317,7 +346,13 @@ impl Routing {
         let n = z.len();
         let mut stuck = std::mem::take(&mut self.touched);
         stuck.clear();
-        stuck.extend((0..n as u32).filter(|&i| cells.stuck(i as usize, z[i as usize], self.direction[i as usize])));
+        let direction = &self.direction;
+        stuck.par_extend(
+            (0..n as u32)
+                .into_par_iter()
+                .with_min_len(4096)
+                .filter(|&i| cells.stuck(i as usize, z[i as usize], direction[i as usize])),
+        );
         self.queue.clear();
         let mut levels: Vec<f64> = Vec::new();
         let (receiver, direction, queue) = (&mut self.receiver, &mut self.direction, &mut self.queue);
@@ -370,31 +405,21 @@ impl Routing {
     }
 
     /// Builds the stack from the receivers: each root's tree (roots in index order) breadth-first
-    /// from the root, trees in groups that run in parallel (a tree never spans two groups); with
-    /// `label`, also each cell's basin (0: drains to base level; `b` ≥ 1: to the `b`-th pit) and
-    /// each pit basin's range in the stack. Returns the number of pits.
+    /// from the root, trees in groups that run in parallel (a tree never spans two groups).
+    /// With `label`, only the pits' trees, for their basins: each cell's basin (0: drains to
+    /// base level; `b` ≥ 1: to the `b`-th pit) and each pit basin's range (the stack must then
+    /// be built again, whole, once the depressions are filled). Returns the number of pits.
     pub fn build_stack(&mut self, cells: &Cells, z: &[f64], label: bool) -> usize {
         let (w, h) = (cells.width, cells.height);
         let n = w * h;
-        // which neighbours drain into each cell, a bit per direction
-        self.donor_mask.resize(n, 0);
         let direction = &self.direction;
-        self.donor_mask.par_chunks_mut(w).enumerate().for_each(|(row, mask)| {
-            for (c, m) in mask.iter_mut().enumerate() {
-                let mut bits = 0u8;
-                cells.each_neighbour(row * w + c, |k, j| {
-                    if direction[j] == OPPOSITE[k] {
-                        bits |= 1 << k;
-                    }
-                });
-                *m = bits;
-            }
-        });
         let roots: Vec<u32> = (0..h)
             .into_par_iter()
             .flat_map_iter(|row| {
                 (row * w..(row + 1) * w)
-                    .filter(|&i| direction[i] == NO_DIRECTION && cells.kind[i] != OUTSIDE)
+                    .filter(|&i| {
+                        direction[i] == NO_DIRECTION && cells.kind[i] != OUTSIDE && (!label || !cells.is_base(i, z[i]))
+                    })
                     .map(|i| i as u32)
             })
             .collect();
@@ -410,11 +435,14 @@ impl Routing {
             pits += k;
         }
         if label {
-            self.basin.resize_with(n, || AtomicU32::new(u32::MAX));
+            self.basin.resize_with(n, || AtomicU32::new(0));
+            self.basin
+                .par_iter()
+                .enumerate()
+                .for_each(|(i, b)| b.store(if cells.kind[i] == OUTSIDE { u32::MAX } else { 0 }, Ordering::Relaxed));
         }
-        let offsets: [isize; 8] = std::array::from_fn(|k| STEPS[k].0 * w as isize + STEPS[k].1);
-        let (mask, basin) = (&self.donor_mask, &self.basin);
-        let trees: Vec<(Vec<u32>, Vec<(u32, u32)>)> = roots
+        let basin = &self.basin;
+        let trees: Vec<Tree> = roots
             .par_chunks(per_group)
             .zip(first_pit.par_iter())
             .map(|(rs, &first)| {
@@ -434,14 +462,12 @@ impl Routing {
                     while head < out.len() {
                         let c = out[head] as usize;
                         head += 1;
-                        let m = mask[c];
-                        if m != 0 {
-                            for (k, off) in offsets.iter().enumerate() {
-                                if m & (1 << k) != 0 {
-                                    out.push((c as isize + off) as u32);
-                                }
+                        // the donors: neighbours whose direction points here
+                        cells.each_neighbour(c, |k, j| {
+                            if direction[j] == OPPOSITE[k] {
+                                out.push(j as u32);
                             }
-                        }
+                        });
                     }
                     if label {
                         for &i in &out[start..] {
@@ -500,6 +526,9 @@ impl Routing {
     }
 }
 
+/// A group's trees: its cells in stack order, and the ranges of its pit basins among them.
+type Tree = (Vec<u32>, Vec<(u32, u32)>);
+
 /// Groups the stack's trees are split into for the parallel passes (a fixed number, so sums
 /// over groups come out the same on any thread count).
 const GROUPS: usize = 1024;
@@ -557,29 +586,15 @@ fn steepest(cells: &Cells, z: &[f64], i: usize) -> (u32, u8) {
     if cells.kind[i] != ACTIVE || z[i] <= cells.sea_level {
         return none;
     }
-    let (w, h) = (cells.width, cells.height);
-    let (r, c) = (i / w, i % w);
     let zi = z[i];
     let mut best = none;
     let mut steepest = 0.0;
-    let interior = r > 0 && c > 0 && r + 1 < h && c + 1 < w;
-    for (k, &(dr, dc)) in STEPS.iter().enumerate() {
-        let j = if interior {
-            (i as isize + dr * w as isize + dc) as usize
-        } else {
-            match cells.neighbour(i, k) {
-                Some(j) => j,
-                None => continue,
-            }
-        };
-        if cells.kind[j] == OUTSIDE {
-            continue;
-        }
+    cells.each_neighbour(i, |k, j| {
         let s = (zi - z[j]) * cells.inverse_distance[k];
         if s > steepest {
             steepest = s;
             best = (j as u32, k as u8);
         }
-    }
+    });
     best
 }
