@@ -202,6 +202,8 @@ impl CpuSim {
         let mut pits = self.routing.receivers(cells, &st.terrain);
         let mut filled = 0.0;
         if pits > 0 {
+            filled += self.routing.raise_pits(cells, &mut st.terrain);
+            self.routing.receivers(cells, &st.terrain);
             pits = self.routing.route_flats(cells, &st.terrain, true);
             self.routing.pits = pits;
         }

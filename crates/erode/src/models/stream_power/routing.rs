@@ -177,6 +177,37 @@ impl Routing {
         self.pits
     }
 
+    /// Raises every pit (a cell above base level with no lower neighbour) to its lowest
+    /// neighbour, returning the raise summed over cells, m. Never above the pit's spill height
+    /// (water leaves a pit no lower than over its lowest neighbour), so the fill that follows is
+    /// the same; but a pit of one cell, most of a noisy start's, no longer needs a basin of its
+    /// own. The receivers must be found again after it.
+    pub fn raise_pits(&mut self, cells: &Cells, z: &mut [f64]) -> f64 {
+        let w = cells.width;
+        let direction = &self.direction;
+        let zr: &[f64] = z;
+        // new heights from the old ones, then applied: the same for any order of rows
+        let raised: Vec<(u32, f64)> = (0..cells.height)
+            .into_par_iter()
+            .flat_map_iter(|row| {
+                (row * w..(row + 1) * w).filter_map(|i| {
+                    if !cells.stuck(i, zr[i], direction[i]) {
+                        return None;
+                    }
+                    let mut lowest = f64::INFINITY;
+                    cells.each_neighbour(i, |_, j| lowest = lowest.min(zr[j]));
+                    (lowest.is_finite() && lowest > zr[i]).then_some((i as u32, lowest))
+                })
+            })
+            .collect();
+        let mut sum = 0.0;
+        for &(i, h) in &raised {
+            sum += h - z[i as usize];
+            z[i as usize] = h;
+        }
+        sum
+    }
+
     /// Fills the depressions of the pits the last [`Routing::build_stack`] labelled (with
     /// `label`), raising `z`, and routes the filled cells to where they spill; returns the
     /// filled height summed over cells, m. The stack must be built again after it.
