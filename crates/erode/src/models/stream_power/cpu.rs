@@ -34,6 +34,11 @@ pub enum Stage {
     Erosion,
 }
 
+/// Pits are raised to their lowest neighbour first when more than one cell in this many is
+/// one (a noisy start); mid-run, the few pits diffusion makes are cheaper to leave to the basin
+/// graph than another routing pass.
+const MANY_PITS: usize = 200;
+
 /// Stages in a step.
 pub const STAGES: usize = 7;
 
@@ -201,9 +206,13 @@ impl CpuSim {
 
         let mut pits = self.routing.receivers(cells, &st.terrain);
         let mut filled = 0.0;
-        if pits > 0 {
+        if pits > st.terrain.len() / MANY_PITS {
+            // a noisy start: most pits are one cell, which raising to their lowest neighbour
+            // resolves without a basin of their own
             filled += self.routing.raise_pits(cells, &mut st.terrain);
             self.routing.receivers(cells, &st.terrain);
+        }
+        if pits > 0 {
             pits = self.routing.route_flats(cells, &st.terrain, true);
             self.routing.pits = pits;
         }
