@@ -14,8 +14,8 @@
 
 use std::path::PathBuf;
 
-use erode::contract::{DropletRun, GridRun, Model, SphRun};
-use erode::models::{droplet, grid, sph};
+use erode::contract::{DropletRun, GridRun, Model, SphRun, StreamPowerRun};
+use erode::models::{droplet, grid, sph, stream_power};
 use erode::{CellSize, Grid, Heightmap};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -344,6 +344,109 @@ impl PyDroplets {
 
 // ---------------------------------------------------------------------------------------------
 
+/// The stream-power model: uplift, river incision `K·A^m·S^n` (Braun & Willett 2013) and
+/// hillslope diffusion, heights in metres, time in years.
+///
+/// StreamPower(terrain, *, cell_size=1.0, preset="default", uplift_map=None, erodibility_map=None,
+/// hardness=None, params=None, **parameters): the maps multiply the uplift rate and the
+/// erodibility cell by cell (hardness converts as in the other models); one `run` unit is a step
+/// of `dt_years`.
+#[pyclass(name = "StreamPower", module = "erode")]
+struct PyStreamPower {
+    run: StreamPowerRun,
+}
+
+fn stream_power_params(
+    preset: &str,
+    params: Option<&Bound<'_, PyDict>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<stream_power::Params> {
+    let base = stream_power::preset(preset).map_err(value_error)?;
+    let p: stream_power::Params = with_params(&base, params, kwargs)?;
+    p.validate().map_err(value_error)?;
+    Ok(p)
+}
+
+#[pymethods]
+impl PyStreamPower {
+    #[new]
+    #[pyo3(signature = (terrain, *, cell_size = 1.0, preset = "default", uplift_map = None, erodibility_map = None, hardness = None, params = None, **kwargs))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        terrain: &Bound<'_, PyAny>,
+        cell_size: f64,
+        preset: &str,
+        uplift_map: Option<&Bound<'_, PyAny>>,
+        erodibility_map: Option<&Bound<'_, PyAny>>,
+        hardness: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let map = heightmap(terrain, "terrain", cell_size)?;
+        let p = stream_power_params(preset, params, kwargs)?;
+        let uplift = optional_map(uplift_map, "uplift_map", cell_size)?;
+        let erodibility = optional_map(erodibility_map, "erodibility_map", cell_size)?;
+        let hardness = optional_map(hardness, "hardness", cell_size)?;
+        let maps = stream_power::StartMaps {
+            uplift: uplift.as_ref(),
+            erodibility: erodibility.as_ref(),
+            hardness: hardness.as_ref(),
+            nodata: map.nodata_mask(),
+        };
+        let st = stream_power::State::with_maps(&map.heights, maps, p.rock_erodibility).map_err(value_error)?;
+        Ok(Self { run: StreamPowerRun::new(p, st).map_err(value_error)? })
+    }
+
+    /// The run saved by `checkpoint()`, with the same parameters.
+    #[staticmethod]
+    #[pyo3(signature = (data, *, preset = "default", params = None, **kwargs))]
+    fn resume(
+        data: &[u8],
+        preset: &str,
+        params: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let p = stream_power_params(preset, params, kwargs)?;
+        Ok(Self { run: StreamPowerRun::resume(p, data, u64::MAX).map_err(value_error)? })
+    }
+
+    /// Runs `n` more steps (the GIL released meanwhile).
+    fn run(&mut self, py: Python<'_>, n: u64) -> PyResult<()> {
+        advance(py, &mut self.run, n)
+    }
+
+    /// Steps done.
+    #[getter]
+    fn steps(&self) -> u64 {
+        self.run.done()
+    }
+
+    /// Years simulated.
+    #[getter]
+    fn years(&self) -> f64 {
+        self.run.state().years
+    }
+
+    /// The books: `relative_error` and the volumes (m³) they come from.
+    fn books<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        books(py, &self.run)
+    }
+
+    /// The output maps by name (height, drainage_area, erosion_rate, uplift), each a (rows,
+    /// columns) float32 array, NaN where the input had no data.
+    fn maps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let st = self.run.state();
+        maps(py, &self.run, st.width, st.height, st.nodata.as_deref())
+    }
+
+    /// The state as bytes, for `StreamPower.resume`.
+    fn checkpoint<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.run.checkpoint())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
 /// The SPH model: fluid particles eroding a triangle mesh (Skorkovská, Kolingerová & Beneš).
 ///
 /// Sph(scene="tank", *, mesh=None, particles=0, faces=0, params=None, **parameters): a built-in
@@ -504,7 +607,8 @@ fn analyze<'py>(py: Python<'py>, heights: &Bound<'py, PyAny>, cell_size: f64) ->
     py.import("json")?.call_method1("loads", (text,))
 }
 
-/// Terrain erosion simulation: the grid, droplet and SPH models of the `erode` library.
+/// Terrain erosion simulation: the grid, droplet, SPH and stream-power models of the `erode`
+/// library.
 #[pymodule]
 #[pyo3(name = "erode")]
 fn erode_python(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -512,6 +616,7 @@ fn erode_python(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGrid>()?;
     m.add_class::<PyDroplets>()?;
     m.add_class::<PySph>()?;
+    m.add_class::<PyStreamPower>()?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;

@@ -65,6 +65,25 @@ def test_droplets_give_the_command_lines_bytes(tmp_path, terrain):
     assert sim.books()["books_relative_error"] == 0.0
 
 
+def test_stream_power_gives_the_command_lines_bytes(tmp_path):
+    cli("generate", "--kind", "noise", "--size", "48", "--relief", "1", "--cell-size", "100",
+        "-o", "p.tif", cwd=tmp_path)
+    cli("simulate", "stream-power", "p.tif", "-o", "out", "--years", "3e5", "--dt-years", "3e4",
+        "--format", "npy", cwd=tmp_path)
+    heights, cell = erode.read(tmp_path / "p.tif")
+    sim = erode.StreamPower(heights, cell_size=cell[0], dt_years=3e4)
+    sim.run(10)
+    assert sim.steps == 10 and sim.years == 3e5
+    for name in ["height", "drainage_area", "erosion_rate", "uplift"]:
+        want = np.load(tmp_path / "out" / f"{name}.npy")
+        assert sim.maps()[name].tobytes() == want.astype(np.float32).tobytes(), name
+    assert sim.books()["relative_error"] < 1e-9
+    again = erode.StreamPower.resume(sim.checkpoint(), dt_years=3e4)
+    assert again.steps == 10
+    with pytest.raises(ValueError, match="`n`"):
+        erode.StreamPower(heights, cell_size=cell[0], n=0.0)
+
+
 def test_analyze_gives_the_command_lines_figures(tmp_path, terrain):
     heights, cell = terrain
     out = subprocess.run([os.environ["ERODE_BIN"], "analyze", "t.tif", "--json"], cwd=tmp_path,

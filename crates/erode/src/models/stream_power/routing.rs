@@ -7,10 +7,10 @@
 //! merged into one node; its minimum spanning tree (Kruskal) holds each basin's way out, and the
 //! highest pass on that way is the basin's spill height. Cells below it are filled to it (lakes
 //! fill with sediment at once, booked as `filled`), and the flat water surface drains along a
-//! breadth-first search towards where it spills. The cost is a scan of the pit basins' cells
-//! and a sort of their passes: nothing when there are no pits (the common case once rivers
-//! run), O(n log n) on a pit-heavy start. The result is the fill of Priority-Flood (Barnes et al.
-//! 2014) without its priority queue over every cell.
+//! breadth-first search towards where it spills (the incision then leaves each of its cells
+//! [`FLAT_GRADIENT`] above the next, so the lake is routed once). The cost is one scan of the
+//! rows for passes and a sort of them, only in steps with pits; the result is the fill of
+//! Priority-Flood (Barnes et al. 2014) without its priority queue over every cell.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -132,7 +132,7 @@ pub struct Routing {
     basin: Vec<AtomicU32>,
     basin_ranges: Vec<(u32, u32)>,
     edges: Vec<Pass>,
-    touched: Vec<u32>,
+    stuck: Vec<u32>,
     level: Vec<f64>,
     queue: Vec<u32>,
 }
@@ -375,7 +375,7 @@ impl Routing {
     /// cells left (the pits).
     pub fn route_flats(&mut self, cells: &Cells, z: &[f64], merge: bool) -> usize {
         let n = z.len();
-        let mut stuck = std::mem::take(&mut self.touched);
+        let mut stuck = std::mem::take(&mut self.stuck);
         stuck.clear();
         let direction = &self.direction;
         stuck.par_extend(
@@ -431,7 +431,7 @@ impl Routing {
                 direction[i] = NO_DIRECTION;
             }
         }
-        self.touched = stuck;
+        self.stuck = stuck;
         left
     }
 
