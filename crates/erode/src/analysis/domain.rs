@@ -8,6 +8,19 @@ use crate::grid::CellSize;
 /// south-east, south-west, north-east, north-west. Rows grow southwards.
 pub const STEPS: [(isize, isize); 8] = [(0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)];
 
+/// The neighbour of cell `i` in direction `k` of [`STEPS`] on a `width` x `height` grid, if on it.
+#[inline]
+pub fn neighbour_on(width: usize, height: usize, i: usize, k: usize) -> Option<usize> {
+    let (r, c) = ((i / width) as isize, (i % width) as isize);
+    let (dr, dc) = STEPS[k];
+    let (nr, nc) = (r + dr, c + dc);
+    if nr < 0 || nc < 0 || nr >= height as isize || nc >= width as isize {
+        None
+    } else {
+        Some(nr as usize * width + nc as usize)
+    }
+}
+
 /// A grid of cells, some of them outside the domain.
 #[derive(Clone, Copy, Debug)]
 pub struct Domain<'a> {
@@ -55,14 +68,7 @@ impl Domain<'_> {
     /// The neighbour of cell `i` in direction `k` when it is on the map (inside the domain or not).
     #[inline]
     pub fn neighbour(&self, i: usize, k: usize) -> Option<usize> {
-        let (r, c) = ((i / self.width) as isize, (i % self.width) as isize);
-        let (dr, dc) = STEPS[k];
-        let (nr, nc) = (r + dr, c + dc);
-        if nr < 0 || nc < 0 || nr >= self.height as isize || nc >= self.width as isize {
-            None
-        } else {
-            Some(nr as usize * self.width + nc as usize)
-        }
+        neighbour_on(self.width, self.height, i, k)
     }
 
     /// Whether water can leave the domain from cell `i` (inside it): the cell is on the map's edge

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
-use crate::analysis::domain::STEPS;
+use crate::analysis::domain::{STEPS, neighbour_on};
 
 /// A cell's kind, fixed for the run.
 pub const ACTIVE: u8 = 0;
@@ -53,14 +53,7 @@ impl Cells {
     /// The neighbour of `i` in direction `k`, if on the map.
     #[inline]
     pub fn neighbour(&self, i: usize, k: usize) -> Option<usize> {
-        let (r, c) = ((i / self.width) as isize, (i % self.width) as isize);
-        let (dr, dc) = STEPS[k];
-        let (nr, nc) = (r + dr, c + dc);
-        if nr < 0 || nc < 0 || nr >= self.height as isize || nc >= self.width as isize {
-            None
-        } else {
-            Some(nr as usize * self.width + nc as usize)
-        }
+        neighbour_on(self.width, self.height, i, k)
     }
 
     /// The grid's geometry: `kind` per cell, distances in metres.
