@@ -24,10 +24,10 @@ pub enum Stage {
     Diffusion,
     /// D8 receivers and the pits they leave.
     Routing,
-    /// The stack: every receiver before its donors (and the pits' basins).
-    Order,
-    /// Closed depressions filled to their spill height, their cells routed out, the stack again.
+    /// Closed depressions filled to their spill height, their cells routed out.
     Depressions,
+    /// The stack: every receiver before its donors.
+    Order,
     /// Drainage area down the stack.
     Accumulation,
     /// River incision, implicit along the stack.
@@ -48,8 +48,8 @@ impl Stage {
         Stage::Uplift,
         Stage::Diffusion,
         Stage::Routing,
-        Stage::Order,
         Stage::Depressions,
+        Stage::Order,
         Stage::Accumulation,
         Stage::Erosion,
     ];
@@ -217,17 +217,12 @@ impl CpuSim {
             self.routing.pits = pits;
         }
         lap(&mut self.times, Stage::Routing);
-        if pits == 0 {
-            self.routing.build_stack(cells, &st.terrain, false);
-        }
-        lap(&mut self.times, Stage::Order);
         if pits > 0 {
-            // the pits' basins, their depressions filled, then the whole stack
-            self.routing.build_stack(cells, &st.terrain, true);
             filled += self.routing.fill_depressions(cells, &mut st.terrain);
-            self.routing.build_stack(cells, &st.terrain, false);
         }
         lap(&mut self.times, Stage::Depressions);
+        self.routing.build_stack(cells);
+        lap(&mut self.times, Stage::Order);
         self.routing.accumulate();
         lap(&mut self.times, Stage::Accumulation);
 

@@ -9,10 +9,10 @@
 //! 2. `diffusion`: implicit hillslope diffusion, rows then columns (see [`diffusion`]);
 //! 3. `routing`: each cell's steepest lower neighbour (D8, O'Callaghan & Mark 1984), flats
 //!    routed to where they spill;
-//! 4. `order`: the stack of Braun & Willett (2013), every receiver before its donors;
-//! 5. `depressions`: closed depressions filled to their spill height through a basin graph and
+//! 4. `depressions`: closed depressions filled to their spill height through a basin graph and
 //!    its minimum spanning tree (Cordonnier, Bovy & Braun 2019), lake surfaces routed to their
-//!    outlet, the stack again (see [`routing`]);
+//!    outlet (see [`depressions`]);
+//! 5. `order`: the stack of Braun & Willett (2013), every receiver before its donors;
 //! 6. `accumulation`: drainage area down the stack;
 //! 7. `erosion`: the implicit stream-power solver of Braun & Willett (2013), exact for `n = 1`,
 //!    Newton iterations otherwise (see [`erosion`]).
@@ -32,6 +32,7 @@
 //! `ΔV = uplifted − eroded − diffused_out + filled`, each term summed as it happens, to ~1e-12.
 
 pub mod cpu;
+pub mod depressions;
 pub mod diffusion;
 pub mod erosion;
 pub mod params;

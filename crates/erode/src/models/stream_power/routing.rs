@@ -1,16 +1,6 @@
-//! Where water goes, for the stream-power model: D8 receivers (O'Callaghan & Mark 1984), closed
-//! depressions filled through a basin graph (Cordonnier, Bovy & Braun 2019), the stack of Braun
-//! & Willett (2013) (every receiver before its donors) and the drainage area.
-//!
-//! Depressions: each pit's basin (the cells draining to it) is a node of a graph whose edges are
-//! the lowest passes between touching basins, with every outlet (open edge, sea, nodata hole)
-//! merged into one node; its minimum spanning tree (Kruskal) holds each basin's way out, and the
-//! highest pass on that way is the basin's spill height. Cells below it are filled to it (lakes
-//! fill with sediment at once, booked as `filled`), and the flat water surface drains along a
-//! breadth-first search towards where it spills (the incision then leaves each of its cells
-//! [`FLAT_GRADIENT`] above the next, so the lake is routed once). The cost is one scan of the
-//! rows for passes and a sort of them, only in steps with pits; the result is the fill of
-//! Priority-Flood (Barnes et al. 2014) without its priority queue over every cell.
+//! Where water goes, for the stream-power model: D8 receivers (O'Callaghan & Mark 1984), flats
+//! routed to where they spill, the stack of Braun & Willett (2013) (every receiver before its
+//! donors) and the drainage area. Closed depressions are in [`super::depressions`].
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -47,6 +37,9 @@ pub struct Cells {
     pub around: Vec<u8>,
     /// Index step to the neighbour in each direction.
     pub offset: [isize; 8],
+    /// For each row, whether every cell of it but the first and last has all eight neighbours
+    /// inside the domain (the fast path of the receivers).
+    pub whole_row: Vec<bool>,
 }
 
 impl Cells {
@@ -68,6 +61,7 @@ impl Cells {
             sea_level,
             around: Vec::new(),
             offset,
+            whole_row: Vec::new(),
         };
         cells.around = (0..width * height)
             .map(|i| {
@@ -79,6 +73,9 @@ impl Cells {
                 }
                 bits
             })
+            .collect();
+        cells.whole_row = (0..height)
+            .map(|r| width >= 3 && (r * width + 1..(r + 1) * width - 1).all(|i| cells.around[i] == 0xff))
             .collect();
         cells
     }
@@ -96,7 +93,7 @@ impl Cells {
 
     /// Whether cell `i` is stuck: above base level with no lower neighbour (`direction`).
     #[inline]
-    fn stuck(&self, i: usize, z: f64, direction: u8) -> bool {
+    pub(super) fn stuck(&self, i: usize, z: f64, direction: u8) -> bool {
         direction == NO_DIRECTION && self.kind[i] == ACTIVE && z > self.sea_level
     }
 
@@ -122,25 +119,12 @@ pub struct Routing {
     pub pits: usize,
     /// Cells left without a way out after filling (only in a domain with no base level).
     pub unresolved: usize,
-    basin: Vec<AtomicU32>,
-    basin_ranges: Vec<(u32, u32)>,
-    edges: Vec<Pass>,
-    stuck: Vec<u32>,
-    level: Vec<f64>,
-    queue: Vec<u32>,
+    /// The pits left after flats are merged, in index order.
+    pub(super) pit_cells: Vec<u32>,
+    pub(super) basins: super::depressions::Basins,
+    pub(super) stuck: Vec<u32>,
+    pub(super) queue: Vec<u32>,
 }
-
-/// The lowest pass found between two basins.
-#[derive(Clone, Copy, Debug)]
-struct Pass {
-    /// The pass height: the higher of the two cells, m.
-    height: f64,
-    /// The basins.
-    a: u32,
-    b: u32,
-}
-
-const NO_PASS: Pass = Pass { height: f64::INFINITY, a: 0, b: 0 };
 
 impl Routing {
     /// Steepest-descent receivers of every cell (parallel over rows); returns the number of
@@ -155,16 +139,19 @@ impl Routing {
             .par_chunks_mut(w)
             .zip(self.direction.par_chunks_mut(w))
             .enumerate()
-            .map(|(row, (rcv, dir))| {
-                let mut pits = 0;
-                for c in 0..w {
-                    let i = row * w + c;
-                    let (r, d) = steepest(cells, z, i);
-                    rcv[c] = r;
-                    dir[c] = d;
-                    pits += usize::from(d == NO_DIRECTION && cells.kind[i] == ACTIVE && z[i] > cells.sea_level);
+            .map_init(SteepestRow::default, |scratch, (row, (rcv, dir))| {
+                if !cells.whole_row[row] {
+                    for c in 0..w {
+                        (rcv[c], dir[c]) = steepest(cells, z, row * w + c);
+                    }
+                } else {
+                    (rcv[0], dir[0]) = steepest(cells, z, row * w);
+                    scratch.interior(cells, z, row, rcv, dir);
+                    (rcv[w - 1], dir[w - 1]) = steepest(cells, z, row * w + w - 1);
                 }
-                pits
+                (row * w..(row + 1) * w)
+                    .filter(|&i| dir[i - row * w] == NO_DIRECTION && cells.kind[i] == ACTIVE && z[i] > cells.sea_level)
+                    .count()
             })
             .sum();
         self.pits
@@ -201,167 +188,6 @@ impl Routing {
         sum
     }
 
-    /// Fills the depressions of the pits the last [`Routing::build_stack`] labelled (with
-    /// `label`), raising `z`, and routes the filled cells to where they spill; returns the
-    /// filled height summed over cells, m. The stack must be built again after it.
-    pub fn fill_depressions(&mut self, cells: &Cells, z: &mut [f64]) -> f64 {
-        self.unresolved = 0;
-        if self.basin_ranges.is_empty() {
-            return 0.0;
-        }
-        let levels = self.spill_levels(cells, z);
-        let w = cells.width;
-        let basin = &self.basin;
-        let label = |i: usize| basin[i].load(Ordering::Relaxed);
-        let filled: f64 = z
-            .par_chunks_mut(w)
-            .enumerate()
-            .map(|(row, zs)| {
-                let mut sum = 0.0;
-                for (c, zi) in zs.iter_mut().enumerate() {
-                    let b = label(row * w + c);
-                    if b != 0 && b != u32::MAX {
-                        let level = levels[b as usize];
-                        if level.is_finite() && *zi < level {
-                            sum += level - *zi;
-                            *zi = level;
-                        }
-                    }
-                }
-                sum
-            })
-            .collect::<Vec<f64>>()
-            .iter()
-            .sum();
-        // route the pit basins' cells again on the filled surface
-        let zr: &[f64] = z;
-        self.receiver.par_chunks_mut(w).zip(self.direction.par_chunks_mut(w)).enumerate().for_each(
-            |(row, (rcv, dir))| {
-                for c in 0..w {
-                    let i = row * w + c;
-                    let b = label(i);
-                    if b != 0 && b != u32::MAX {
-                        let (r, d) = steepest(cells, zr, i);
-                        rcv[c] = r;
-                        dir[c] = d;
-                    }
-                }
-            },
-        );
-        self.unresolved = self.route_flats(cells, z, false);
-        filled
-    }
-
-    /// Spill height of every basin (index 0 the outlets', then the pits' in order), m; infinite
-    /// for a basin with no way out.
-    fn spill_levels(&mut self, cells: &Cells, z: &[f64]) -> Vec<f64> {
-        let k = self.basin_ranges.len();
-        let (w, h) = (cells.width, cells.height);
-        let basin = &self.basin;
-        // every pair of touching cells in two basins (one of them a pit's), as a pass of the
-        // higher cell's height; each row looks east, south-east, south and south-west, so each
-        // pair comes once, and runs of the same two basins along a row keep their lowest
-        const FORWARD: [usize; 4] = [0, 4, 2, 5];
-        self.edges = (0..h)
-            .into_par_iter()
-            .flat_map_iter(|row| {
-                let mut out: Vec<Pass> = Vec::new();
-                let mut last = [NO_PASS; 4];
-                for c in 0..w {
-                    let i = row * w + c;
-                    if cells.kind[i] == OUTSIDE {
-                        continue;
-                    }
-                    let a = basin[i].load(Ordering::Relaxed);
-                    for (slot, &k) in FORWARD.iter().enumerate() {
-                        let (dr, dc) = STEPS[k];
-                        let (nr, nc) = (row as isize + dr, c as isize + dc);
-                        if nr >= h as isize || nc < 0 || nc >= w as isize {
-                            continue;
-                        }
-                        let j = nr as usize * w + nc as usize;
-                        if cells.kind[j] == OUTSIDE {
-                            continue;
-                        }
-                        let b = basin[j].load(Ordering::Relaxed);
-                        if a == b {
-                            continue;
-                        }
-                        let pass = Pass { height: z[i].max(z[j]), a: a.min(b), b: a.max(b) };
-                        let prev = &mut last[slot];
-                        if prev.a == pass.a && prev.b == pass.b && prev.height != f64::INFINITY {
-                            prev.height = prev.height.min(pass.height);
-                        } else {
-                            if prev.height != f64::INFINITY {
-                                out.push(*prev);
-                            }
-                            *prev = pass;
-                        }
-                    }
-                }
-                out.extend(last.into_iter().filter(|p| p.height != f64::INFINITY));
-                out.into_iter()
-            })
-            .collect();
-        // Kruskal: the minimum spanning tree holds every basin's lowest way out
-        self.edges.par_sort_unstable_by_key(|e| (ordered(e.height), u64::from(e.a) << 32 | u64::from(e.b)));
-        let mut parent: Vec<u32> = (0..=k as u32).collect();
-        fn root(parent: &mut [u32], mut x: u32) -> u32 {
-            while parent[x as usize] != x {
-                let up = parent[parent[x as usize] as usize];
-                parent[x as usize] = up;
-                x = up;
-            }
-            x
-        }
-        let mut degree = vec![0u32; k + 2];
-        let mut tree: Vec<Pass> = Vec::with_capacity(k);
-        for e in &self.edges {
-            let (ra, rb) = (root(&mut parent, e.a), root(&mut parent, e.b));
-            if ra != rb {
-                parent[ra.max(rb) as usize] = ra.min(rb);
-                tree.push(*e);
-                degree[e.a as usize + 1] += 1;
-                degree[e.b as usize + 1] += 1;
-                if tree.len() == k {
-                    break;
-                }
-            }
-        }
-        // the tree as adjacency lists, walked from the outlets' node
-        for b in 0..=k {
-            degree[b + 1] += degree[b];
-        }
-        let mut slot = degree.clone();
-        let mut adjacent = vec![(0u32, 0.0f64); 2 * tree.len()];
-        for e in &tree {
-            adjacent[slot[e.a as usize] as usize] = (e.b, e.height);
-            slot[e.a as usize] += 1;
-            adjacent[slot[e.b as usize] as usize] = (e.a, e.height);
-            slot[e.b as usize] += 1;
-        }
-        let mut level = std::mem::take(&mut self.level);
-        level.clear();
-        level.resize(k + 1, f64::INFINITY);
-        level[0] = f64::NEG_INFINITY;
-        self.queue.clear();
-        self.queue.push(0);
-        let mut head = 0;
-        while head < self.queue.len() {
-            let b = self.queue[head] as usize;
-            head += 1;
-            for &(c, h) in &adjacent[degree[b] as usize..degree[b + 1] as usize] {
-                if level[c as usize] == f64::INFINITY {
-                    level[c as usize] = h.max(level[b]);
-                    self.queue.push(c);
-                }
-            }
-        }
-        let out = level.clone();
-        self.level = level;
-        out
-    }
-
     /// Gives every stuck cell (no lower neighbour) on a flat that spills a receiver of equal
     /// height, breadth-first from where the flat spills. With `merge`, every flat that does not
     /// spill then drains to its first cell, so each closed flat is one pit. Returns the stuck
@@ -377,6 +203,13 @@ impl Routing {
                 .with_min_len(4096)
                 .filter(|&i| cells.stuck(i as usize, z[i as usize], direction[i as usize])),
         );
+        self.stuck = stuck;
+        self.route_stuck(cells, z, merge)
+    }
+
+    /// [`Routing::route_flats`] for the stuck cells in `self.stuck` (in index order).
+    pub(super) fn route_stuck(&mut self, cells: &Cells, z: &[f64], merge: bool) -> usize {
+        let stuck = std::mem::take(&mut self.stuck);
         self.queue.clear();
         let mut levels: Vec<f64> = Vec::new();
         let (receiver, direction, queue) = (&mut self.receiver, &mut self.direction, &mut self.queue);
@@ -408,6 +241,9 @@ impl Routing {
         }
         spread(cells, Flat { queue, levels: &mut levels, receiver, direction }, z, 0);
         let mut left = 0;
+        if merge {
+            self.pit_cells.clear();
+        }
         for &i in &stuck {
             let i = i as usize;
             if !cells.stuck(i, z[i], direction[i]) || receiver[i] as usize != i {
@@ -415,6 +251,7 @@ impl Routing {
             }
             left += 1;
             if merge {
+                self.pit_cells.push(i as u32);
                 let head = queue.len();
                 queue.push(i as u32);
                 levels.push(z[i]);
@@ -430,92 +267,23 @@ impl Routing {
 
     /// Builds the stack from the receivers: each root's tree (roots in index order) breadth-first
     /// from the root, trees in groups that run in parallel (a tree never spans two groups).
-    /// With `label`, only the pits' trees, for their basins: each cell's basin (0: drains to
-    /// base level; `b` ≥ 1: to the `b`-th pit) and each pit basin's range (the stack must then
-    /// be built again, whole, once the depressions are filled). Returns the number of pits.
-    pub fn build_stack(&mut self, cells: &Cells, z: &[f64], label: bool) -> usize {
-        let (w, h) = (cells.width, cells.height);
-        let n = w * h;
+    pub fn build_stack(&mut self, cells: &Cells) {
+        let w = cells.width;
         let direction = &self.direction;
-        let roots: Vec<u32> = (0..h)
+        let roots: Vec<u32> = (0..cells.height)
             .into_par_iter()
             .flat_map_iter(|row| {
                 (row * w..(row + 1) * w)
-                    .filter(|&i| {
-                        direction[i] == NO_DIRECTION && cells.kind[i] != OUTSIDE && (!label || !cells.is_base(i, z[i]))
-                    })
+                    .filter(|&i| direction[i] == NO_DIRECTION && cells.kind[i] != OUTSIDE)
                     .map(|i| i as u32)
             })
             .collect();
-        let per_group = roots.len().div_ceil(GROUPS).max(1);
-        // pit ids: the pits among the roots, in order
-        let is_pit = |i: u32| !cells.is_base(i as usize, z[i as usize]);
-        let mut first_pit: Vec<u32> =
-            roots.chunks(per_group).map(|rs| rs.iter().filter(|&&i| is_pit(i)).count() as u32).collect();
-        let mut pits = 0;
-        for f in &mut first_pit {
-            let k = *f;
-            *f = pits + 1;
-            pits += k;
-        }
-        if label {
-            self.basin.resize_with(n, || AtomicU32::new(0));
-            self.basin
-                .par_iter()
-                .enumerate()
-                .for_each(|(i, b)| b.store(if cells.kind[i] == OUTSIDE { u32::MAX } else { 0 }, Ordering::Relaxed));
-        }
-        let basin = &self.basin;
-        let trees: Vec<Tree> = roots
-            .par_chunks(per_group)
-            .zip(first_pit.par_iter())
-            .map(|(rs, &first)| {
-                let mut out: Vec<u32> = Vec::new();
-                let mut ranges = Vec::new();
-                let mut id = first;
-                for &root in rs {
-                    let start = out.len();
-                    let this = if label && is_pit(root) {
-                        id += 1;
-                        id - 1
-                    } else {
-                        0
-                    };
-                    out.push(root);
-                    let mut head = start;
-                    while head < out.len() {
-                        let c = out[head] as usize;
-                        head += 1;
-                        // the donors: neighbours whose direction points here
-                        cells.each_neighbour(c, |k, j| {
-                            if direction[j] == OPPOSITE[k] {
-                                out.push(j as u32);
-                            }
-                        });
-                    }
-                    if label {
-                        for &i in &out[start..] {
-                            basin[i as usize].store(this, Ordering::Relaxed);
-                        }
-                        if this != 0 {
-                            ranges.push((start as u32, out.len() as u32));
-                        }
-                    }
-                }
-                (out, ranges)
-            })
-            .collect();
-        self.stack.clear();
-        self.groups.clear();
-        self.basin_ranges.clear();
-        for (tree, ranges) in &trees {
-            let at = self.stack.len() as u32;
-            self.groups.push(self.stack.len());
-            self.stack.extend_from_slice(tree);
-            self.basin_ranges.extend(ranges.iter().map(|&(s, e)| (at + s, at + e)));
-        }
-        self.groups.push(self.stack.len());
-        pits as usize
+        collect_trees(
+            cells,
+            &self.direction,
+            &roots,
+            Trees { cells: &mut self.stack, groups: &mut self.groups, ranges: None },
+        );
     }
 
     /// The stack's groups: runs of whole trees, independent of each other.
@@ -550,12 +318,69 @@ impl Routing {
     }
 }
 
-/// A group's trees: its cells in stack order, and the ranges of its pit basins among them.
-type Tree = (Vec<u32>, Vec<(u32, u32)>);
+/// One group's trees: their cells, and each tree's range among them.
+type GroupTrees = (Vec<u32>, Vec<(u32, u32)>);
+
+/// Where [`collect_trees`] writes: the trees' cells, each group's start (and the end), and
+/// optionally each tree's range among the cells.
+pub(super) struct Trees<'a> {
+    pub cells: &'a mut Vec<u32>,
+    pub groups: &'a mut Vec<usize>,
+    pub ranges: Option<&'a mut Vec<(u32, u32)>>,
+}
+
+/// Each root's tree (the cells that drain to it, following `direction`), breadth-first from the
+/// root, in order of `roots`; the roots are split into [`GROUPS`] runs whose trees are found in
+/// parallel, so each group holds whole trees.
+pub(super) fn collect_trees(cells: &Cells, direction: &[u8], roots: &[u32], into: Trees<'_>) {
+    let per_group = roots.len().div_ceil(GROUPS).max(1);
+    let want_ranges = into.ranges.is_some();
+    let trees: Vec<GroupTrees> = roots
+        .par_chunks(per_group)
+        .map(|rs| {
+            let mut out: Vec<u32> = Vec::new();
+            let mut ranges = Vec::new();
+            for &root in rs {
+                let start = out.len();
+                out.push(root);
+                let mut head = start;
+                while head < out.len() {
+                    let c = out[head] as usize;
+                    head += 1;
+                    // the donors: neighbours whose direction points here
+                    cells.each_neighbour(c, |k, j| {
+                        if direction[j] == OPPOSITE[k] {
+                            out.push(j as u32);
+                        }
+                    });
+                }
+                if want_ranges {
+                    ranges.push((start as u32, out.len() as u32));
+                }
+            }
+            (out, ranges)
+        })
+        .collect();
+    into.cells.clear();
+    into.groups.clear();
+    let mut all_ranges = into.ranges;
+    if let Some(r) = all_ranges.as_deref_mut() {
+        r.clear();
+    }
+    for (tree, ranges) in &trees {
+        let at = into.cells.len() as u32;
+        into.groups.push(into.cells.len());
+        into.cells.extend_from_slice(tree);
+        if let Some(r) = all_ranges.as_deref_mut() {
+            r.extend(ranges.iter().map(|&(s, e)| (at + s, at + e)));
+        }
+    }
+    into.groups.push(into.cells.len());
+}
 
 /// Groups the stack's trees are split into for the parallel passes (a fixed number, so sums
 /// over groups come out the same on any thread count).
-const GROUPS: usize = 1024;
+pub(super) const GROUPS: usize = 1024;
 
 /// The breadth-first search over a flat: its queue (cells and the flat's height) and the
 /// routing it writes.
@@ -589,23 +414,59 @@ fn spread(cells: &Cells, f: Flat<'_>, z: &[f64], mut head: usize) {
 /// the slope it makes (1e-8 over 100 m cells) is below what `erode analyze` counts as slope.
 pub const FLAT_GRADIENT: f64 = 1e-6;
 
-/// A key whose unsigned order is the total order of `f64`.
-#[inline]
-fn ordered(v: f64) -> u64 {
-    let bits = v.to_bits();
-    if bits >> 63 == 1 { !bits } else { bits | (1 << 63) }
-}
-
 /// A stuck cell's direction while its flat is being merged into it (never left in place).
 const PIT: u8 = 9;
 
 /// The direction opposite each of [`STEPS`].
-const OPPOSITE: [u8; 8] = [1, 0, 3, 2, 7, 6, 5, 4];
+pub(super) const OPPOSITE: [u8; 8] = [1, 0, 3, 2, 7, 6, 5, 4];
+
+/// Scratch of [`SteepestRow::interior`]: the steepest slope and its direction per column.
+#[derive(Default)]
+struct SteepestRow {
+    slope: Vec<f64>,
+    direction: Vec<f64>,
+}
+
+impl SteepestRow {
+    /// [`steepest`] for the columns `1..w-1` of an interior row, direction by direction over
+    /// the whole row (no branch per neighbour, so the compiler vectorises it); the same
+    /// receivers as [`steepest`], ties to the first direction.
+    fn interior(&mut self, cells: &Cells, z: &[f64], row: usize, rcv: &mut [u32], dir: &mut [u8]) {
+        let w = cells.width;
+        let (start, len) = (row * w + 1, w - 2);
+        self.slope.clear();
+        self.slope.resize(len, 0.0);
+        self.direction.clear();
+        self.direction.resize(len, f64::from(NO_DIRECTION));
+        let centre = &z[start..start + len];
+        for k in 0..8 {
+            let from = (start as isize + cells.offset[k]) as usize;
+            let other = &z[from..from + len];
+            let inverse = cells.inverse_distance[k];
+            let (slope, direction) = (&mut self.slope[..len], &mut self.direction[..len]);
+            let kf = (k as f64).to_bits();
+            for c in 0..len {
+                let s = (centre[c] - other[c]) * inverse;
+                // a select by mask, not a branch: the same in every lane
+                let keep = u64::from(s <= slope[c] || s.is_nan()).wrapping_neg();
+                slope[c] = f64::from_bits((slope[c].to_bits() & keep) | (s.to_bits() & !keep));
+                direction[c] = f64::from_bits((direction[c].to_bits() & keep) | (kf & !keep));
+            }
+        }
+        for c in 0..len {
+            let i = start + c;
+            let d =
+                if cells.kind[i] != ACTIVE || z[i] <= cells.sea_level { NO_DIRECTION } else { self.direction[c] as u8 };
+            dir[c + 1] = d;
+            rcv[c + 1] = if d == NO_DIRECTION { i as u32 } else { (i as isize + cells.offset[d as usize]) as u32 };
+        }
+    }
+}
 
 /// The steepest lower neighbour of cell `i` and its direction; itself and [`NO_DIRECTION`] for
 /// base level, nodata and pits.
 #[inline]
-fn steepest(cells: &Cells, z: &[f64], i: usize) -> (u32, u8) {
+pub(super) fn steepest(cells: &Cells, z: &[f64], i: usize) -> (u32, u8) {
     let none = (i as u32, NO_DIRECTION);
     if cells.kind[i] != ACTIVE || z[i] <= cells.sea_level {
         return none;

@@ -1,0 +1,246 @@
+//! Closed depressions, for the stream-power model, filled through a basin graph (Cordonnier,
+//! Bovy & Braun 2019).
+//!
+//! Each pit's basin (the cells draining to it) is a node of a graph whose edges are the lowest
+//! passes between touching basins, with every outlet (open edge, sea, nodata hole) merged into
+//! one node; its minimum spanning tree (Kruskal) holds each basin's way out, and the highest
+//! pass on that way is the basin's spill height. Cells below it are filled to it (lakes fill
+//! with sediment at once, booked as `filled`), and the flat water surface drains along a
+//! breadth-first search towards where it spills (the incision then leaves each of its cells
+//! [`FLAT_GRADIENT`](super::routing::FLAT_GRADIENT) above the next, so the lake is routed
+//! once). The result is the fill of Priority-Flood (Barnes et al. 2014) without its priority
+//! queue over every cell. Every pass here touches only the basins' cells; but a pit's basin is
+//! its whole catchment, and mid-run most pits are dips that diffusion leaves in channels, so
+//! the basins still cover much of the grid.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use rayon::prelude::*;
+
+use super::routing::{Cells, GROUPS, OUTSIDE, Routing, Trees, collect_trees, steepest};
+
+/// The lowest pass found between two basins.
+#[derive(Clone, Copy, Debug)]
+struct Pass {
+    /// The pass height: the higher of the two cells, m.
+    height: f64,
+    /// The basins (0: the outlets).
+    a: u32,
+    b: u32,
+}
+
+/// The pits' basins of one step, and the scratch they are found in.
+#[derive(Debug, Default)]
+pub struct Basins {
+    /// Each cell's basin: 0 for none (drains to base level), `b` ≥ 1 for the `b`-th pit's,
+    /// `u32::MAX` outside the domain; back to 0 after each fill.
+    label: Vec<AtomicU32>,
+    /// The basins' cells, each basin's breadth-first from its pit.
+    cells: Vec<u32>,
+    /// Runs of whole basins among `cells`, for the parallel passes.
+    groups: Vec<usize>,
+    /// Each basin's range among `cells`.
+    ranges: Vec<(u32, u32)>,
+    edges: Vec<Pass>,
+    queue: Vec<u32>,
+}
+
+impl Routing {
+    /// Fills the closed depressions of the pits [`Routing::route_flats`] left (with `merge`),
+    /// raising `z`, and routes the filled cells to where they spill; returns the filled height
+    /// summed over cells, m. The stack must be built after it.
+    pub fn fill_depressions(&mut self, cells: &Cells, z: &mut [f64]) -> f64 {
+        self.unresolved = 0;
+        if self.pit_cells.is_empty() {
+            return 0.0;
+        }
+        let mut basins = std::mem::take(&mut self.basins);
+        basins.prepare(cells);
+        basins.label(cells, &self.direction, &self.pit_cells);
+        let levels = basins.spill_levels(cells, z);
+        let filled = basins.fill(z, &levels);
+        // the basins' cells routed again on the filled surface, then their flats
+        let zr: &[f64] = z;
+        let routes: Vec<Vec<(u32, u8)>> =
+            basins.groups().map(|g| g.iter().map(|&i| steepest(cells, zr, i as usize)).collect()).collect();
+        for (g, r) in basins.groups.windows(2).zip(&routes) {
+            for (&i, &(to, d)) in basins.cells[g[0]..g[1]].iter().zip(r) {
+                self.receiver[i as usize] = to;
+                self.direction[i as usize] = d;
+            }
+        }
+        self.stuck.clear();
+        let direction = &self.direction;
+        self.stuck.extend(
+            basins.cells.iter().copied().filter(|&i| cells.stuck(i as usize, zr[i as usize], direction[i as usize])),
+        );
+        self.stuck.sort_unstable();
+        self.unresolved = self.route_stuck(cells, z, false);
+        basins.clear_labels();
+        self.basins = basins;
+        filled
+    }
+}
+
+impl Basins {
+    /// The labels, all 0 inside the domain (once per grid).
+    fn prepare(&mut self, cells: &Cells) {
+        let n = cells.width * cells.height;
+        if self.label.len() != n {
+            self.label = (0..n).map(|i| AtomicU32::new(if cells.kind[i] == OUTSIDE { u32::MAX } else { 0 })).collect();
+        }
+    }
+
+    /// Labels each pit's basin, the `b`-th pit's `b`, following `direction`.
+    fn label(&mut self, cells: &Cells, direction: &[u8], pits: &[u32]) {
+        collect_trees(
+            cells,
+            direction,
+            pits,
+            Trees { cells: &mut self.cells, groups: &mut self.groups, ranges: Some(&mut self.ranges) },
+        );
+        let (label, all) = (&self.label, &self.cells);
+        self.ranges.par_iter().enumerate().for_each(|(b, &(s, e))| {
+            for &i in &all[s as usize..e as usize] {
+                label[i as usize].store(b as u32 + 1, Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// The basins' cells in runs of whole basins, for the parallel passes.
+    fn groups(&self) -> impl IndexedParallelIterator<Item = &[u32]> {
+        self.groups.par_windows(2).map(|g| &self.cells[g[0]..g[1]])
+    }
+
+    /// Back to no basin, for the next step.
+    fn clear_labels(&mut self) {
+        let label = &self.label;
+        self.groups().for_each(|g| g.iter().for_each(|&i| label[i as usize].store(0, Ordering::Relaxed)));
+    }
+
+    /// Raises each basin's cells below its spill level to it; returns the raise summed over
+    /// cells (by group, in order), m.
+    fn fill(&self, z: &mut [f64], levels: &[f64]) -> f64 {
+        let zr: &[f64] = z;
+        let label = &self.label;
+        let raised: Vec<(Vec<(u32, f64)>, f64)> = self
+            .groups()
+            .map(|g| {
+                let (mut out, mut sum) = (Vec::new(), 0.0);
+                for &i in g {
+                    let level = levels[label[i as usize].load(Ordering::Relaxed) as usize];
+                    if level.is_finite() && zr[i as usize] < level {
+                        sum += level - zr[i as usize];
+                        out.push((i, level));
+                    }
+                }
+                (out, sum)
+            })
+            .collect();
+        let mut total = 0.0;
+        for (out, sum) in &raised {
+            for &(i, level) in out {
+                z[i as usize] = level;
+            }
+            total += sum;
+        }
+        total
+    }
+
+    /// Spill height of every basin (index 0 the outlets', then the pits' in order), m; infinite
+    /// for a basin with no way out.
+    fn spill_levels(&mut self, cells: &Cells, z: &[f64]) -> Vec<f64> {
+        let k = self.ranges.len();
+        let (label, all) = (&self.label, &self.cells);
+        // each basin's lowest pass to each basin it touches (the outlets, or a pit basin of a
+        // higher number: each pair once), as the higher of the two cells
+        let per_chunk = k.div_ceil(GROUPS).max(1);
+        self.edges = self
+            .ranges
+            .par_chunks(per_chunk)
+            .enumerate()
+            .flat_map_iter(|(chunk, ranges)| {
+                let mut out: Vec<Pass> = Vec::new();
+                let mut passes: Vec<(u32, f64)> = Vec::new();
+                for (r, &(s, e)) in ranges.iter().enumerate() {
+                    let a = (chunk * per_chunk + r + 1) as u32;
+                    passes.clear();
+                    for &i in &all[s as usize..e as usize] {
+                        let i = i as usize;
+                        cells.each_neighbour(i, |_, j| {
+                            let b = label[j].load(Ordering::Relaxed);
+                            if b != a && (b == 0 || b > a) {
+                                passes.push((b, z[i].max(z[j])));
+                            }
+                        });
+                    }
+                    passes.sort_unstable_by_key(|&(b, h)| (b, ordered(h)));
+                    passes.dedup_by_key(|p| p.0);
+                    out.extend(passes.iter().map(|&(b, h)| Pass { height: h, a: a.min(b), b: a.max(b) }));
+                }
+                out.into_iter()
+            })
+            .collect();
+        // Kruskal: the minimum spanning tree holds every basin's lowest way out
+        self.edges.par_sort_unstable_by_key(|e| (ordered(e.height), u64::from(e.a) << 32 | u64::from(e.b)));
+        let mut parent: Vec<u32> = (0..=k as u32).collect();
+        fn root(parent: &mut [u32], mut x: u32) -> u32 {
+            while parent[x as usize] != x {
+                let up = parent[parent[x as usize] as usize];
+                parent[x as usize] = up;
+                x = up;
+            }
+            x
+        }
+        let mut degree = vec![0u32; k + 2];
+        let mut tree: Vec<Pass> = Vec::with_capacity(k);
+        for e in &self.edges {
+            let (ra, rb) = (root(&mut parent, e.a), root(&mut parent, e.b));
+            if ra != rb {
+                parent[ra.max(rb) as usize] = ra.min(rb);
+                tree.push(*e);
+                degree[e.a as usize + 1] += 1;
+                degree[e.b as usize + 1] += 1;
+                if tree.len() == k {
+                    break;
+                }
+            }
+        }
+        // the tree as adjacency lists, walked from the outlets' node: a basin's level is the
+        // highest pass on its way there
+        for b in 0..=k {
+            degree[b + 1] += degree[b];
+        }
+        let mut slot = degree.clone();
+        let mut adjacent = vec![(0u32, 0.0f64); 2 * tree.len()];
+        for e in &tree {
+            adjacent[slot[e.a as usize] as usize] = (e.b, e.height);
+            slot[e.a as usize] += 1;
+            adjacent[slot[e.b as usize] as usize] = (e.a, e.height);
+            slot[e.b as usize] += 1;
+        }
+        let mut level = vec![f64::INFINITY; k + 1];
+        level[0] = f64::NEG_INFINITY;
+        self.queue.clear();
+        self.queue.push(0);
+        let mut head = 0;
+        while head < self.queue.len() {
+            let b = self.queue[head] as usize;
+            head += 1;
+            for &(c, h) in &adjacent[degree[b] as usize..degree[b + 1] as usize] {
+                if level[c as usize] == f64::INFINITY {
+                    level[c as usize] = h.max(level[b]);
+                    self.queue.push(c);
+                }
+            }
+        }
+        level
+    }
+}
+
+/// A key whose unsigned order is the total order of `f64`.
+#[inline]
+fn ordered(v: f64) -> u64 {
+    let bits = v.to_bits();
+    if bits >> 63 == 1 { !bits } else { bits | (1 << 63) }
+}
