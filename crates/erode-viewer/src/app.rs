@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use eframe::egui;
 use erode::gpu::GpuContext;
-use erode::models::droplet;
 use erode::models::grid::PARAM_DOCS;
+use erode::models::{droplet, stream_power};
 
 use crate::brush::{Brush, BrushKind};
 use crate::camera::{Camera, Placement, pick};
@@ -481,7 +481,11 @@ impl ViewerApp {
             }
             ui.separator();
             let s = &self.snapshot;
-            let what = if s.model == ModelKind::Grid { "iterations" } else { "droplets" };
+            let what = match s.model {
+                ModelKind::Grid => "iterations",
+                ModelKind::Droplet => "droplets",
+                ModelKind::StreamPower => "steps",
+            };
             ui.label(format!(
                 "{} {what} · {:.0}/s · books {:.1e} · {}x{} · {}",
                 s.progress,
@@ -510,7 +514,11 @@ impl ViewerApp {
             ui.heading("Model");
             let s = self.snapshot.clone();
             ui.horizontal(|ui| {
-                for (m, label) in [(ModelKind::Grid, "grid (water)"), (ModelKind::Droplet, "droplets")] {
+                for (m, label) in [
+                    (ModelKind::Grid, "grid (water)"),
+                    (ModelKind::Droplet, "droplets"),
+                    (ModelKind::StreamPower, "stream power (geology)"),
+                ] {
                     if ui.selectable_label(s.model == m, label).clicked() && s.model != m {
                         self.act(Action::SetModel(m));
                         self.param_text.clear();
@@ -531,8 +539,9 @@ impl ViewerApp {
                 self.act(Action::SetRain(rain));
             }
             let (mut its, mut drops) = s.per_tick;
-            if s.model == ModelKind::Grid {
-                if ui.add(egui::Slider::new(&mut its, 1..=64).text("iterations/frame")).changed() {
+            if s.model != ModelKind::Droplet {
+                let text = if s.model == ModelKind::Grid { "iterations/frame" } else { "steps/frame" };
+                if ui.add(egui::Slider::new(&mut its, 1..=64).text(text)).changed() {
                     self.act(Action::SetIterationsPerTick(its));
                 }
             } else if ui
@@ -619,10 +628,12 @@ impl ViewerApp {
             let docs: Vec<(&'static str, &'static str)> = match s.model {
                 ModelKind::Grid => PARAM_DOCS.iter().map(|d| (d.name, d.doc)).collect(),
                 ModelKind::Droplet => droplet::PARAM_DOCS.to_vec(),
+                ModelKind::StreamPower => stream_power::PARAM_DOCS.to_vec(),
             };
             let table = match s.model {
                 ModelKind::Grid => crate::params_ui::as_table(&s.grid_params),
                 ModelKind::Droplet => crate::params_ui::as_table(&s.droplet_params),
+                ModelKind::StreamPower => crate::params_ui::as_table(&s.stream_power_params),
             };
             if let Some(set) = crate::params_ui::param_table(ui, "params", &docs, &table, &mut self.param_text) {
                 self.apply_param(s.model, &s, set);
@@ -645,6 +656,12 @@ impl ViewerApp {
                 .and_then(|p: erode::models::droplet::Params| {
                     p.validate().map_err(|e| e.to_string())?;
                     Ok(Action::SetDropletParams(Box::new(p)))
+                }),
+            ModelKind::StreamPower => erode_io::params::apply_sets(&s.stream_power_params, &sets)
+                .map_err(|e| e.to_string())
+                .and_then(|p: stream_power::Params| {
+                    p.validate().map_err(|e| e.to_string())?;
+                    Ok(Action::SetStreamPowerParams(Box::new(p)))
                 }),
         };
         match result {

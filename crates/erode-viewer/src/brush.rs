@@ -24,11 +24,16 @@ pub enum BrushKind {
     /// Pulls the rain map towards `value` (0..1; `strength`: share per dab). The first dab turns
     /// rain mode to "map", starting from a map without rain.
     Rain,
+    /// Adds to the stream-power model's uplift map (a multiplier of the uplift rate, 1 at the
+    /// start): `strength` per dab at the centre.
+    RaiseUplift,
+    /// Takes from the uplift map (never below 0): `strength` per dab at the centre.
+    LowerUplift,
 }
 
 impl BrushKind {
     /// Every brush, in the order the tool bar shows them.
-    pub const ALL: [BrushKind; 8] = [
+    pub const ALL: [BrushKind; 10] = [
         BrushKind::Raise,
         BrushKind::Lower,
         BrushKind::Smooth,
@@ -37,6 +42,8 @@ impl BrushKind {
         BrushKind::RemoveWater,
         BrushKind::Hardness,
         BrushKind::Rain,
+        BrushKind::RaiseUplift,
+        BrushKind::LowerUplift,
     ];
 
     /// Name shown in the UI.
@@ -50,6 +57,8 @@ impl BrushKind {
             BrushKind::RemoveWater => "remove water",
             BrushKind::Hardness => "hardness",
             BrushKind::Rain => "rain map",
+            BrushKind::RaiseUplift => "raise uplift",
+            BrushKind::LowerUplift => "lower uplift",
         }
     }
 
@@ -60,6 +69,7 @@ impl BrushKind {
             BrushKind::AddWater | BrushKind::RemoveWater => Field::Water,
             BrushKind::Hardness => Field::Hardness,
             BrushKind::Rain => Field::Rain,
+            BrushKind::RaiseUplift | BrushKind::LowerUplift => Field::Uplift,
         }
     }
 
@@ -80,11 +90,23 @@ pub enum Field {
     Hardness,
     /// Rain map, 0..1.
     Rain,
+    /// The stream-power model's uplift map (multiplier of the uplift rate).
+    Uplift,
+}
+
+/// What brushes paint on: the grid state's fields, and the uplift map of the stream-power model.
+pub struct Canvas<'a> {
+    /// Terrain, water, hardness and rain.
+    pub state: &'a mut State,
+    /// Uplift multiplier per cell.
+    pub uplift: &'a mut Vec<f32>,
 }
 
 /// The field's values (the rain map is created, without rain, if missing).
-pub fn field_mut(st: &mut State, f: Field) -> &mut Vec<f32> {
+pub fn field_mut<'a>(canvas: &'a mut Canvas<'_>, f: Field) -> &'a mut Vec<f32> {
+    let st = &mut *canvas.state;
     match f {
+        Field::Uplift => canvas.uplift,
         Field::Terrain => &mut st.terrain,
         Field::Water => &mut st.water,
         Field::Hardness => &mut st.hardness,
@@ -138,13 +160,13 @@ pub fn dab_rect(width: usize, height: usize, x: f32, y: f32, radius: f32) -> Opt
 
 /// Applies one dab of `brush` at `(x, y)` (cells). `flatten_to` is the flatten brush's target
 /// height. Returns whether a cell was inside the disc.
-pub fn dab(st: &mut State, brush: &Brush, x: f32, y: f32, flatten_to: f32) -> bool {
-    let (w, h) = (st.width, st.height);
+pub fn dab(canvas: &mut Canvas<'_>, brush: &Brush, x: f32, y: f32, flatten_to: f32) -> bool {
+    let (w, h) = (canvas.state.width, canvas.state.height);
     let Some((c0, r0, c1, r1)) = dab_rect(w, h, x, y, brush.radius) else { return false };
     let s = brush.strength;
     // the smoothing brush reads the heights before the dab
-    let before: Option<Vec<f32>> = (brush.kind == BrushKind::Smooth).then(|| st.terrain.clone());
-    let field = field_mut(st, brush.kind.field());
+    let before: Option<Vec<f32>> = (brush.kind == BrushKind::Smooth).then(|| canvas.state.terrain.clone());
+    let field = field_mut(canvas, brush.kind.field());
     let mut touched = false;
     for r in r0..r1 {
         for c in c0..c1 {
@@ -173,6 +195,8 @@ pub fn dab(st: &mut State, brush: &Brush, x: f32, y: f32, flatten_to: f32) -> bo
                     (v + (target - v) * (s * wgt).clamp(0.0, 1.0)).clamp(0.0, 1.0)
                 }
                 BrushKind::Rain => (v + (brush.value.clamp(0.0, 1.0) - v) * (s * wgt).clamp(0.0, 1.0)).clamp(0.0, 1.0),
+                BrushKind::RaiseUplift => v + s * wgt,
+                BrushKind::LowerUplift => (v - s * wgt).max(0.0),
             };
         }
     }

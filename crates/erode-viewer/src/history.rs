@@ -1,9 +1,9 @@
 //! Undo and redo of edits. A stroke keeps only the rectangle it changed (before and after
 //! values), so a long session of small strokes costs little memory.
 
-use erode::models::grid::{Source, State};
+use erode::models::grid::Source;
 
-use crate::brush::{Field, field_mut};
+use crate::brush::{Canvas, Field, field_mut};
 
 /// The values of one field in a rectangle of cells.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,16 +61,16 @@ pub fn diff(field: Field, width: usize, a: &[f32], b: &[f32], created: bool) -> 
 }
 
 impl Patch {
-    /// Writes the patch's before (`undo`) or after values into the state.
-    pub fn write(&self, st: &mut State, undo: bool) {
-        let w = st.width;
+    /// Writes the patch's before (`undo`) or after values into the canvas.
+    pub fn write(&self, canvas: &mut Canvas<'_>, undo: bool) {
+        let w = canvas.state.width;
         if undo && self.created {
-            st.rain_map = None;
+            canvas.state.rain_map = None;
             return;
         }
         let (c0, r0, c1, r1) = self.rect;
         let src = if undo { &self.before } else { &self.after };
-        let field = field_mut(st, self.field);
+        let field = field_mut(canvas, self.field);
         let cw = c1 - c0;
         for (k, r) in (r0..r1).enumerate() {
             field[r * w + c0..r * w + c1].copy_from_slice(&src[k * cw..(k + 1) * cw]);

@@ -57,6 +57,8 @@ pub struct Snapshot {
     pub grid_params: Params,
     /// Droplet parameters.
     pub droplet_params: droplet::Params,
+    /// Stream-power parameters.
+    pub stream_power_params: erode::models::stream_power::Params,
     /// River sources.
     pub sources: Vec<Source>,
     /// Rain on.
@@ -93,6 +95,7 @@ impl Snapshot {
             model: world.model,
             grid_params: world.grid_params.clone(),
             droplet_params: world.droplet_params.clone(),
+            stream_power_params: world.stream_power_params.clone(),
             sources: world.grid_params.sources.clone(),
             rain: world.rain,
             per_tick: (world.iterations_per_tick, world.droplets_per_tick),
@@ -101,6 +104,7 @@ impl Snapshot {
             rate,
             books_error: match (&world.droplet, world.model) {
                 (Some(d), ModelKind::Droplet) => d.balance().1,
+                (_, ModelKind::StreamPower) => world.stream_power.as_ref().map_or(0.0, |sp| sp.relative_error()),
                 _ => st.balance().relative_error,
             },
             playing,

@@ -6,12 +6,12 @@
 use std::sync::Arc;
 
 use erode::gpu::GpuContext;
-use erode::models::droplet;
 use erode::models::grid::gpu::GpuSim;
 use erode::models::grid::{CpuSim, Params, RainMode, Source, StartMaps, State, Units};
+use erode::models::{droplet, stream_power};
 use erode::{Grid, SimError};
 
-use crate::brush::{self, Brush, BrushKind, Field};
+use crate::brush::{self, Brush, BrushKind, Canvas, Field};
 use crate::history::{Edit, History, diff};
 
 /// Which model runs.
@@ -21,6 +21,9 @@ pub enum ModelKind {
     Grid,
     /// Beyer's droplet model (no standing water).
     Droplet,
+    /// The stream-power model: uplift, river incision and hillslope diffusion over thousands of
+    /// years a step (paint the uplift map to grow ranges).
+    StreamPower,
 }
 
 /// Where the grid model runs.
@@ -51,11 +54,13 @@ pub enum Overlay {
     Sediment,
     /// The rain map.
     Rain,
+    /// The stream-power model's uplift map (multiplier of the uplift rate).
+    Uplift,
 }
 
 impl Overlay {
     /// Every overlay, in menu order.
-    pub const ALL: [Overlay; 8] = [
+    pub const ALL: [Overlay; 9] = [
         Overlay::None,
         Overlay::Erosion,
         Overlay::Deposition,
@@ -64,6 +69,7 @@ impl Overlay {
         Overlay::Hardness,
         Overlay::Sediment,
         Overlay::Rain,
+        Overlay::Uplift,
     ];
 
     /// Name shown in the UI.
@@ -77,6 +83,7 @@ impl Overlay {
             Overlay::Hardness => "hardness",
             Overlay::Sediment => "sediment",
             Overlay::Rain => "rain map",
+            Overlay::Uplift => "uplift map",
         }
     }
 }
@@ -108,11 +115,13 @@ pub enum Action {
     SetGridParams(Box<Params>),
     /// Replaces the droplet model's parameters (validated first).
     SetDropletParams(Box<droplet::Params>),
+    /// Replaces the stream-power model's parameters (validated first).
+    SetStreamPowerParams(Box<stream_power::Params>),
     /// Chooses the model.
     SetModel(ModelKind),
     /// Rain on or off.
     SetRain(bool),
-    /// Iterations (grid) per tick.
+    /// Iterations (grid) or steps (stream power) per tick.
     SetIterationsPerTick(u32),
     /// Droplets per tick.
     SetDropletsPerTick(u32),
@@ -149,16 +158,23 @@ pub struct World {
     pub grid_params: Params,
     /// Droplet model parameters.
     pub droplet_params: droplet::Params,
+    /// Stream-power model parameters.
+    pub stream_power_params: stream_power::Params,
+    /// The stream-power model's uplift map: a multiplier of `uplift` per cell, 1 at the start.
+    pub uplift: Vec<f32>,
     /// The grid state: terrain, water, maps and books. With the droplet model its terrain follows
     /// the droplet state after every tick.
     pub state: State,
     /// The droplet model's state while it is the model.
     pub droplet: Option<droplet::State>,
+    /// The stream-power model's state while it is the model (heights as the grid state's,
+    /// relative to its reference).
+    pub stream_power: Option<stream_power::State>,
     /// Whether it rains (grid: the rain mode applies; droplet: droplets fall).
     pub rain: bool,
     /// The brush.
     pub brush: Brush,
-    /// Grid iterations per tick.
+    /// Grid iterations or stream-power steps per tick.
     pub iterations_per_tick: u32,
     /// Droplets per tick.
     pub droplets_per_tick: u32,
@@ -166,6 +182,7 @@ pub struct World {
     stroke: Option<Stroke>,
     cpu: Option<CpuSim>,
     droplet_sim: Option<droplet::CpuSim>,
+    stream_power_sim: Option<stream_power::CpuSim>,
     gpu: Option<GpuSim>,
     gpu_ctx: Option<Arc<GpuContext>>,
     /// Counts changes of terrain or water made outside the GPU (for renderers that upload).
@@ -201,12 +218,16 @@ impl World {
         rain: bool,
     ) -> Self {
         let relief = relief(&state.terrain);
+        let cells = state.width * state.height;
         Self {
             model,
             grid_params,
             droplet_params,
+            stream_power_params: stream_power::Params::default(),
+            uplift: vec![1.0; cells],
             state,
             droplet,
+            stream_power: None,
             rain,
             brush: Brush { strength: (relief * 0.01).max(0.01), ..Brush::default() },
             iterations_per_tick: 4,
@@ -215,6 +236,7 @@ impl World {
             stroke: None,
             cpu: None,
             droplet_sim: None,
+            stream_power_sim: None,
             gpu: None,
             gpu_ctx: None,
             version: 0,
@@ -323,11 +345,19 @@ impl World {
                 self.droplet_params = *p;
                 self.droplet_sim = None;
             }
+            Action::SetStreamPowerParams(p) => {
+                p.validate()?;
+                p.edges()?;
+                self.stream_power_params = *p;
+                self.stream_power_sim = None;
+            }
             Action::SetModel(m) => {
                 self.sync_from_gpu()?;
                 self.model = m;
                 self.droplet = None;
                 self.droplet_sim = None;
+                self.stream_power = None;
+                self.stream_power_sim = None;
             }
             Action::SetRain(on) => {
                 self.rain = on;
@@ -363,7 +393,7 @@ impl World {
             Edit::Stroke(patch) => {
                 self.sync_from_gpu()?;
                 let (soil, water) = (self.state.soil_volume(), self.state.water_volume());
-                patch.write(&mut self.state, undo);
+                patch.write(&mut Canvas { state: &mut self.state, uplift: &mut self.uplift }, undo);
                 self.after_edit(patch.field, soil, water)?;
             }
             Edit::Sources { before, after } => {
@@ -381,7 +411,7 @@ impl World {
         self.sync_from_gpu()?;
         let field = self.brush.kind.field();
         let created = field == Field::Rain && self.state.rain_map.is_none();
-        let before = brush::field_mut(&mut self.state, field).clone();
+        let before = brush::field_mut(&mut self.canvas(), field).clone();
         if created {
             self.state.rain_map = None;
         }
@@ -410,7 +440,8 @@ impl World {
         }
         // the books move with each dab, by what it alone changed: the model may run between dabs
         let (soil, water) = (self.state.soil_volume(), self.state.water_volume());
-        if brush::dab(&mut self.state, &self.brush, x, y, flatten_to) {
+        let b = self.brush;
+        if brush::dab(&mut self.canvas(), &b, x, y, flatten_to) {
             self.version += 1;
             self.rebase_books(soil, water);
             self.push_edit_to_models(self.brush.kind.field())?;
@@ -420,7 +451,7 @@ impl World {
 
     fn stroke_end(&mut self) -> Result<(), WorldError> {
         let Some(s) = self.stroke.take() else { return Ok(()) };
-        let now = brush::field_mut(&mut self.state, s.field).clone();
+        let now = brush::field_mut(&mut self.canvas(), s.field).clone();
         if let Some(p) = diff(s.field, self.state.width, &s.before, &now, s.created) {
             self.history.push(Edit::Stroke(p));
         }
@@ -428,6 +459,11 @@ impl World {
             self.rebuild()?;
         }
         Ok(())
+    }
+
+    /// What brushes paint on.
+    fn canvas(&mut self) -> Canvas<'_> {
+        Canvas { state: &mut self.state, uplift: &mut self.uplift }
     }
 
     /// An edit is not erosion: the books' starting volumes move with it so they still balance.
@@ -460,7 +496,20 @@ impl World {
                 }
                 Field::Hardness => d.hardness = Some(self.state.hardness.clone()),
                 Field::Rain => d.rain = self.state.rain_map.clone(),
-                Field::Water => {}
+                Field::Water | Field::Uplift => {}
+            }
+        }
+        if let Some(sp) = &mut self.stream_power {
+            match field {
+                Field::Terrain => {
+                    let before = sp.volume();
+                    for (z, &t) in sp.terrain.iter_mut().zip(&self.state.terrain) {
+                        *z = f64::from(t);
+                    }
+                    sp.start_volume += sp.volume() - before;
+                }
+                Field::Uplift => sp.uplift = Some(self.uplift.clone()),
+                Field::Hardness | Field::Rain | Field::Water => {}
             }
         }
         Ok(())
@@ -480,7 +529,46 @@ impl World {
         match self.model {
             ModelKind::Grid => self.tick_grid(),
             ModelKind::Droplet => self.tick_droplet(),
+            ModelKind::StreamPower => self.tick_stream_power(),
         }
+    }
+
+    /// `iterations_per_tick` steps of the stream-power model, on the grid state's terrain (and
+    /// hardness, as the CLI's hardness map), the uplift map as painted.
+    fn tick_stream_power(&mut self) -> Result<u64, WorldError> {
+        if self.stream_power.is_none() {
+            self.sync_from_gpu()?;
+            let st = &self.state;
+            let (terrain, hardness, uplift) = (st.grid(&st.terrain), st.grid(&st.hardness), st.grid(&self.uplift));
+            let maps = stream_power::StartMaps {
+                uplift: Some(&uplift),
+                hardness: Some(&hardness),
+                nodata: st.nodata.as_deref(),
+                ..stream_power::StartMaps::default()
+            };
+            let sp = stream_power::State::with_maps(&terrain, maps, self.stream_power_params.rock_erodibility)?;
+            self.stream_power = Some(sp);
+            self.stream_power_sim = None;
+        }
+        let Some(sp) = &mut self.stream_power else { return Ok(0) };
+        if self.stream_power_sim.is_none() {
+            self.stream_power_sim = Some(stream_power::CpuSim::new(self.stream_power_params.clone(), sp)?);
+        }
+        let n = u64::from(self.iterations_per_tick);
+        if let Some(sim) = &mut self.stream_power_sim {
+            sim.run(sp, n);
+        }
+        // the grid state shows the model's terrain; its books keep up with the change
+        let soil = self.state.soil_volume();
+        for (t, &z) in self.state.terrain.iter_mut().zip(&sp.terrain) {
+            *t = z as f32;
+        }
+        self.state.start_soil += self.state.soil_volume() - soil;
+        if let Some(g) = &mut self.gpu {
+            g.write_edited(&self.state)?;
+        }
+        self.version += 1;
+        Ok(n)
     }
 
     fn tick_grid(&mut self) -> Result<u64, WorldError> {
@@ -542,8 +630,18 @@ impl World {
     pub fn overlay_values(&self, o: Overlay) -> Option<Vec<f32>> {
         let st = &self.state;
         let d = self.droplet.as_ref().filter(|_| self.model == ModelKind::Droplet);
+        let sp = self.stream_power.as_ref().filter(|_| self.model == ModelKind::StreamPower);
+        if let Some(sp) = sp {
+            // rivers by the log of their drainage area, erosion as its rate (m/yr)
+            match o {
+                Overlay::Flow => return Some(sp.drainage_area.iter().map(|&a| a.max(1.0).log10()).collect()),
+                Overlay::Erosion => return Some(sp.erosion_rate.clone()),
+                _ => {}
+            }
+        }
         Some(match (o, d) {
             (Overlay::None, _) => return None,
+            (Overlay::Uplift, _) => self.uplift.clone(),
             (Overlay::Erosion, Some(d)) => d.eroded.clone(),
             (Overlay::Deposition, Some(d)) => d.deposited.clone(),
             (Overlay::Flow, Some(d)) => d.flow.clone(),
@@ -561,6 +659,7 @@ impl World {
     pub fn progress(&self) -> u64 {
         match (self.model, &self.droplet, &self.gpu) {
             (ModelKind::Droplet, Some(d), _) => d.droplets,
+            (ModelKind::StreamPower, _, _) => self.stream_power.as_ref().map_or(0, |sp| sp.steps),
             (_, _, Some(g)) => g.iteration,
             _ => self.state.iteration,
         }

@@ -49,17 +49,18 @@ fn every_brush_changes_only_cells_under_its_stroke_and_undo_restores_them_bit_fo
         if kind == BrushKind::RemoveWater {
             w.state.water.iter_mut().for_each(|d| *d = 0.3);
         }
-        let before = w.state.clone();
+        let (before, uplift_before) = (w.state.clone(), w.uplift.clone());
         stroke(&mut w, kind, 5.0, &[a, b]);
-        let field = |st: &erode::models::grid::State| -> Vec<f32> {
+        let field = |st: &erode::models::grid::State, uplift: &[f32]| -> Vec<f32> {
             match kind {
                 BrushKind::AddWater | BrushKind::RemoveWater => st.water.clone(),
                 BrushKind::Hardness => st.hardness.clone(),
                 BrushKind::Rain => st.rain_map.clone().unwrap_or_else(|| vec![0.0; st.len()]),
+                BrushKind::RaiseUplift | BrushKind::LowerUplift => uplift.to_vec(),
                 _ => st.terrain.clone(),
             }
         };
-        let (old, new) = (field(&before), field(&w.state));
+        let (old, new) = (field(&before, &uplift_before), field(&w.state, &w.uplift));
         let changed: Vec<usize> = (0..old.len()).filter(|&i| old[i].to_bits() != new[i].to_bits()).collect();
         assert!(!changed.is_empty(), "{kind:?} changed nothing");
         for &i in &changed {
@@ -75,8 +76,9 @@ fn every_brush_changes_only_cells_under_its_stroke_and_undo_restores_them_bit_fo
         assert_eq!(w.state.water, before.water, "{kind:?}: undo");
         assert_eq!(w.state.hardness, before.hardness, "{kind:?}: undo");
         assert_eq!(w.state.rain_map, before.rain_map, "{kind:?}: undo");
+        assert_eq!(w.uplift, uplift_before, "{kind:?}: undo");
         apply(&mut w, Action::Redo);
-        assert_eq!(field(&w.state), new, "{kind:?}: redo");
+        assert_eq!(field(&w.state, &w.uplift), new, "{kind:?}: redo");
     }
 }
 
@@ -328,4 +330,53 @@ fn a_heightmap_with_nodata_keeps_its_holes_in_both_models_and_in_saved_maps() {
     erode_viewer::files::save_maps(&mut world, &out, "tif").unwrap_or_else(|e| panic!("{e}"));
     let height = erode_io::read(&out.join("height.tif"), &Default::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(height.map.nodata_count(), 80, "the saved height map keeps the holes marked");
+}
+
+#[test]
+fn painted_uplift_grows_a_range_where_it_is_painted_in_the_stream_power_model() {
+    // a flat noisy plain of 100 m cells: only uplift makes relief
+    let plain = erode::terrain::bench::noisy_plain(64, 100.0, 5).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = World::new(&plain, Params::default(), Default::default()).unwrap_or_else(|e| panic!("{e}"));
+    apply(&mut w, Action::SetModel(ModelKind::StreamPower));
+    // no uplift but where painted: a band across the middle
+    let sp = erode::models::stream_power::Params { uplift: 1e-3, ..Default::default() };
+    apply(&mut w, Action::SetStreamPowerParams(Box::new(sp)));
+    let b = Brush { kind: BrushKind::LowerUplift, radius: 200.0, strength: 10.0, value: 0.0 };
+    apply(&mut w, Action::SetBrush(b));
+    apply(&mut w, Action::StrokeBegin { x: 32.0, y: 32.0 });
+    apply(&mut w, Action::StrokeEnd);
+    assert!(w.uplift.iter().all(|&u| u == 0.0));
+    stroke(&mut w, BrushKind::RaiseUplift, 6.0, &[(10.0, 32.0), (54.0, 32.0)]);
+    let painted: Vec<bool> = (0..64 * 64).map(|i| w.uplift[i] > 0.0).collect();
+    assert!(painted.iter().filter(|&&p| p).count() > 300);
+    apply(&mut w, Action::SetIterationsPerTick(10));
+    let start = w.state.terrain.clone();
+    for _ in 0..5 {
+        w.tick().unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(w.progress(), 50);
+    // the band rose (uplift beats incision there in 500 kyr), the rest did not
+    let mean = |f: &dyn Fn(usize) -> bool| {
+        let cells: Vec<usize> = (0..64 * 64).filter(|&i| f(i)).collect();
+        cells.iter().map(|&i| f64::from(w.state.terrain[i] - start[i])).sum::<f64>() / cells.len() as f64
+    };
+    let (inside, outside) = (mean(&|i| painted[i]), mean(&|i| !painted[i]));
+    assert!(inside > 20.0, "the painted band rose {inside} m");
+    assert!(outside.abs() < 1.0, "the rest moved {outside} m");
+    // rivers drain it: the flow overlay has channels of many cells
+    let flow = w.overlay_values(erode_viewer::Overlay::Flow).unwrap_or_default();
+    assert!(
+        flow.iter().any(|&a| a > 2.0 + 4.0),
+        "log10 of the largest area: {:?}",
+        flow.iter().cloned().fold(0.0, f32::max)
+    );
+    // painting more uplift mid-run reaches the model at once; undo takes it back
+    let up = w.uplift.clone();
+    stroke(&mut w, BrushKind::RaiseUplift, 4.0, &[(32.0, 10.0)]);
+    assert_eq!(w.stream_power.as_ref().and_then(|sp| sp.uplift.clone()), Some(w.uplift.clone()));
+    apply(&mut w, Action::Undo);
+    assert_eq!(w.uplift, up);
+    assert_eq!(w.stream_power.as_ref().and_then(|sp| sp.uplift.clone()), Some(up));
+    let books = w.stream_power.as_ref().map_or(1.0, |sp| sp.relative_error());
+    assert!(books < 1e-9, "{books}");
 }
