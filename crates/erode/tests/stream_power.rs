@@ -210,6 +210,57 @@ fn depressions_fill_to_the_priority_flood_spill_heights() {
     assert!(st.relative_error() < 1e-9);
 }
 
+/// A dome draining to every edge with `dips` bowls pressed into it at random (some
+/// overlapping, so that their lakes spill into each other): a surface with a few pits, as
+/// mid-run.
+fn dome_with_dips(size: usize, dips: usize, seed: u64) -> Grid<f32> {
+    let mut rng = erode::rng::SplitMix64::new(seed);
+    let centre = size as f64 / 2.0;
+    let mut z: Vec<f64> = (0..size * size)
+        .map(|i| {
+            let (r, c) = ((i / size) as f64, (i % size) as f64);
+            100.0 - 0.5 * (r - centre).hypot(c - centre)
+        })
+        .collect();
+    for _ in 0..dips {
+        let (r0, c0) = (rng.next_f64() * size as f64, rng.next_f64() * size as f64);
+        let (radius, depth) = (1.0 + 5.0 * rng.next_f64(), 0.5 + 6.0 * rng.next_f64());
+        for (i, h) in z.iter_mut().enumerate() {
+            let (r, c) = ((i / size) as f64, (i % size) as f64);
+            let d2 = ((r - r0).powi(2) + (c - c0).powi(2)) / (radius * radius);
+            *h -= depth * (1.0 - d2).max(0.0);
+        }
+    }
+    Grid::from_vec(size, size, CellSize::square(10.0), z.iter().map(|&h| h as f32).collect()).unwrap()
+}
+
+#[test]
+fn few_pits_fill_as_small_lakes_to_the_priority_flood_spill_heights() {
+    let still = Params { uplift: 0.0, erodibility: 0.0, diffusivity: 0.0, ..Params::default() };
+    let (mut small, mut to_graph) = (0, 0);
+    for seed in 0..24 {
+        let map = dome_with_dips(96, 30, seed);
+        let mut st = state(&map);
+        let sim = run(&still, &mut st, 1);
+        let r = sim.routing();
+        small += r.small_lakes;
+        to_graph += r.pits - r.small_lakes;
+        let domain = Domain { width: 96, height: 96, cell: CellSize::square(10.0), nodata: None };
+        let flood = priority_flood(&domain, map.as_slice());
+        for i in 0..96 * 96 {
+            let above = st.terrain[i] - f64::from(flood.spill[i]);
+            assert!((0.0..1e-4).contains(&above), "seed {seed}, cell {i}: {above}");
+        }
+        assert_eq!(r.unresolved, 0, "seed {seed}");
+        let outlets: u64 = (0..96 * 96).filter(|&i| r.receiver[i] as usize == i).map(|i| u64::from(r.count(i))).sum();
+        assert_eq!(outlets, 96 * 96, "seed {seed}");
+        assert!(st.relative_error() < 1e-9);
+    }
+    // both ways were taken: lakes kept from their pits, and lakes that spill into each other
+    // handed to the basin graph
+    assert!(small > 100 && to_graph > 20, "{small} small lakes, {to_graph} to the graph");
+}
+
 #[test]
 fn a_run_is_the_same_bits_on_any_thread_count_and_across_a_resume() {
     let plain = noisy_plain(150, 100.0, 4).unwrap();

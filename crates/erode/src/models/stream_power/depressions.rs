@@ -9,15 +9,19 @@
 //! breadth-first search towards where it spills (the incision then leaves each of its cells
 //! [`FLAT_GRADIENT`](super::routing::FLAT_GRADIENT) above the next, so the lake is routed
 //! once). The result is the fill of Priority-Flood (Barnes et al. 2014) without its priority
-//! queue over every cell. Every pass here touches only the basins' cells; but a pit's basin is
-//! its whole catchment, and mid-run most pits are dips that diffusion leaves in channels, so
-//! the basins still cover much of the grid.
+//! queue over every cell. Only the fill's cells and their neighbours are routed again.
+//!
+//! A pit's basin is its whole catchment, and mid-run most pits are dips that diffusion leaves
+//! in channels, so the basins cover much of the grid while the lakes are a few cells: when pits
+//! are few, each lake is first flooded from its pit alone ([`super::lakes`]), and only the
+//! pits whose lakes spill into each other come here.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
-use super::routing::{Cells, GROUPS, OUTSIDE, Routing, Trees, collect_trees, steepest};
+use super::lakes::ordered;
+use super::routing::{Cells, GROUPS, OUTSIDE, Routing, Trees, collect_trees};
 
 /// The lowest pass found between two basins.
 #[derive(Clone, Copy, Debug)]
@@ -51,36 +55,35 @@ impl Routing {
     /// summed over cells, m. The stack must be built after it.
     pub fn fill_depressions(&mut self, cells: &Cells, z: &mut [f64]) -> f64 {
         self.unresolved = 0;
+        self.small_lakes = 0;
+        let mut filled = 0.0;
+        if !self.pit_cells.is_empty() && self.pit_cells.len() <= z.len() / FEW_PITS {
+            let before = self.pit_cells.len();
+            filled += self.fill_small_lakes(cells, z);
+            self.small_lakes = before - self.pit_cells.len();
+        }
         if self.pit_cells.is_empty() {
-            return 0.0;
+            return filled;
         }
         let mut basins = std::mem::take(&mut self.basins);
         basins.prepare(cells);
         basins.label(cells, &self.direction, &self.pit_cells);
         let levels = basins.spill_levels(cells, z);
-        let filled = basins.fill(z, &levels);
-        // the basins' cells routed again on the filled surface, then their flats
-        let zr: &[f64] = z;
-        let routes: Vec<Vec<(u32, u8)>> =
-            basins.groups().map(|g| g.iter().map(|&i| steepest(cells, zr, i as usize)).collect()).collect();
-        for (g, r) in basins.groups.windows(2).zip(&routes) {
-            for (&i, &(to, d)) in basins.cells[g[0]..g[1]].iter().zip(r) {
-                self.receiver[i as usize] = to;
-                self.direction[i as usize] = d;
-            }
-        }
-        self.stuck.clear();
-        let direction = &self.direction;
-        self.stuck.extend(
-            basins.cells.iter().copied().filter(|&i| cells.stuck(i as usize, zr[i as usize], direction[i as usize])),
-        );
-        self.stuck.sort_unstable();
-        self.unresolved = self.route_stuck(cells, z, false);
+        let (in_basins, raised) = basins.fill(z, &levels);
         basins.clear_labels();
         self.basins = basins;
-        filled
+        self.reroute(cells, z, &raised);
+        let direction = &self.direction;
+        self.unresolved =
+            self.pit_cells.iter().filter(|&&p| cells.stuck(p as usize, z[p as usize], direction[p as usize])).count();
+        filled + in_basins
     }
 }
+
+/// Lakes are first flooded from their pits ([`super::lakes`]) when there is at most one pit in
+/// this many cells (mid-run); a noisy start's many pits, whose lakes mostly spill into each
+/// other, go to the basin graph at once.
+const FEW_PITS: usize = 256;
 
 impl Basins {
     /// The labels, all 0 inside the domain (once per grid).
@@ -119,8 +122,8 @@ impl Basins {
     }
 
     /// Raises each basin's cells below its spill level to it; returns the raise summed over
-    /// cells (by group, in order), m.
-    fn fill(&self, z: &mut [f64], levels: &[f64]) -> f64 {
+    /// cells (by group, in order), m, and the cells raised.
+    fn fill(&self, z: &mut [f64], levels: &[f64]) -> (f64, Vec<u32>) {
         let zr: &[f64] = z;
         let label = &self.label;
         let raised: Vec<(Vec<(u32, f64)>, f64)> = self
@@ -138,13 +141,15 @@ impl Basins {
             })
             .collect();
         let mut total = 0.0;
+        let mut cells = Vec::with_capacity(raised.iter().map(|r| r.0.len()).sum());
         for (out, sum) in &raised {
             for &(i, level) in out {
                 z[i as usize] = level;
+                cells.push(i);
             }
             total += sum;
         }
-        total
+        (total, cells)
     }
 
     /// Spill height of every basin (index 0 the outlets', then the pits' in order), m; infinite
@@ -236,11 +241,4 @@ impl Basins {
         }
         level
     }
-}
-
-/// A key whose unsigned order is the total order of `f64`.
-#[inline]
-fn ordered(v: f64) -> u64 {
-    let bits = v.to_bits();
-    if bits >> 63 == 1 { !bits } else { bits | (1 << 63) }
 }

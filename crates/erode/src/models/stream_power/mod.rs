@@ -9,9 +9,10 @@
 //! 2. `diffusion`: implicit hillslope diffusion, rows then columns (see [`diffusion`]);
 //! 3. `routing`: each cell's steepest lower neighbour (D8, O'Callaghan & Mark 1984), flats
 //!    routed to where they spill;
-//! 4. `depressions`: closed depressions filled to their spill height through a basin graph and
-//!    its minimum spanning tree (Cordonnier, Bovy & Braun 2019), lake surfaces routed to their
-//!    outlet (see [`depressions`]);
+//! 4. `depressions`: closed depressions filled to their spill height, lake surfaces routed to
+//!    their outlet: small lakes flooded from their pit (see [`lakes`]), the rest through a
+//!    basin graph and its minimum spanning tree (Cordonnier, Bovy & Braun 2019; see
+//!    [`depressions`]);
 //! 5. `order`: the stack of Braun & Willett (2013), every receiver before its donors;
 //! 6. `accumulation`: drainage area down the stack;
 //! 7. `erosion`: the implicit stream-power solver of Braun & Willett (2013), exact for `n = 1`,
@@ -35,6 +36,7 @@ pub mod cpu;
 pub mod depressions;
 pub mod diffusion;
 pub mod erosion;
+pub mod lakes;
 pub mod params;
 pub mod routing;
 pub mod state;

@@ -119,9 +119,13 @@ pub struct Routing {
     pub pits: usize,
     /// Cells left without a way out after filling (only in a domain with no base level).
     pub unresolved: usize,
+    /// Pits whose lakes were flooded from the pit alone this step (the rest went to the basin
+    /// graph).
+    pub small_lakes: usize,
     /// The pits left after flats are merged, in index order.
     pub(super) pit_cells: Vec<u32>,
     pub(super) basins: super::depressions::Basins,
+    pub(super) lakes: super::lakes::Lakes,
     pub(super) stuck: Vec<u32>,
     pub(super) queue: Vec<u32>,
 }

@@ -1,0 +1,280 @@
+//! Small lakes, for the stream-power model: each pit's lake flooded up from the pit alone
+//! (Priority-Flood from one seed, Barnes et al. 2014) until the flood meets a cell lower than
+//! its level, where the lake spills.
+//!
+//! Mid-run most pits are shallow dips that diffusion leaves in channels: their lakes are a few
+//! cells, while their basins (what the basin graph of [`super::depressions`] works on) are
+//! whole catchments. A lake flooded from its pit alone has the right level when the water it
+//! spills reaches base level without rising again: directly, or through lakes kept before it
+//! that are no higher. Those lakes are filled here; the others (lakes that spill into each
+//! other, or into a higher one, or grow too large) are left to the basin graph, which then
+//! sees the kept ones already filled.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rayon::prelude::*;
+
+use super::routing::{Cells, Routing, steepest};
+
+/// A lake of more cells than this is left to the basin graph (its flood would cost more than
+/// the graph's pass over its basin).
+const MAX_CELLS: usize = 1 << 14;
+
+/// One pit's lake, flooded from the pit.
+#[derive(Clone, Copy, Debug)]
+struct Lake {
+    /// The water level: the highest cell of the flood before it spilled, m.
+    level: f64,
+    /// The cell it spills into (lower than `level`, or base level).
+    spill: u32,
+    /// Its cells' range in [`Lakes::cells`].
+    cells: (u32, u32),
+}
+
+/// The small lakes of one step, and the scratch they are flooded in.
+#[derive(Debug, Default)]
+pub struct Lakes {
+    /// Per cell, the last mark that visited it (a flood, or the cells around a fill).
+    seen: Vec<u32>,
+    mark: u32,
+    /// Per cell, the root its receivers lead to, where `rooted` holds this step's mark.
+    root: Vec<u32>,
+    rooted: Vec<u32>,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    cells: Vec<u32>,
+    path: Vec<u32>,
+    /// The cells whose routing a fill may change, for [`Routing::reroute`].
+    pub(super) touched: Vec<u32>,
+    /// Per cell, whether the fill raised it (for a fill of much of the grid).
+    raised: Vec<bool>,
+}
+
+impl Lakes {
+    /// A fresh mark for `seen` (the array cleared when the marks run out).
+    pub(super) fn next_mark(&mut self, n: usize) -> u32 {
+        if self.seen.len() != n || self.mark == u32::MAX {
+            self.seen = vec![0; n];
+            self.mark = 0;
+        }
+        self.mark += 1;
+        self.mark
+    }
+
+    /// Marks `i` seen under `mark`; whether it was not yet.
+    #[inline]
+    pub(super) fn visit(&mut self, i: usize, mark: u32) -> bool {
+        let fresh = self.seen[i] != mark;
+        self.seen[i] = mark;
+        fresh
+    }
+
+    /// Floods the lake of `pit` up from it; `None` when it has no way out or grows past
+    /// [`MAX_CELLS`].
+    fn flood(&mut self, cells: &Cells, z: &[f64], pit: usize) -> Option<Lake> {
+        let mark = self.next_mark(z.len());
+        self.heap.clear();
+        let start = self.cells.len() as u32;
+        self.visit(pit, mark);
+        self.heap.push(Reverse((ordered(z[pit]), pit as u32)));
+        let mut level = f64::NEG_INFINITY;
+        while let Some(Reverse((_, c))) = self.heap.pop() {
+            let c = c as usize;
+            let zc = z[c];
+            if c != pit && (zc < level || cells.is_base(c, zc)) {
+                let level = level.max(zc);
+                return Some(Lake { level, spill: c as u32, cells: (start, self.cells.len() as u32) });
+            }
+            if self.cells.len() - start as usize == MAX_CELLS {
+                self.cells.truncate(start as usize);
+                return None;
+            }
+            level = zc;
+            self.cells.push(c as u32);
+            let m = cells.around[c];
+            for k in 0..8 {
+                if m & (1 << k) != 0 {
+                    let j = (c as isize + cells.offset[k]) as usize;
+                    if self.visit(j, mark) {
+                        self.heap.push(Reverse((ordered(z[j]), j as u32)));
+                    }
+                }
+            }
+        }
+        self.cells.truncate(start as usize);
+        None
+    }
+
+    /// The root that cell `i`'s receivers lead to (a pit, or an outlet), remembered for the
+    /// step (`step` marks this step in `rooted`).
+    fn root_of(&mut self, receiver: &[u32], i: usize, step: u32) -> u32 {
+        if self.root.len() != receiver.len() {
+            self.root = vec![0; receiver.len()];
+            self.rooted = vec![0; receiver.len()];
+        }
+        self.path.clear();
+        let mut c = i;
+        let root = loop {
+            if self.rooted[c] == step {
+                break self.root[c];
+            }
+            let r = receiver[c] as usize;
+            if r == c {
+                break c as u32;
+            }
+            self.path.push(c as u32);
+            c = r;
+        };
+        for &p in &self.path {
+            self.root[p as usize] = root;
+            self.rooted[p as usize] = step;
+        }
+        root
+    }
+}
+
+impl Routing {
+    /// Fills the lakes of the pits in `pit_cells` that can be flooded from their pit alone
+    /// (see the module's text) and routes their cells out; leaves in `pit_cells` the pits left
+    /// for the basin graph. Returns the filled height summed over cells, m.
+    pub(super) fn fill_small_lakes(&mut self, cells: &Cells, z: &mut [f64]) -> f64 {
+        let mut lakes = std::mem::take(&mut self.lakes);
+        lakes.cells.clear();
+        let pits = std::mem::take(&mut self.pit_cells);
+        let floods: Vec<Option<Lake>> = pits.iter().map(|&p| lakes.flood(cells, z, p as usize)).collect();
+
+        // where each lake's water goes: the pit (its index) or an outlet (`OUT`)
+        const OUT: u32 = u32::MAX;
+        let step = lakes.next_mark(z.len());
+        let targets: Vec<u32> = floods
+            .iter()
+            .map(|lake| match lake {
+                None => OUT,
+                Some(l) if cells.is_base(l.spill as usize, z[l.spill as usize]) => OUT,
+                Some(l) => {
+                    let root = lakes.root_of(&self.receiver, l.spill as usize, step);
+                    pits.binary_search(&root).map_or(OUT, |p| p as u32)
+                }
+            })
+            .collect();
+        // kept: lakes whose water reaches an outlet through kept lakes no higher than them,
+        // found from the outlets up the lakes that spill into each kept one (a lake that
+        // spills into another's basin is never below that one's level, whose own flood would
+        // reach the first pit no higher: the check guards against ties)
+        let mut into: Vec<Vec<u32>> = vec![Vec::new(); pits.len()];
+        let mut kept = vec![false; pits.len()];
+        let mut queue: Vec<u32> = Vec::new();
+        for (p, (&t, lake)) in targets.iter().zip(&floods).enumerate() {
+            match (t, lake) {
+                (_, None) => {}
+                (OUT, Some(_)) => {
+                    kept[p] = true;
+                    queue.push(p as u32);
+                }
+                (t, Some(_)) => into[t as usize].push(p as u32),
+            }
+        }
+        let mut head = 0;
+        while head < queue.len() {
+            let q = queue[head] as usize;
+            head += 1;
+            let level = floods[q].map_or(f64::INFINITY, |l| l.level);
+            for &a in &into[q] {
+                if floods[a as usize].is_some_and(|l| l.level >= level) {
+                    kept[a as usize] = true;
+                    queue.push(a);
+                }
+            }
+        }
+
+        // fill the kept lakes, then route what the fill changed
+        let mut filled = 0.0;
+        let mut raised: Vec<u32> = Vec::new();
+        for (p, lake) in floods.iter().enumerate() {
+            if let (true, Some(l)) = (kept[p], lake) {
+                for &c in &lakes.cells[l.cells.0 as usize..l.cells.1 as usize] {
+                    let c = c as usize;
+                    if z[c] < l.level {
+                        filled += l.level - z[c];
+                        z[c] = l.level;
+                        raised.push(c as u32);
+                    }
+                }
+            }
+        }
+        self.lakes = lakes;
+        self.reroute(cells, z, &raised);
+        self.pit_cells = pits
+            .iter()
+            .zip(&kept)
+            .filter(|&(&p, &k)| !k && cells.stuck(p as usize, z[p as usize], self.direction[p as usize]))
+            .map(|(&p, _)| p)
+            .collect();
+        filled
+    }
+
+    /// Routes again the cells `raised` and their neighbours (the only cells whose steepest
+    /// neighbour a fill can change), then the flats among them; returns the stuck cells left.
+    pub(super) fn reroute(&mut self, cells: &Cells, z: &[f64], raised: &[u32]) -> usize {
+        let n = z.len();
+        let mut lakes = std::mem::take(&mut self.lakes);
+        let mut touched = std::mem::take(&mut lakes.touched);
+        touched.clear();
+        if raised.len() * 16 < n {
+            let mark = lakes.next_mark(n);
+            for &i in raised {
+                if lakes.visit(i as usize, mark) {
+                    touched.push(i);
+                }
+                cells.each_neighbour(i as usize, |_, j| {
+                    if lakes.visit(j, mark) {
+                        touched.push(j as u32);
+                    }
+                });
+            }
+            touched.sort_unstable();
+            for &i in &touched {
+                (self.receiver[i as usize], self.direction[i as usize]) = steepest(cells, z, i as usize);
+            }
+        } else {
+            // most of the grid: rows in parallel, each cell checking its neighbours' marks
+            lakes.raised.clear();
+            lakes.raised.resize(n, false);
+            for &i in raised {
+                lakes.raised[i as usize] = true;
+            }
+            let (flag, w) = (&lakes.raised, cells.width);
+            touched.par_extend(
+                self.receiver.par_chunks_mut(w).zip(self.direction.par_chunks_mut(w)).enumerate().flat_map_iter(
+                    |(row, (rcv, dir))| {
+                        let mut out = Vec::new();
+                        for c in 0..w {
+                            let i = row * w + c;
+                            let mut hit = flag[i];
+                            cells.each_neighbour(i, |_, j| hit |= flag[j]);
+                            if hit {
+                                (rcv[c], dir[c]) = steepest(cells, z, i);
+                                out.push(i as u32);
+                            }
+                        }
+                        out
+                    },
+                ),
+            );
+        }
+        self.stuck.clear();
+        let direction = &self.direction;
+        self.stuck
+            .extend(touched.iter().copied().filter(|&i| cells.stuck(i as usize, z[i as usize], direction[i as usize])));
+        lakes.touched = touched;
+        self.lakes = lakes;
+        self.route_stuck(cells, z, false)
+    }
+}
+
+/// A key whose unsigned order is the total order of `f64`.
+#[inline]
+pub(super) fn ordered(v: f64) -> u64 {
+    let bits = v.to_bits();
+    if bits >> 63 == 1 { !bits } else { bits | (1 << 63) }
+}
