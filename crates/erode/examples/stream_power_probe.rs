@@ -16,10 +16,14 @@ fn main() {
     let mut sim = CpuSim::new(params, &st).expect("sim");
     let t0 = std::time::Instant::now();
     let mut prev = [std::time::Duration::ZERO; STAGES];
+    let mut second_half = 0.0;
     for s in 0..steps {
         let t = std::time::Instant::now();
         sim.step(&mut st);
         let dt = t.elapsed();
+        if s >= steps / 2 {
+            second_half += dt.as_secs_f64();
+        }
         let times = sim.stage_times();
         let split: Vec<String> = Stage::ALL
             .iter()
@@ -61,6 +65,7 @@ fn main() {
         }
     }
     println!("cells with no lower neighbour at the end: {stuck}");
+    println!("mean step over the second half: {:.1} ms", second_half / (steps - steps / 2) as f64 * 1e3);
     println!(
         "{steps} steps in {total:.2} s: {:.1} ms per step; books relative error {:.2e}; {:?}",
         total / steps as f64 * 1e3,

@@ -2,13 +2,13 @@
 //! comes before routing so the depressions it makes are filled in the same step: every step
 //! ends on a surface that drains.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use super::diffusion::{DiffusionScratch, diffuse};
-use super::erosion::{AreaPower, Incision, incise};
+use super::erosion::{AreaPower, Incision, Lowering, incise};
 use super::params::Params;
 use super::routing::{ACTIVE, BASE, Cells, OUTSIDE, Routing};
 use super::state::State;
@@ -75,8 +75,7 @@ pub struct CpuSim {
     cells: Cells,
     routing: Routing,
     powers: AreaPower,
-    lowered: Vec<AtomicU64>,
-    heights: Vec<AtomicU64>,
+    lowering: Lowering,
     diffusion: DiffusionScratch,
     times: [Duration; STAGES],
 }
@@ -129,8 +128,7 @@ impl CpuSim {
             cells,
             routing: Routing::default(),
             powers,
-            lowered: (0..w * h).map(|_| AtomicU64::new(0)).collect(),
-            heights: (0..w * h).map(|_| AtomicU64::new(0)).collect(),
+            lowering: Lowering::default(),
             diffusion: DiffusionScratch::default(),
             times: [Duration::ZERO; STAGES],
         })
@@ -232,21 +230,28 @@ impl CpuSim {
             inv_length_n: cells.distance.map(|d| 1.0 / d.powf(p.n)),
             scale: st.erodibility.as_deref(),
         };
-        // the trees of the stack erode in parallel, each cell once: heights as relaxed atomics
-        self.heights.par_iter().zip(&st.terrain).for_each(|(a, &z)| a.store(z.to_bits(), Ordering::Relaxed));
-        let (eroded, lake_surface) = incise(&self.routing, &self.powers, inc, &self.heights, &self.lowered);
+        // the trees of the stack erode in parallel, each cell once
+        let (eroded, lake_surface) = incise(&self.routing, &self.powers, inc, &st.terrain, &mut self.lowering);
         filled += lake_surface;
-        st.terrain.par_iter_mut().zip(&self.heights).for_each(|(z, a)| *z = f64::from_bits(a.load(Ordering::Relaxed)));
+        let (routing, height, lowered) = (&self.routing, &self.lowering.height, &self.lowering.lowered);
+        st.terrain
+            .par_iter_mut()
+            .zip(st.drainage_area.par_iter_mut())
+            .zip(st.erosion_rate.par_iter_mut())
+            .enumerate()
+            .with_min_len(4096)
+            .for_each(|(i, ((z, a), e))| {
+                if cells.kind[i] == OUTSIDE {
+                    (*a, *e) = (0.0, 0.0);
+                    return;
+                }
+                *z = f64::from_bits(height[i].load(Ordering::Relaxed));
+                *a = (f64::from(routing.count(i)) * area) as f32;
+                *e = (f64::from_bits(lowered[i].load(Ordering::Relaxed)) / dt) as f32;
+            });
         lap(&mut self.times, Stage::Erosion);
 
-        // outputs of the step and books
-        let routing = &self.routing;
-        let lowered = &self.lowered;
-        st.drainage_area.par_iter_mut().zip(st.erosion_rate.par_iter_mut()).enumerate().for_each(|(i, (a, e))| {
-            let inside = cells.kind[i] != OUTSIDE;
-            *a = if inside { (f64::from(routing.count(i)) * area) as f32 } else { 0.0 };
-            *e = if inside { (f64::from_bits(lowered[i].load(Ordering::Relaxed)) / dt) as f32 } else { 0.0 };
-        });
+        // books
         let b = &mut st.books;
         b.uplifted += raised * area;
         b.eroded += eroded * area;

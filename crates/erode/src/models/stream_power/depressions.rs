@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use rayon::prelude::*;
 
 use super::lakes::ordered;
-use super::routing::{Cells, GROUPS, OUTSIDE, Routing, Trees, collect_trees};
+use super::routing::{Cells, GROUPS, OUTSIDE, Routing, Trees, collect_trees, donor_masks};
 
 /// The lowest pass found between two basins.
 #[derive(Clone, Copy, Debug)]
@@ -47,6 +47,7 @@ pub struct Basins {
     ranges: Vec<(u32, u32)>,
     edges: Vec<Pass>,
     queue: Vec<u32>,
+    donors: Vec<u8>,
 }
 
 impl Routing {
@@ -96,11 +97,12 @@ impl Basins {
 
     /// Labels each pit's basin, the `b`-th pit's `b`, following `direction`.
     fn label(&mut self, cells: &Cells, direction: &[u8], pits: &[u32]) {
+        donor_masks(cells, direction, &mut self.donors);
         collect_trees(
             cells,
-            direction,
+            &self.donors,
             pits,
-            Trees { cells: &mut self.cells, groups: &mut self.groups, ranges: Some(&mut self.ranges) },
+            Trees { cells: &mut self.cells, groups: &mut self.groups, ranges: Some(&mut self.ranges), links: None },
         );
         let (label, all) = (&self.label, &self.cells);
         self.ranges.par_iter().enumerate().for_each(|(b, &(s, e))| {

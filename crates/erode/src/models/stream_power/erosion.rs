@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::routing::{FLAT_GRADIENT, NO_DIRECTION, Routing};
+use super::routing::{FLAT_GRADIENT, NO_DIRECTION, Routing, split_groups};
 
 /// `count^m` for drainage areas in cells, from a table for the small counts most cells have.
 #[derive(Clone, Debug)]
@@ -49,35 +49,52 @@ pub struct Incision<'a> {
     pub scale: Option<&'a [f32]>,
 }
 
-/// Lowers every cell along the stack, the stack's groups in parallel (heights `z` as f64 bits);
-/// writes each cell's lowering (m) into `lowered` and returns their sum and the sum of the
-/// raises (by group, in order): a cell not above its receiver once that has moved (on a lake's
-/// surface) is set [`FLAT_GRADIENT`] above it, so the step ends on a surface that drains.
-pub fn incise(
-    routing: &Routing,
-    powers: &AreaPower,
-    inc: Incision<'_>,
-    z: &[AtomicU64],
-    lowered: &[AtomicU64],
-) -> (f64, f64) {
+/// The heights a step's incision writes, per cell (f64 bits in relaxed atomics: the stack's
+/// groups write their own cells in parallel), and its scratch.
+#[derive(Debug, Default)]
+pub struct Lowering {
+    /// New heights, m.
+    pub height: Vec<AtomicU64>,
+    /// How much each cell was lowered, m.
+    pub lowered: Vec<AtomicU64>,
+    /// New heights per place of the stack (a receiver's is read from here), m.
+    by_place: Vec<f64>,
+}
+
+/// Lowers every cell along the stack, the stack's groups in parallel, from the heights `z`;
+/// writes the new heights and lowerings into `out`, and returns their sum and the sum of the
+/// raises (by group, in order): a cell not above its receiver once that has moved (on a
+/// lake's surface) is set [`FLAT_GRADIENT`] above it, so the step ends on a surface that
+/// drains.
+pub fn incise(routing: &Routing, powers: &AreaPower, inc: Incision<'_>, z: &[f64], out: &mut Lowering) -> (f64, f64) {
     let linear = inc.n == 1.0;
-    let get = |i: usize| f64::from_bits(z[i].load(Ordering::Relaxed));
-    let sums: Vec<(f64, f64)> = routing
-        .groups()
-        .map(|group| {
+    if out.height.len() != z.len() {
+        out.height = (0..z.len()).map(|_| AtomicU64::new(0)).collect();
+        out.lowered = (0..z.len()).map(|_| AtomicU64::new(0)).collect();
+    }
+    out.by_place.resize(routing.stack.len(), 0.0);
+    let (stack, link, height, lowered) = (&routing.stack, &routing.link, &out.height, &out.lowered);
+    let set = |i: usize, z: f64, drop: f64| {
+        height[i].store(z.to_bits(), Ordering::Relaxed);
+        lowered[i].store(drop.to_bits(), Ordering::Relaxed);
+    };
+    let sums: Vec<(f64, f64)> = split_groups(routing.group_bounds(), &mut out.by_place)
+        .into_par_iter()
+        .map(|(start, zs)| {
             let (mut total, mut raised) = (0.0, 0.0);
-            for &i in group {
-                let i = i as usize;
-                lowered[i].store(0, Ordering::Relaxed);
+            for p in 0..zs.len() {
+                let i = stack[start + p] as usize;
+                let z0 = z[i];
                 let d = routing.direction[i];
                 if d == NO_DIRECTION {
+                    zs[p] = z0;
+                    set(i, z0, 0.0);
                     continue;
                 }
-                let r = routing.receiver[i] as usize;
-                let (z0, zr) = (get(i), get(r));
+                let zr = zs[link[start + p] as usize - start];
                 let mut znew = z0;
                 if z0 > zr {
-                    let mut f = inc.k_dt * powers.get(routing.count(i)) * inc.inv_length_n[d as usize];
+                    let mut f = inc.k_dt * powers.get(routing.area_at(start + p)) * inc.inv_length_n[d as usize];
                     if let Some(s) = inc.scale {
                         f *= f64::from(s[i]);
                     }
@@ -87,12 +104,13 @@ pub fn incise(
                 if znew <= zr {
                     let up = zr + FLAT_GRADIENT;
                     raised += up - z0;
-                    z[i].store(up.to_bits(), Ordering::Relaxed);
+                    zs[p] = up;
+                    set(i, up, 0.0);
                     continue;
                 }
-                lowered[i].store((z0 - znew).to_bits(), Ordering::Relaxed);
                 total += z0 - znew;
-                z[i].store(znew.to_bits(), Ordering::Relaxed);
+                zs[p] = znew;
+                set(i, znew, z0 - znew);
             }
             (total, raised)
         })

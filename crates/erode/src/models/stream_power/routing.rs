@@ -113,6 +113,11 @@ pub struct Routing {
     pub direction: Vec<u8>,
     /// Cells inside the domain, every receiver before its donors (Braun & Willett's stack).
     pub stack: Vec<u32>,
+    /// For each place in the stack, the place of its receiver (its own for a root).
+    pub link: Vec<u32>,
+    /// For each place in the stack, the cells that drain through it, itself included.
+    area: Vec<u32>,
+    /// The same for each cell (0 outside the domain).
     count: Vec<AtomicU32>,
     groups: Vec<usize>,
     /// Pits found before filling, this step.
@@ -128,6 +133,8 @@ pub struct Routing {
     pub(super) lakes: super::lakes::Lakes,
     pub(super) stuck: Vec<u32>,
     pub(super) queue: Vec<u32>,
+    /// Per cell, a bit per direction of [`STEPS`] whose neighbour drains to it.
+    pub(super) donors: Vec<u8>,
 }
 
 impl Routing {
@@ -282,37 +289,48 @@ impl Routing {
                     .map(|i| i as u32)
             })
             .collect();
+        donor_masks(cells, &self.direction, &mut self.donors);
         collect_trees(
             cells,
-            &self.direction,
+            &self.donors,
             &roots,
-            Trees { cells: &mut self.stack, groups: &mut self.groups, ranges: None },
+            Trees { cells: &mut self.stack, groups: &mut self.groups, ranges: None, links: Some(&mut self.link) },
         );
     }
 
-    /// The stack's groups: runs of whole trees, independent of each other.
-    pub fn groups(&self) -> impl IndexedParallelIterator<Item = &[u32]> {
-        self.groups.par_windows(2).map(|g| &self.stack[g[0]..g[1]])
+    /// Where the stack's groups start, and its end: runs of whole trees, independent of each
+    /// other.
+    pub fn group_bounds(&self) -> &[usize] {
+        &self.groups
     }
 
-    /// Cells that drain through each cell (each group in reverse stack order: donors first).
+    /// Cells that drain through each place of the stack (each group in reverse stack order:
+    /// donors first), then through each cell.
     pub fn accumulate(&mut self) {
+        self.area.clear();
+        self.area.resize(self.stack.len(), 1);
         let n = self.receiver.len();
-        self.count.resize_with(n, || AtomicU32::new(0));
-        self.count.par_iter().for_each(|c| c.store(0, Ordering::Relaxed));
-        let (count, receiver) = (&self.count, &self.receiver);
-        self.groups().for_each(|g| {
-            for &i in g {
-                count[i as usize].store(1, Ordering::Relaxed);
-            }
-            for &i in g.iter().rev() {
-                let r = receiver[i as usize] as usize;
-                if r != i as usize {
-                    let c = count[i as usize].load(Ordering::Relaxed);
-                    count[r].store(count[r].load(Ordering::Relaxed) + c, Ordering::Relaxed);
+        if self.count.len() != n {
+            self.count = (0..n).map(|_| AtomicU32::new(0)).collect();
+        }
+        let (link, stack, count) = (&self.link, &self.stack, &self.count);
+        split_groups(&self.groups, &mut self.area).into_par_iter().for_each(|(start, area)| {
+            for p in (0..area.len()).rev() {
+                let r = link[start + p] as usize - start;
+                if r != p {
+                    area[r] += area[p];
                 }
             }
+            for (p, &a) in area.iter().enumerate() {
+                count[stack[start + p] as usize].store(a, Ordering::Relaxed);
+            }
         });
+    }
+
+    /// Cells that drain through the stack's place `p`, itself included.
+    #[inline]
+    pub fn area_at(&self, p: usize) -> u32 {
+        self.area[p]
     }
 
     /// Cells that drain through cell `i`, itself included (0 outside the domain).
@@ -322,47 +340,69 @@ impl Routing {
     }
 }
 
-/// One group's trees: their cells, and each tree's range among them.
-type GroupTrees = (Vec<u32>, Vec<(u32, u32)>);
+/// `data` (one item per place of the stack) cut at the groups' bounds: each group's start and
+/// its part, to be worked on in parallel.
+pub fn split_groups<'a, T>(groups: &[usize], mut data: &'a mut [T]) -> Vec<(usize, &'a mut [T])> {
+    let mut parts = Vec::with_capacity(groups.len());
+    for g in groups.windows(2) {
+        let (part, rest) = data.split_at_mut(g[1] - g[0]);
+        parts.push((g[0], part));
+        data = rest;
+    }
+    parts
+}
+
+/// One group's trees: their cells, each tree's range among them, each cell's link.
+type GroupTrees = (Vec<u32>, Vec<(u32, u32)>, Vec<u32>);
 
 /// Where [`collect_trees`] writes: the trees' cells, each group's start (and the end), and
-/// optionally each tree's range among the cells.
+/// optionally each tree's range among the cells and each cell's link (the place of its
+/// receiver among them).
 pub(super) struct Trees<'a> {
     pub cells: &'a mut Vec<u32>,
     pub groups: &'a mut Vec<usize>,
     pub ranges: Option<&'a mut Vec<(u32, u32)>>,
+    pub links: Option<&'a mut Vec<u32>>,
 }
 
-/// Each root's tree (the cells that drain to it, following `direction`), breadth-first from the
-/// root, in order of `roots`; the roots are split into [`GROUPS`] runs whose trees are found in
+/// Each root's tree (the cells that drain to it, following the [`donor_masks`]), breadth-first
+/// from the root, in order of `roots`; the roots are split into [`GROUPS`] runs whose trees are found in
 /// parallel, so each group holds whole trees.
-pub(super) fn collect_trees(cells: &Cells, direction: &[u8], roots: &[u32], into: Trees<'_>) {
+pub(super) fn collect_trees(cells: &Cells, donors: &[u8], roots: &[u32], into: Trees<'_>) {
     let per_group = roots.len().div_ceil(GROUPS).max(1);
     let want_ranges = into.ranges.is_some();
+    let want_links = into.links.is_some();
     let trees: Vec<GroupTrees> = roots
         .par_chunks(per_group)
         .map(|rs| {
             let mut out: Vec<u32> = Vec::new();
             let mut ranges = Vec::new();
+            let mut links = Vec::new();
             for &root in rs {
                 let start = out.len();
                 out.push(root);
+                if want_links {
+                    links.push(start as u32);
+                }
                 let mut head = start;
                 while head < out.len() {
                     let c = out[head] as usize;
-                    head += 1;
-                    // the donors: neighbours whose direction points here
-                    cells.each_neighbour(c, |k, j| {
-                        if direction[j] == OPPOSITE[k] {
-                            out.push(j as u32);
+                    let mut m = donors[c];
+                    while m != 0 {
+                        let k = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        out.push((c as isize + cells.offset[k]) as u32);
+                        if want_links {
+                            links.push(head as u32);
                         }
-                    });
+                    }
+                    head += 1;
                 }
                 if want_ranges {
                     ranges.push((start as u32, out.len() as u32));
                 }
             }
-            (out, ranges)
+            (out, ranges, links)
         })
         .collect();
     into.cells.clear();
@@ -371,15 +411,54 @@ pub(super) fn collect_trees(cells: &Cells, direction: &[u8], roots: &[u32], into
     if let Some(r) = all_ranges.as_deref_mut() {
         r.clear();
     }
-    for (tree, ranges) in &trees {
+    let mut all_links = into.links;
+    if let Some(l) = all_links.as_deref_mut() {
+        l.clear();
+    }
+    for (tree, ranges, links) in &trees {
         let at = into.cells.len() as u32;
         into.groups.push(into.cells.len());
         into.cells.extend_from_slice(tree);
         if let Some(r) = all_ranges.as_deref_mut() {
             r.extend(ranges.iter().map(|&(s, e)| (at + s, at + e)));
         }
+        if let Some(l) = all_links.as_deref_mut() {
+            l.extend(links.iter().map(|&p| at + p));
+        }
     }
     into.groups.push(into.cells.len());
+}
+
+/// Each cell's donors from `direction`: bit `k` set when the neighbour in direction `k` drains
+/// to it. Rows in parallel; interior rows a direction at a time over the row (the compiler
+/// vectorises it).
+pub(super) fn donor_masks(cells: &Cells, direction: &[u8], donors: &mut Vec<u8>) {
+    let w = cells.width;
+    donors.resize(direction.len(), 0);
+    donors.par_chunks_mut(w).enumerate().for_each(|(row, out)| {
+        let scalar = |i: usize| {
+            let mut m = 0u8;
+            cells.each_neighbour(i, |k, j| m |= u8::from(direction[j] == OPPOSITE[k]) << k);
+            m
+        };
+        if !cells.whole_row[row] {
+            for (c, o) in out.iter_mut().enumerate() {
+                *o = scalar(row * w + c);
+            }
+            return;
+        }
+        out[0] = scalar(row * w);
+        out[w - 1] = scalar(row * w + w - 1);
+        let (start, len) = (row * w + 1, w - 2);
+        let inner = &mut out[1..w - 1];
+        inner.fill(0);
+        for (k, (&offset, &want)) in cells.offset.iter().zip(&OPPOSITE).enumerate() {
+            let other = &direction[(start as isize + offset) as usize..][..len];
+            for (o, &d) in inner.iter_mut().zip(other) {
+                *o |= u8::from(d == want) << k;
+            }
+        }
+    });
 }
 
 /// Groups the stack's trees are split into for the parallel passes (a fixed number, so sums
