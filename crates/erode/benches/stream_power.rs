@@ -1,6 +1,8 @@
 //! The stream-power model's speed: one step at 1024² on 1 and 2 threads, from the bench plain
 //! (white noise: ~116,000 pits, the hardest start for depression filling) and mid-run (the
-//! same plain after 60 steps of 10,000 years: a young range, a few hundred pits a step).
+//! same plain after 60 steps of 10,000 years: a young range, a few hundred pits a step), each
+//! step on a fresh copy of its start; and `in_a_run`, consecutive steps from that mid-run state
+//! on, as a run makes them.
 //! `cargo bench -p erode --bench stream_power`; numbers go to BENCHMARKS.md, where the 4096²
 //! figures come from `examples/stream_power_probe.rs`.
 
@@ -24,6 +26,16 @@ fn step(c: &mut Criterion) {
                 b.iter_batched_ref(|| state.clone(), |st| pool.install(|| sim.step(st)), BatchSize::LargeInput)
             });
         }
+    }
+    // mid-run as in a run: consecutive steps of one state (no fresh copy of the state, and its
+    // cache misses, before each step); the state goes on from step 60
+    for threads in [1usize, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+        let mut st = mid.clone();
+        let mut sim = CpuSim::new(params.clone(), &st).expect("sim");
+        group.bench_with_input(BenchmarkId::new("1024x1024/in_a_run", threads), &threads, |b, _| {
+            b.iter(|| pool.install(|| sim.step(&mut st)))
+        });
     }
     group.finish();
 }
