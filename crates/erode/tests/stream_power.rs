@@ -252,6 +252,8 @@ fn few_pits_fill_as_small_lakes_to_the_priority_flood_spill_heights() {
             assert!((0.0..1e-4).contains(&above), "seed {seed}, cell {i}: {above}");
         }
         assert_eq!(r.unresolved, 0, "seed {seed}");
+        // no routing cycle: every cell is on the stack
+        assert_eq!(r.stack.len(), 96 * 96, "seed {seed}");
         let outlets: u64 = (0..96 * 96).filter(|&i| r.receiver[i] as usize == i).map(|i| u64::from(r.count(i))).sum();
         assert_eq!(outlets, 96 * 96, "seed {seed}");
         assert!(st.relative_error() < 1e-9);
@@ -259,6 +261,43 @@ fn few_pits_fill_as_small_lakes_to_the_priority_flood_spill_heights() {
     // both ways were taken: lakes kept from their pits, and lakes that spill into each other
     // handed to the basin graph
     assert!(small > 100 && to_graph > 20, "{small} small lakes, {to_graph} to the graph");
+}
+
+#[test]
+fn two_lakes_at_one_level_sharing_a_cell_drain_without_a_cycle() {
+    // a plane falling to the north and west edges; two pits, P1 (4,4) and P2 (6,6), whose only
+    // low ground is the cell x (5,5) between them (5 m); past x, the cell e (4,6) at 1.5 m runs
+    // down a channel to the north edge. P1's lake rises to x and spills into e; P2's rises to
+    // x, the same level, and spills into P1: both lakes hold x. (32² cells: two pits are few.)
+    let size = 32;
+    let mut z: Vec<f32> = (0..size * size).map(|i| 10.0 + 0.01 * ((i / size) + (i % size)) as f32).collect();
+    let at = |r: usize, c: usize| r * size + c;
+    for (r, c, h) in
+        [(4, 4, 1.0), (6, 6, 2.0), (5, 5, 5.0), (4, 6, 1.5), (3, 6, 1.4), (2, 6, 1.3), (1, 6, 1.2), (0, 6, 1.1)]
+    {
+        z[at(r, c)] = h;
+    }
+    let map = Grid::from_vec(size, size, CellSize::square(10.0), z).unwrap();
+    let still = Params { uplift: 0.0, erodibility: 0.0, diffusivity: 0.0, ..Params::default() };
+    let mut st = state(&map);
+    let sim = run(&still, &mut st, 1);
+    let r = sim.routing();
+    assert_eq!((r.pits, r.small_lakes), (2, 2));
+    assert_eq!(r.stack.len(), size * size, "a routing cycle");
+    // both pits drain out through x and e
+    for pit in [at(4, 4), at(6, 6)] {
+        let mut c = pit;
+        let mut way = vec![c];
+        while r.receiver[c] as usize != c {
+            c = r.receiver[c] as usize;
+            way.push(c);
+        }
+        assert!(way.contains(&at(5, 5)) && way.contains(&at(4, 6)) && c == at(0, 6), "{way:?}");
+    }
+    for p in [at(4, 4), at(6, 6), at(5, 5)] {
+        assert!((st.terrain[p] - 5.0).abs() < 1e-5, "{}", st.terrain[p]);
+    }
+    assert!(st.relative_error() < 1e-9);
 }
 
 #[test]

@@ -5,11 +5,13 @@
 //! passes between touching basins, with every outlet (open edge, sea, nodata hole) merged into
 //! one node; its minimum spanning tree (Kruskal) holds each basin's way out, and the highest
 //! pass on that way is the basin's spill height. Cells below it are filled to it (lakes fill
-//! with sediment at once, booked as `filled`), and the flat water surface drains along a
-//! breadth-first search towards where it spills (the incision then leaves each of its cells
-//! [`FLAT_GRADIENT`](super::routing::FLAT_GRADIENT) above the next, so the lake is routed
-//! once). The result is the fill of Priority-Flood (Barnes et al. 2014) without its priority
-//! queue over every cell. Only the fill's cells and their neighbours are routed again.
+//! with sediment at once, booked as `filled`). The filled cells keep draining along their former
+//! slopes, towards the pit, and the pit drains out along a way carved from it up to the pass
+//! (the former slopes from the pass down to the pit, turned round: Cordonnier et al.'s
+//! carving), so the lake is routed without a search over its flat surface; the incision then
+//! leaves each lake cell [`FLAT_GRADIENT`](super::routing::FLAT_GRADIENT) above the next, so
+//! a lake is routed once. The result is the fill of Priority-Flood (Barnes et al. 2014) without
+//! its priority queue over every cell. Only the cells beside the fill are routed again.
 //!
 //! A pit's basin is its whole catchment, and mid-run most pits are dips that diffusion leaves
 //! in channels, so the basins cover much of the grid while the lakes are a few cells: when pits
@@ -31,6 +33,8 @@ struct Pass {
     /// The basins (0: the outlets).
     a: u32,
     b: u32,
+    /// The pass's cell in `a` and in `b`.
+    cells: (u32, u32),
 }
 
 /// The pits' basins of one step, and the scratch they are found in.
@@ -58,26 +62,55 @@ impl Routing {
         self.unresolved = 0;
         self.small_lakes = 0;
         let mut filled = 0.0;
+        // the cells filled, and those on carved ways: both keep their routing
+        let (mut raised, mut carved) = (Vec::new(), Vec::new());
         if !self.pit_cells.is_empty() && self.pit_cells.len() <= z.len() / FEW_PITS {
             let before = self.pit_cells.len();
-            filled += self.fill_small_lakes(cells, z);
+            filled += self.fill_small_lakes(cells, z, &mut raised, &mut carved);
             self.small_lakes = before - self.pit_cells.len();
         }
-        if self.pit_cells.is_empty() {
-            return filled;
+        if !self.pit_cells.is_empty() {
+            filled += self.fill_basins(cells, z, &mut raised, &mut carved);
         }
-        let mut basins = std::mem::take(&mut self.basins);
-        basins.prepare(cells);
-        basins.label(cells, &self.direction, &self.pit_cells);
-        let levels = basins.spill_levels(cells, z);
-        let (in_basins, raised) = basins.fill(z, &levels);
-        basins.clear_labels();
-        self.basins = basins;
-        self.reroute(cells, z, &raised);
+        self.reroute(cells, z, &raised, &carved);
         let direction = &self.direction;
         self.unresolved =
             self.pit_cells.iter().filter(|&&p| cells.stuck(p as usize, z[p as usize], direction[p as usize])).count();
-        filled + in_basins
+        filled
+    }
+
+    /// Fills the basins of the pits in `pit_cells` through the basin graph and carves their ways
+    /// out, adding the cells to `raised` and `carved`; returns the filled height summed over
+    /// cells, m.
+    fn fill_basins(&mut self, cells: &Cells, z: &mut [f64], raised: &mut Vec<u32>, carved: &mut Vec<u32>) -> f64 {
+        let mut basins = std::mem::take(&mut self.basins);
+        basins.prepare(cells);
+        basins.label(cells, &self.direction, &self.pit_cells);
+        let (levels, exits) = basins.spill_levels(cells, z);
+        let filled = basins.fill(z, &levels, raised);
+        // each filled basin's way out: from its cell at the pass down its former slopes to its
+        // pit, carved the other way
+        let mut way = Vec::new();
+        for (&(inner, outer), level) in exits.iter().zip(&levels).skip(1) {
+            if !level.is_finite() {
+                continue;
+            }
+            way.clear();
+            let mut c = inner as usize;
+            loop {
+                way.push(c as u32);
+                let next = self.receiver[c] as usize;
+                if next == c {
+                    break;
+                }
+                c = next;
+            }
+            self.carve(cells, outer as usize, &way);
+            carved.extend_from_slice(&way);
+        }
+        basins.clear_labels();
+        self.basins = basins;
+        filled
     }
 }
 
@@ -123,9 +156,9 @@ impl Basins {
         self.groups().for_each(|g| g.iter().for_each(|&i| label[i as usize].store(0, Ordering::Relaxed)));
     }
 
-    /// Raises each basin's cells below its spill level to it; returns the raise summed over
-    /// cells (by group, in order), m, and the cells raised.
-    fn fill(&self, z: &mut [f64], levels: &[f64]) -> (f64, Vec<u32>) {
+    /// Raises each basin's cells below its spill level to it, adding them to `cells`; returns
+    /// the raise summed over cells (by group, in order), m.
+    fn fill(&self, z: &mut [f64], levels: &[f64], cells: &mut Vec<u32>) -> f64 {
         let zr: &[f64] = z;
         let label = &self.label;
         let raised: Vec<(Vec<(u32, f64)>, f64)> = self
@@ -143,7 +176,7 @@ impl Basins {
             })
             .collect();
         let mut total = 0.0;
-        let mut cells = Vec::with_capacity(raised.iter().map(|r| r.0.len()).sum());
+        cells.reserve(raised.iter().map(|r| r.0.len()).sum());
         for (out, sum) in &raised {
             for &(i, level) in out {
                 z[i as usize] = level;
@@ -151,12 +184,13 @@ impl Basins {
             }
             total += sum;
         }
-        (total, cells)
+        total
     }
 
     /// Spill height of every basin (index 0 the outlets', then the pits' in order), m; infinite
-    /// for a basin with no way out.
-    fn spill_levels(&mut self, cells: &Cells, z: &[f64]) -> Vec<f64> {
+    /// for a basin with no way out; and each basin's way out, its cell at the pass and the
+    /// cell past it.
+    fn spill_levels(&mut self, cells: &Cells, z: &[f64]) -> (Vec<f64>, Vec<(u32, u32)>) {
         let k = self.ranges.len();
         let (label, all) = (&self.label, &self.cells);
         // each basin's lowest pass to each basin it touches (the outlets, or a pit basin of a
@@ -168,7 +202,7 @@ impl Basins {
             .enumerate()
             .flat_map_iter(|(chunk, ranges)| {
                 let mut out: Vec<Pass> = Vec::new();
-                let mut passes: Vec<(u32, f64)> = Vec::new();
+                let mut passes: Vec<(u32, f64, u32, u32)> = Vec::new();
                 for (r, &(s, e)) in ranges.iter().enumerate() {
                     let a = (chunk * per_chunk + r + 1) as u32;
                     passes.clear();
@@ -177,13 +211,16 @@ impl Basins {
                         cells.each_neighbour(i, |_, j| {
                             let b = label[j].load(Ordering::Relaxed);
                             if b != a && (b == 0 || b > a) {
-                                passes.push((b, z[i].max(z[j])));
+                                passes.push((b, z[i].max(z[j]), i as u32, j as u32));
                             }
                         });
                     }
-                    passes.sort_unstable_by_key(|&(b, h)| (b, ordered(h)));
+                    passes.sort_unstable_by_key(|&(b, h, i, _)| (b, ordered(h), i));
                     passes.dedup_by_key(|p| p.0);
-                    out.extend(passes.iter().map(|&(b, h)| Pass { height: h, a: a.min(b), b: a.max(b) }));
+                    out.extend(passes.iter().map(|&(b, h, i, j)| {
+                        let cells = if a < b { (i, j) } else { (j, i) };
+                        Pass { height: h, a: a.min(b), b: a.max(b), cells }
+                    }));
                 }
                 out.into_iter()
             })
@@ -219,14 +256,16 @@ impl Basins {
             degree[b + 1] += degree[b];
         }
         let mut slot = degree.clone();
-        let mut adjacent = vec![(0u32, 0.0f64); 2 * tree.len()];
+        // each entry: the basin across, the pass height, the pass's cell here and across
+        let mut adjacent = vec![(0u32, 0.0f64, 0u32, 0u32); 2 * tree.len()];
         for e in &tree {
-            adjacent[slot[e.a as usize] as usize] = (e.b, e.height);
+            adjacent[slot[e.a as usize] as usize] = (e.b, e.height, e.cells.0, e.cells.1);
             slot[e.a as usize] += 1;
-            adjacent[slot[e.b as usize] as usize] = (e.a, e.height);
+            adjacent[slot[e.b as usize] as usize] = (e.a, e.height, e.cells.1, e.cells.0);
             slot[e.b as usize] += 1;
         }
         let mut level = vec![f64::INFINITY; k + 1];
+        let mut exit = vec![(0u32, 0u32); k + 1];
         level[0] = f64::NEG_INFINITY;
         self.queue.clear();
         self.queue.push(0);
@@ -234,13 +273,14 @@ impl Basins {
         while head < self.queue.len() {
             let b = self.queue[head] as usize;
             head += 1;
-            for &(c, h) in &adjacent[degree[b] as usize..degree[b + 1] as usize] {
+            for &(c, h, here, across) in &adjacent[degree[b] as usize..degree[b + 1] as usize] {
                 if level[c as usize] == f64::INFINITY {
                     level[c as usize] = h.max(level[b]);
+                    exit[c as usize] = (across, here);
                     self.queue.push(c);
                 }
             }
         }
-        level
+        (level, exit)
     }
 }

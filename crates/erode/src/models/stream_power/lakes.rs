@@ -6,7 +6,9 @@
 //! cells, while their basins (what the basin graph of [`super::depressions`] works on) are
 //! whole catchments. A lake flooded from its pit alone has the right level when the water it
 //! spills reaches base level without rising again: directly, or through lakes kept before it
-//! that are no higher. Those lakes are filled here; the others (lakes that spill into each
+//! that are no higher. Those lakes are filled here, and each one's way out is carved along the
+//! cells its flood went through from the pit to where it spills (the other filled cells keep
+//! draining towards the pit, as in the basin graph); the others (lakes that spill into each
 //! other, or into a higher one, or grow too large) are left to the basin graph, which then
 //! sees the kept ones already filled.
 
@@ -28,6 +30,8 @@ struct Lake {
     level: f64,
     /// The cell it spills into (lower than `level`, or base level).
     spill: u32,
+    /// The place in [`Lakes::cells`] of the lake's cell it spills from.
+    edge: u32,
     /// Its cells' range in [`Lakes::cells`].
     cells: (u32, u32),
 }
@@ -41,13 +45,20 @@ pub struct Lakes {
     /// Per cell, the root its receivers lead to, where `rooted` holds this step's mark.
     root: Vec<u32>,
     rooted: Vec<u32>,
-    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Cells to flood: height key, cell, and the place in `cells` of the cell it was reached
+    /// from.
+    heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// The lakes' cells, each lake's in the order flooded (its pit first).
     cells: Vec<u32>,
+    /// For each of `cells`, the place of the cell it was reached from (the pit's own).
+    reached_from: Vec<u32>,
     path: Vec<u32>,
     /// The cells whose routing a fill may change, for [`Routing::reroute`].
     pub(super) touched: Vec<u32>,
-    /// Per cell, whether the fill raised it (for a fill of much of the grid).
-    raised: Vec<bool>,
+    /// Per cell, [`RAISED`] and [`KEPT`] (for a fill of much of the grid).
+    flags: Vec<u8>,
+    /// A carved way's cells, edge first.
+    way: Vec<u32>,
 }
 
 impl Lakes {
@@ -76,32 +87,36 @@ impl Lakes {
         self.heap.clear();
         let start = self.cells.len() as u32;
         self.visit(pit, mark);
-        self.heap.push(Reverse((ordered(z[pit]), pit as u32)));
+        self.heap.push(Reverse((ordered(z[pit]), pit as u32, start)));
         let mut level = f64::NEG_INFINITY;
-        while let Some(Reverse((_, c))) = self.heap.pop() {
+        while let Some(Reverse((_, c, from))) = self.heap.pop() {
             let c = c as usize;
             let zc = z[c];
             if c != pit && (zc < level || cells.is_base(c, zc)) {
                 let level = level.max(zc);
-                return Some(Lake { level, spill: c as u32, cells: (start, self.cells.len() as u32) });
+                return Some(Lake { level, spill: c as u32, edge: from, cells: (start, self.cells.len() as u32) });
             }
             if self.cells.len() - start as usize == MAX_CELLS {
                 self.cells.truncate(start as usize);
+                self.reached_from.truncate(start as usize);
                 return None;
             }
             level = zc;
+            let place = self.cells.len() as u32;
             self.cells.push(c as u32);
+            self.reached_from.push(from);
             let m = cells.around[c];
             for k in 0..8 {
                 if m & (1 << k) != 0 {
                     let j = (c as isize + cells.offset[k]) as usize;
                     if self.visit(j, mark) {
-                        self.heap.push(Reverse((ordered(z[j]), j as u32)));
+                        self.heap.push(Reverse((ordered(z[j]), j as u32, place)));
                     }
                 }
             }
         }
         self.cells.truncate(start as usize);
+        self.reached_from.truncate(start as usize);
         None
     }
 
@@ -135,11 +150,19 @@ impl Lakes {
 
 impl Routing {
     /// Fills the lakes of the pits in `pit_cells` that can be flooded from their pit alone
-    /// (see the module's text) and routes their cells out; leaves in `pit_cells` the pits left
-    /// for the basin graph. Returns the filled height summed over cells, m.
-    pub(super) fn fill_small_lakes(&mut self, cells: &Cells, z: &mut [f64]) -> f64 {
+    /// (see the module's text) and carves their ways out, adding the cells to `raised` and
+    /// `carved` for [`Routing::reroute`]; leaves in `pit_cells` the pits left for the basin
+    /// graph. Returns the filled height summed over cells, m.
+    pub(super) fn fill_small_lakes(
+        &mut self,
+        cells: &Cells,
+        z: &mut [f64],
+        raised: &mut Vec<u32>,
+        carved: &mut Vec<u32>,
+    ) -> f64 {
         let mut lakes = std::mem::take(&mut self.lakes);
         lakes.cells.clear();
+        lakes.reached_from.clear();
         let pits = std::mem::take(&mut self.pit_cells);
         let floods: Vec<Option<Lake>> = pits.iter().map(|&p| lakes.flood(cells, z, p as usize)).collect();
 
@@ -187,23 +210,43 @@ impl Routing {
             }
         }
 
-        // fill the kept lakes, then route what the fill changed
+        // fill the kept lakes and carve each one's way out along the cells its flood went
+        // through, from the pit to where it spills; lakes that others spill into first, and a
+        // way that meets one already carved (lakes at one level share cells) joins it there
         let mut filled = 0.0;
-        let mut raised: Vec<u32> = Vec::new();
-        for (p, lake) in floods.iter().enumerate() {
-            if let (true, Some(l)) = (kept[p], lake) {
-                for &c in &lakes.cells[l.cells.0 as usize..l.cells.1 as usize] {
-                    let c = c as usize;
-                    if z[c] < l.level {
-                        filled += l.level - z[c];
-                        z[c] = l.level;
-                        raised.push(c as u32);
-                    }
+        let carving = lakes.next_mark(z.len());
+        for &q in &queue {
+            let Some(l) = floods[q as usize] else { continue };
+            for &c in &lakes.cells[l.cells.0 as usize..l.cells.1 as usize] {
+                let c = c as usize;
+                if z[c] < l.level {
+                    filled += l.level - z[c];
+                    z[c] = l.level;
+                    raised.push(c as u32);
                 }
             }
+            lakes.way.clear();
+            let mut at = l.edge as usize;
+            loop {
+                lakes.way.push(lakes.cells[at]);
+                let from = lakes.reached_from[at] as usize;
+                if from == at {
+                    break;
+                }
+                at = from;
+            }
+            let joins = lakes.way.iter().rposition(|&c| lakes.seen[c as usize] == carving);
+            let (outer, way) = match joins {
+                Some(k) => (lakes.way[k] as usize, &lakes.way[k + 1..]),
+                None => (l.spill as usize, &lakes.way[..]),
+            };
+            self.carve(cells, outer, way);
+            for &c in way {
+                lakes.seen[c as usize] = carving;
+            }
+            carved.extend_from_slice(way);
         }
         self.lakes = lakes;
-        self.reroute(cells, z, &raised);
         self.pit_cells = pits
             .iter()
             .zip(&kept)
@@ -213,21 +256,24 @@ impl Routing {
         filled
     }
 
-    /// Routes again the cells `raised` and their neighbours (the only cells whose steepest
-    /// neighbour a fill can change), then the flats among them; returns the stuck cells left.
-    pub(super) fn reroute(&mut self, cells: &Cells, z: &[f64], raised: &[u32]) -> usize {
+    /// After a fill: the cells `raised` keep draining along their former slopes (towards their
+    /// pit) and the `carved` ones along their carved way; every other cell beside a raised one
+    /// takes its steepest neighbour again (the only cells a fill can change), then the flats
+    /// among those are routed. Returns the stuck cells left.
+    pub(super) fn reroute(&mut self, cells: &Cells, z: &[f64], raised: &[u32], carved: &[u32]) -> usize {
         let n = z.len();
         let mut lakes = std::mem::take(&mut self.lakes);
         let mut touched = std::mem::take(&mut lakes.touched);
         touched.clear();
         if raised.len() * 16 < n {
+            let kept = lakes.next_mark(n);
+            for &i in raised.iter().chain(carved) {
+                lakes.visit(i as usize, kept);
+            }
             let mark = lakes.next_mark(n);
             for &i in raised {
-                if lakes.visit(i as usize, mark) {
-                    touched.push(i);
-                }
                 cells.each_neighbour(i as usize, |_, j| {
-                    if lakes.visit(j, mark) {
+                    if lakes.seen[j] != kept && lakes.visit(j, mark) {
                         touched.push(j as u32);
                     }
                 });
@@ -237,22 +283,28 @@ impl Routing {
                 (self.receiver[i as usize], self.direction[i as usize]) = steepest(cells, z, i as usize);
             }
         } else {
-            // most of the grid: rows in parallel, each cell checking its neighbours' marks
-            lakes.raised.clear();
-            lakes.raised.resize(n, false);
+            // much of the grid: rows in parallel, each cell checking its neighbours' flags
+            lakes.flags.clear();
+            lakes.flags.resize(n, 0);
             for &i in raised {
-                lakes.raised[i as usize] = true;
+                lakes.flags[i as usize] = RAISED | KEPT;
             }
-            let (flag, w) = (&lakes.raised, cells.width);
+            for &i in carved {
+                lakes.flags[i as usize] |= KEPT;
+            }
+            let (flags, w) = (&lakes.flags, cells.width);
             touched.par_extend(
                 self.receiver.par_chunks_mut(w).zip(self.direction.par_chunks_mut(w)).enumerate().flat_map_iter(
                     |(row, (rcv, dir))| {
                         let mut out = Vec::new();
                         for c in 0..w {
                             let i = row * w + c;
-                            let mut hit = flag[i];
-                            cells.each_neighbour(i, |_, j| hit |= flag[j]);
-                            if hit {
+                            if flags[i] & KEPT != 0 {
+                                continue;
+                            }
+                            let mut beside = 0;
+                            cells.each_neighbour(i, |_, j| beside |= flags[j]);
+                            if beside & RAISED != 0 {
                                 (rcv[c], dir[c]) = steepest(cells, z, i);
                                 out.push(i as u32);
                             }
@@ -271,6 +323,11 @@ impl Routing {
         self.route_stuck(cells, z, false)
     }
 }
+
+/// A flag of [`Lakes::flags`]: the fill raised the cell.
+const RAISED: u8 = 1;
+/// A flag of [`Lakes::flags`]: the cell keeps its routing (raised, or on a carved way).
+const KEPT: u8 = 2;
 
 /// A key whose unsigned order is the total order of `f64`.
 #[inline]

@@ -204,16 +204,17 @@ impl Routing {
     /// spill then drains to its first cell, so each closed flat is one pit. Returns the stuck
     /// cells left (the pits).
     pub fn route_flats(&mut self, cells: &Cells, z: &[f64], merge: bool) -> usize {
-        let n = z.len();
         let mut stuck = std::mem::take(&mut self.stuck);
         stuck.clear();
         let direction = &self.direction;
-        stuck.par_extend(
-            (0..n as u32)
-                .into_par_iter()
-                .with_min_len(4096)
-                .filter(|&i| cells.stuck(i as usize, z[i as usize], direction[i as usize])),
-        );
+        // rows in parallel, each row's stuck cells in order
+        let w = cells.width;
+        stuck.par_extend(direction.par_chunks(w).enumerate().flat_map_iter(|(row, dir)| {
+            dir.iter()
+                .enumerate()
+                .filter(move |&(c, &d)| d == NO_DIRECTION && cells.stuck(row * w + c, z[row * w + c], d))
+                .map(move |(c, _)| (row * w + c) as u32)
+        }));
         self.stuck = stuck;
         self.route_stuck(cells, z, merge)
     }
@@ -274,6 +275,18 @@ impl Routing {
         }
         self.stuck = stuck;
         left
+    }
+
+    /// Carves a filled lake's way out (Cordonnier, Bovy & Braun 2019): each cell of `way` (from
+    /// the lake's edge to its pit) drains to the one before it, the first to `outer`.
+    pub(super) fn carve(&mut self, cells: &Cells, outer: usize, way: &[u32]) {
+        let mut to = outer;
+        for &c in way {
+            let c = c as usize;
+            self.receiver[c] = to as u32;
+            self.direction[c] = direction_to(cells, c, to);
+            to = c;
+        }
     }
 
     /// Builds the stack from the receivers: each root's tree (roots in index order) breadth-first
@@ -499,6 +512,14 @@ pub const FLAT_GRADIENT: f64 = 1e-6;
 
 /// A stuck cell's direction while its flat is being merged into it (never left in place).
 const PIT: u8 = 9;
+
+/// The direction of [`STEPS`] from cell `i` to its neighbour `j`.
+fn direction_to(cells: &Cells, i: usize, j: usize) -> u8 {
+    let w = cells.width as isize;
+    let (i, j) = (i as isize, j as isize);
+    let step = (j / w - i / w, j % w - i % w);
+    STEPS.iter().position(|&s| s == step).map_or(NO_DIRECTION, |k| k as u8)
+}
 
 /// The direction opposite each of [`STEPS`].
 pub(super) const OPPOSITE: [u8; 8] = [1, 0, 3, 2, 7, 6, 5, 4];
