@@ -233,7 +233,7 @@ impl CpuSim {
         // the trees of the stack erode in parallel, each cell once
         let (eroded, lake_surface) = incise(&self.routing, &self.powers, inc, &st.terrain, &mut self.lowering);
         filled += lake_surface;
-        let (routing, height, lowered) = (&self.routing, &self.lowering.height, &self.lowering.lowered);
+        let (routing, height) = (&self.routing, &self.lowering.height);
         st.terrain
             .par_iter_mut()
             .zip(st.drainage_area.par_iter_mut())
@@ -245,9 +245,10 @@ impl CpuSim {
                     (*a, *e) = (0.0, 0.0);
                     return;
                 }
-                *z = f64::from_bits(height[i].load(Ordering::Relaxed));
+                let new = f64::from_bits(height[i].load(Ordering::Relaxed));
                 *a = (f64::from(routing.count(i)) * area) as f32;
-                *e = (f64::from_bits(lowered[i].load(Ordering::Relaxed)) / dt) as f32;
+                *e = ((*z - new).max(0.0) / dt) as f32;
+                *z = new;
             });
         lap(&mut self.times, Stage::Erosion);
 

@@ -87,7 +87,7 @@ impl Routing {
         basins.prepare(cells);
         basins.label(cells, &self.direction, &self.pit_cells);
         let (levels, exits) = basins.spill_levels(cells, z);
-        let filled = basins.fill(z, &levels, raised);
+        let filled = basins.fill(cells, z, &levels, raised);
         // each filled basin's way out: from its cell at the pass down its former slopes to its
         // pit, carved the other way
         let mut way = Vec::new();
@@ -156,32 +156,31 @@ impl Basins {
         self.groups().for_each(|g| g.iter().for_each(|&i| label[i as usize].store(0, Ordering::Relaxed)));
     }
 
-    /// Raises each basin's cells below its spill level to it, adding them to `cells`; returns
-    /// the raise summed over cells (by group, in order), m.
-    fn fill(&self, z: &mut [f64], levels: &[f64], cells: &mut Vec<u32>) -> f64 {
-        let zr: &[f64] = z;
-        let label = &self.label;
-        let raised: Vec<(Vec<(u32, f64)>, f64)> = self
-            .groups()
-            .map(|g| {
+    /// Raises each basin's cells below its spill level to it, adding them to `raised` in index
+    /// order; returns the raise summed over cells (by row, in order), m.
+    fn fill(&self, cells: &Cells, z: &mut [f64], levels: &[f64], raised: &mut Vec<u32>) -> f64 {
+        let (label, w) = (&self.label, cells.width);
+        let rows: Vec<(Vec<u32>, f64)> = z
+            .par_chunks_mut(w)
+            .enumerate()
+            .map(|(row, zs)| {
                 let (mut out, mut sum) = (Vec::new(), 0.0);
-                for &i in g {
-                    let level = levels[label[i as usize].load(Ordering::Relaxed) as usize];
-                    if level.is_finite() && zr[i as usize] < level {
-                        sum += level - zr[i as usize];
-                        out.push((i, level));
+                for (c, h) in zs.iter_mut().enumerate() {
+                    let i = row * w + c;
+                    let level =
+                        levels.get(label[i].load(Ordering::Relaxed) as usize).copied().unwrap_or(f64::NEG_INFINITY);
+                    if level.is_finite() && *h < level {
+                        sum += level - *h;
+                        *h = level;
+                        out.push(i as u32);
                     }
                 }
                 (out, sum)
             })
             .collect();
         let mut total = 0.0;
-        cells.reserve(raised.iter().map(|r| r.0.len()).sum());
-        for (out, sum) in &raised {
-            for &(i, level) in out {
-                z[i as usize] = level;
-                cells.push(i);
-            }
+        for (out, sum) in &rows {
+            raised.extend_from_slice(out);
             total += sum;
         }
         total
@@ -210,13 +209,22 @@ impl Basins {
                         let i = i as usize;
                         cells.each_neighbour(i, |_, j| {
                             let b = label[j].load(Ordering::Relaxed);
-                            if b != a && (b == 0 || b > a) {
-                                passes.push((b, z[i].max(z[j]), i as u32, j as u32));
+                            if b == a || (b != 0 && b < a) {
+                                return;
+                            }
+                            // a basin touches a few others: a short list, the lowest pass to each
+                            // (the first cell of this basin on ties)
+                            let h = z[i].max(z[j]);
+                            match passes.iter_mut().find(|p| p.0 == b) {
+                                Some(p) => {
+                                    if h < p.1 || (h == p.1 && (i as u32) < p.2) {
+                                        *p = (b, h, i as u32, j as u32);
+                                    }
+                                }
+                                None => passes.push((b, h, i as u32, j as u32)),
                             }
                         });
                     }
-                    passes.sort_unstable_by_key(|&(b, h, i, _)| (b, ordered(h), i));
-                    passes.dedup_by_key(|p| p.0);
                     out.extend(passes.iter().map(|&(b, h, i, j)| {
                         let cells = if a < b { (i, j) } else { (j, i) };
                         Pass { height: h, a: a.min(b), b: a.max(b), cells }

@@ -53,16 +53,14 @@ pub struct Incision<'a> {
 /// groups write their own cells in parallel), and its scratch.
 #[derive(Debug, Default)]
 pub struct Lowering {
-    /// New heights, m.
+    /// New heights, m (a cell's lowering is how far below its old height this is).
     pub height: Vec<AtomicU64>,
-    /// How much each cell was lowered, m.
-    pub lowered: Vec<AtomicU64>,
     /// New heights per place of the stack (a receiver's is read from here), m.
     by_place: Vec<f64>,
 }
 
 /// Lowers every cell along the stack, the stack's groups in parallel, from the heights `z`;
-/// writes the new heights and lowerings into `out`, and returns their sum and the sum of the
+/// writes the new heights into `out`, and returns the lowerings' sum and the sum of the
 /// raises (by group, in order): a cell not above its receiver once that has moved (on a
 /// lake's surface) is set [`FLAT_GRADIENT`] above it, so the step ends on a surface that
 /// drains.
@@ -70,14 +68,10 @@ pub fn incise(routing: &Routing, powers: &AreaPower, inc: Incision<'_>, z: &[f64
     let linear = inc.n == 1.0;
     if out.height.len() != z.len() {
         out.height = (0..z.len()).map(|_| AtomicU64::new(0)).collect();
-        out.lowered = (0..z.len()).map(|_| AtomicU64::new(0)).collect();
     }
     out.by_place.resize(routing.stack.len(), 0.0);
-    let (stack, link, height, lowered) = (&routing.stack, &routing.link, &out.height, &out.lowered);
-    let set = |i: usize, z: f64, drop: f64| {
-        height[i].store(z.to_bits(), Ordering::Relaxed);
-        lowered[i].store(drop.to_bits(), Ordering::Relaxed);
-    };
+    let (stack, link, height) = (&routing.stack, &routing.link, &out.height);
+    let set = |i: usize, z: f64| height[i].store(z.to_bits(), Ordering::Relaxed);
     let sums: Vec<(f64, f64)> = split_groups(routing.group_bounds(), &mut out.by_place)
         .into_par_iter()
         .map(|(start, zs)| {
@@ -88,7 +82,7 @@ pub fn incise(routing: &Routing, powers: &AreaPower, inc: Incision<'_>, z: &[f64
                 let d = routing.direction[i];
                 if d == NO_DIRECTION {
                     zs[p] = z0;
-                    set(i, z0, 0.0);
+                    set(i, z0);
                     continue;
                 }
                 let zr = zs[link[start + p] as usize - start];
@@ -105,12 +99,12 @@ pub fn incise(routing: &Routing, powers: &AreaPower, inc: Incision<'_>, z: &[f64
                     let up = zr + FLAT_GRADIENT;
                     raised += up - z0;
                     zs[p] = up;
-                    set(i, up, 0.0);
+                    set(i, up);
                     continue;
                 }
                 total += z0 - znew;
                 zs[p] = znew;
-                set(i, znew, z0 - znew);
+                set(i, znew);
             }
             (total, raised)
         })
