@@ -105,19 +105,98 @@ impl Lakes {
             let place = self.cells.len() as u32;
             self.cells.push(c as u32);
             self.reached_from.push(from);
-            let m = cells.around[c];
-            for k in 0..8 {
-                if m & (1 << k) != 0 {
-                    let j = (c as isize + cells.offset[k]) as usize;
-                    if self.visit(j, mark) {
-                        self.heap.push(Reverse((ordered(z[j]), j as u32, place)));
-                    }
-                }
-            }
+            self.push_around(cells, z, c, place, mark);
         }
         self.cells.truncate(start as usize);
         self.reached_from.truncate(start as usize);
         None
+    }
+
+    /// Floods two lakes that spill into each other (`pits`, their pits) on as one: from both
+    /// lakes' cells at the higher level, until the flood meets a lower cell that drains to
+    /// neither pit (`receiver`, the routing before any lake; `step`, the step's mark for
+    /// [`Lakes::root_of`]). `None` when it has no way out or grows past [`MAX_CELLS`].
+    fn flood_pair(
+        &mut self,
+        cells: &Cells,
+        z: &[f64],
+        receiver: &[u32],
+        step: u32,
+        lakes: [Lake; 2],
+        pits: [u32; 2],
+    ) -> Option<Lake> {
+        let mark = self.next_mark(z.len());
+        self.heap.clear();
+        let start = self.cells.len();
+        for l in lakes {
+            let shift = start as i64 + (self.cells.len() - start) as i64 - i64::from(l.cells.0);
+            for place in l.cells.0 as usize..l.cells.1 as usize {
+                let c = self.cells[place];
+                self.cells.push(c);
+                self.reached_from.push((i64::from(self.reached_from[place]) + shift) as u32);
+                self.seen[c as usize] = mark;
+            }
+        }
+        for place in start..self.cells.len() {
+            self.push_around(cells, z, self.cells[place] as usize, place as u32, mark);
+        }
+        let mut level = lakes[0].level.max(lakes[1].level);
+        while let Some(Reverse((_, c, from))) = self.heap.pop() {
+            let c = c as usize;
+            let zc = z[c];
+            if zc < level || cells.is_base(c, zc) {
+                let inside = !cells.is_base(c, zc) && pits.contains(&self.root_of(receiver, c, step));
+                if !inside {
+                    return Some(Lake {
+                        level: level.max(zc),
+                        spill: c as u32,
+                        edge: from,
+                        cells: (start as u32, self.cells.len() as u32),
+                    });
+                }
+            } else {
+                level = zc;
+            }
+            if self.cells.len() - start == MAX_CELLS {
+                self.cells.truncate(start);
+                self.reached_from.truncate(start);
+                return None;
+            }
+            let place = self.cells.len() as u32;
+            self.cells.push(c as u32);
+            self.reached_from.push(from);
+            self.push_around(cells, z, c, place, mark);
+        }
+        self.cells.truncate(start);
+        self.reached_from.truncate(start);
+        None
+    }
+
+    /// Pushes the neighbours of cell `c` (at `place` in `cells`) not yet seen under `mark`.
+    fn push_around(&mut self, cells: &Cells, z: &[f64], c: usize, place: u32, mark: u32) {
+        let m = cells.around[c];
+        for k in 0..8 {
+            if m & (1 << k) != 0 {
+                let j = (c as isize + cells.offset[k]) as usize;
+                if self.visit(j, mark) {
+                    self.heap.push(Reverse((ordered(z[j]), j as u32, place)));
+                }
+            }
+        }
+    }
+
+    /// The cells of `lake`'s way out, from its edge back to its pit, into `way`.
+    fn way_of(&mut self, lake: Lake) {
+        self.way.clear();
+        let mut at = lake.edge as usize;
+        loop {
+            self.way.push(self.cells[at]);
+            let from = self.reached_from[at] as usize;
+            if from == at {
+                break;
+            }
+            at = from;
+        }
     }
 
     /// The root that cell `i`'s receivers lead to (a pit, or an outlet), remembered for the
@@ -164,22 +243,47 @@ impl Routing {
         lakes.cells.clear();
         lakes.reached_from.clear();
         let pits = std::mem::take(&mut self.pit_cells);
-        let floods: Vec<Option<Lake>> = pits.iter().map(|&p| lakes.flood(cells, z, p as usize)).collect();
+        let own: Vec<Option<Lake>> = pits.iter().map(|&p| lakes.flood(cells, z, p as usize)).collect();
 
         // where each lake's water goes: the pit (its index) or an outlet (`OUT`)
         const OUT: u32 = u32::MAX;
         let step = lakes.next_mark(z.len());
-        let targets: Vec<u32> = floods
-            .iter()
-            .map(|lake| match lake {
-                None => OUT,
-                Some(l) if cells.is_base(l.spill as usize, z[l.spill as usize]) => OUT,
-                Some(l) => {
-                    let root = lakes.root_of(&self.receiver, l.spill as usize, step);
-                    pits.binary_search(&root).map_or(OUT, |p| p as u32)
-                }
-            })
-            .collect();
+        let receiver = &self.receiver;
+        let target_of = |lakes: &mut Lakes, lake: &Option<Lake>| match lake {
+            None => OUT,
+            Some(l) if cells.is_base(l.spill as usize, z[l.spill as usize]) => OUT,
+            Some(l) => {
+                let root = lakes.root_of(receiver, l.spill as usize, step);
+                pits.binary_search(&root).map_or(OUT, |p| p as u32)
+            }
+        };
+        let mut targets: Vec<u32> = own.iter().map(|l| target_of(&mut lakes, l)).collect();
+        // two lakes that spill into each other (a chain of dips along a channel often ends in
+        // such a pair) are flooded again as one; the first of the pair stands for both
+        let mut floods = own.clone();
+        let mut partner = vec![OUT; pits.len()];
+        for p in 0..pits.len() {
+            let t = targets[p];
+            if t == OUT || t as usize <= p || targets[t as usize] as usize != p {
+                continue;
+            }
+            let (Some(a), Some(b)) = (own[p], own[t as usize]) else { continue };
+            let merged = lakes.flood_pair(cells, z, receiver, step, [a, b], [pits[p], pits[t as usize]]);
+            let to = target_of(&mut lakes, &merged);
+            if merged.is_some() && to as usize != p && to != t {
+                floods[p] = merged;
+                targets[p] = to;
+                floods[t as usize] = None;
+                partner[p] = t;
+                partner[t as usize] = p as u32;
+            }
+        }
+        // a lake spilling into the second of a pair spills into the pair
+        for t in targets.iter_mut() {
+            if *t != OUT && floods[*t as usize].is_none() && partner[*t as usize] != OUT {
+                *t = partner[*t as usize];
+            }
+        }
         // kept: lakes whose water reaches an outlet through kept lakes no higher than them,
         // found from the outlets up the lakes that spill into each kept one (a lake that
         // spills into another's basin is never below that one's level, whose own flood would
@@ -202,6 +306,9 @@ impl Routing {
             let q = queue[head] as usize;
             head += 1;
             let level = floods[q].map_or(f64::INFINITY, |l| l.level);
+            if partner[q] != OUT {
+                kept[partner[q] as usize] = true;
+            }
             for &a in &into[q] {
                 if floods[a as usize].is_some_and(|l| l.level >= level) {
                     kept[a as usize] = true;
@@ -216,7 +323,8 @@ impl Routing {
         let mut filled = 0.0;
         let carving = lakes.next_mark(z.len());
         for &q in &queue {
-            let Some(l) = floods[q as usize] else { continue };
+            let q = q as usize;
+            let Some(l) = floods[q] else { continue };
             for &c in &lakes.cells[l.cells.0 as usize..l.cells.1 as usize] {
                 let c = c as usize;
                 if z[c] < l.level {
@@ -225,26 +333,23 @@ impl Routing {
                     raised.push(c as u32);
                 }
             }
-            lakes.way.clear();
-            let mut at = l.edge as usize;
-            loop {
-                lakes.way.push(lakes.cells[at]);
-                let from = lakes.reached_from[at] as usize;
-                if from == at {
-                    break;
+            // a pair's way out, then each of its pits' own ways (the one not on the pair's way
+            // drains into the other's lake)
+            let ways =
+                if partner[q] == OUT { [Some(l), None, None] } else { [Some(l), own[q], own[partner[q] as usize]] };
+            for lake in ways.into_iter().flatten() {
+                lakes.way_of(lake);
+                let joins = lakes.way.iter().rposition(|&c| lakes.seen[c as usize] == carving);
+                let (outer, way) = match joins {
+                    Some(k) => (lakes.way[k] as usize, &lakes.way[k + 1..]),
+                    None => (lake.spill as usize, &lakes.way[..]),
+                };
+                self.carve(cells, outer, way);
+                for &c in way {
+                    lakes.seen[c as usize] = carving;
                 }
-                at = from;
+                carved.extend_from_slice(way);
             }
-            let joins = lakes.way.iter().rposition(|&c| lakes.seen[c as usize] == carving);
-            let (outer, way) = match joins {
-                Some(k) => (lakes.way[k] as usize, &lakes.way[k + 1..]),
-                None => (l.spill as usize, &lakes.way[..]),
-            };
-            self.carve(cells, outer, way);
-            for &c in way {
-                lakes.seen[c as usize] = carving;
-            }
-            carved.extend_from_slice(way);
         }
         self.lakes = lakes;
         self.pit_cells = pits
