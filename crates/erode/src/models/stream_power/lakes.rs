@@ -13,7 +13,7 @@
 //! sees the kept ones already filled.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 use rayon::prelude::*;
 
@@ -42,9 +42,9 @@ pub struct Lakes {
     /// Per cell, the last mark that visited it (a flood, or the cells around a fill).
     seen: Vec<u32>,
     mark: u32,
-    /// Per cell, the root its receivers lead to, where `rooted` holds this step's mark.
-    root: Vec<u32>,
-    rooted: Vec<u32>,
+    /// The root each cell's receivers lead to, for the cells looked up this step (few: the
+    /// spills' ways down).
+    root: HashMap<u32, u32>,
     /// Cells to flood: height key, cell, and the place in `cells` of the cell it was reached
     /// from.
     heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
@@ -114,14 +114,13 @@ impl Lakes {
 
     /// Floods two lakes that spill into each other (`pits`, their pits) on as one: from both
     /// lakes' cells at the higher level, until the flood meets a lower cell that drains to
-    /// neither pit (`receiver`, the routing before any lake; `step`, the step's mark for
-    /// [`Lakes::root_of`]). `None` when it has no way out or grows past [`MAX_CELLS`].
+    /// neither pit (`receiver`, the routing before any lake). `None` when it has no way out or
+    /// grows past [`MAX_CELLS`].
     fn flood_pair(
         &mut self,
         cells: &Cells,
         z: &[f64],
         receiver: &[u32],
-        step: u32,
         lakes: [Lake; 2],
         pits: [u32; 2],
     ) -> Option<Lake> {
@@ -145,7 +144,7 @@ impl Lakes {
             let c = c as usize;
             let zc = z[c];
             if zc < level || cells.is_base(c, zc) {
-                let inside = !cells.is_base(c, zc) && pits.contains(&self.root_of(receiver, c, step));
+                let inside = !cells.is_base(c, zc) && pits.contains(&self.root_of(receiver, c));
                 if !inside {
                     return Some(Lake {
                         level: level.max(zc),
@@ -200,17 +199,13 @@ impl Lakes {
     }
 
     /// The root that cell `i`'s receivers lead to (a pit, or an outlet), remembered for the
-    /// step (`step` marks this step in `rooted`).
-    fn root_of(&mut self, receiver: &[u32], i: usize, step: u32) -> u32 {
-        if self.root.len() != receiver.len() {
-            self.root = vec![0; receiver.len()];
-            self.rooted = vec![0; receiver.len()];
-        }
+    /// step (cleared at each step's start).
+    fn root_of(&mut self, receiver: &[u32], i: usize) -> u32 {
         self.path.clear();
         let mut c = i;
         let root = loop {
-            if self.rooted[c] == step {
-                break self.root[c];
+            if let Some(&r) = self.root.get(&(c as u32)) {
+                break r;
             }
             let r = receiver[c] as usize;
             if r == c {
@@ -220,8 +215,7 @@ impl Lakes {
             c = r;
         };
         for &p in &self.path {
-            self.root[p as usize] = root;
-            self.rooted[p as usize] = step;
+            self.root.insert(p, root);
         }
         root
     }
@@ -247,13 +241,13 @@ impl Routing {
 
         // where each lake's water goes: the pit (its index) or an outlet (`OUT`)
         const OUT: u32 = u32::MAX;
-        let step = lakes.next_mark(z.len());
+        lakes.root.clear();
         let receiver = &self.receiver;
         let target_of = |lakes: &mut Lakes, lake: &Option<Lake>| match lake {
             None => OUT,
             Some(l) if cells.is_base(l.spill as usize, z[l.spill as usize]) => OUT,
             Some(l) => {
-                let root = lakes.root_of(receiver, l.spill as usize, step);
+                let root = lakes.root_of(receiver, l.spill as usize);
                 pits.binary_search(&root).map_or(OUT, |p| p as u32)
             }
         };
@@ -268,7 +262,7 @@ impl Routing {
                 continue;
             }
             let (Some(a), Some(b)) = (own[p], own[t as usize]) else { continue };
-            let merged = lakes.flood_pair(cells, z, receiver, step, [a, b], [pits[p], pits[t as usize]]);
+            let merged = lakes.flood_pair(cells, z, receiver, [a, b], [pits[p], pits[t as usize]]);
             let to = target_of(&mut lakes, &merged);
             if merged.is_some() && to as usize != p && to != t {
                 floods[p] = merged;
