@@ -24,9 +24,10 @@ pub struct Filled {
     pub routed: Vec<f64>,
 }
 
-/// A key whose unsigned order is the total order of `f64` (negative heights included).
+/// A key whose unsigned order is the total order of `f64` (negative heights included), for
+/// priority queues of heights.
 #[inline]
-fn key(v: f64) -> u64 {
+pub(crate) fn key(v: f64) -> u64 {
     let bits = v.to_bits();
     if bits >> 63 == 1 { !bits } else { bits | (1 << 63) }
 }

@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
-use super::lakes::ordered;
 use super::routing::{Cells, GROUPS, OUTSIDE, Routing, Trees, collect_trees, donor_masks};
+use crate::analysis::fill::key;
 
 /// The lowest pass found between two basins.
 #[derive(Clone, Copy, Debug)]
@@ -234,7 +234,7 @@ impl Basins {
             })
             .collect();
         // Kruskal: the minimum spanning tree holds every basin's lowest way out
-        self.edges.par_sort_unstable_by_key(|e| (ordered(e.height), u64::from(e.a) << 32 | u64::from(e.b)));
+        self.edges.par_sort_unstable_by_key(|e| (key(e.height), u64::from(e.a) << 32 | u64::from(e.b)));
         let mut parent: Vec<u32> = (0..=k as u32).collect();
         fn root(parent: &mut [u32], mut x: u32) -> u32 {
             while parent[x as usize] != x {

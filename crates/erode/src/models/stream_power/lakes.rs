@@ -17,6 +17,8 @@ use std::collections::{BinaryHeap, HashMap};
 
 use rayon::prelude::*;
 
+use crate::analysis::fill::key;
+
 use super::routing::{Cells, Routing, steepest};
 
 /// A lake of more cells than this is left to the basin graph (its flood would cost more than
@@ -87,7 +89,7 @@ impl Lakes {
         self.heap.clear();
         let start = self.cells.len() as u32;
         self.visit(pit, mark);
-        self.heap.push(Reverse((ordered(z[pit]), pit as u32, start)));
+        self.heap.push(Reverse((key(z[pit]), pit as u32, start)));
         let mut level = f64::NEG_INFINITY;
         while let Some(Reverse((_, c, from))) = self.heap.pop() {
             let c = c as usize;
@@ -178,7 +180,7 @@ impl Lakes {
             if m & (1 << k) != 0 {
                 let j = (c as isize + cells.offset[k]) as usize;
                 if self.visit(j, mark) {
-                    self.heap.push(Reverse((ordered(z[j]), j as u32, place)));
+                    self.heap.push(Reverse((key(z[j]), j as u32, place)));
                 }
             }
         }
@@ -427,10 +429,3 @@ impl Routing {
 const RAISED: u8 = 1;
 /// A flag of [`Lakes::flags`]: the cell keeps its routing (raised, or on a carved way).
 const KEPT: u8 = 2;
-
-/// A key whose unsigned order is the total order of `f64`.
-#[inline]
-pub(super) fn ordered(v: f64) -> u64 {
-    let bits = v.to_bits();
-    if bits >> 63 == 1 { !bits } else { bits | (1 << 63) }
-}
