@@ -5,15 +5,16 @@
 
 use anyhow::bail;
 
-/// Peak bytes per cell of each kind of work (measured 145, 58, 145, 66 and 12 B; rounded up).
+/// Peak bytes per cell of each kind of work (measured 145, 58, 145 (222 with MFD), 66 and 12 B;
+/// rounded up).
 #[derive(Clone, Copy, Debug)]
 pub enum Work {
     /// The grid model (CPU; the GPU backend holds the same maps on the host).
     Grid,
     /// The droplet model.
     Droplet,
-    /// The stream-power model.
-    StreamPower,
+    /// The stream-power model (with multiple flow directions when true: their shares per cell).
+    StreamPower(bool),
     /// `erode analyze`.
     Analyze,
     /// Reading, generating, converting or rendering one map.
@@ -25,7 +26,8 @@ impl Work {
         match self {
             Work::Grid => 160,
             Work::Droplet => 64,
-            Work::StreamPower => 160,
+            Work::StreamPower(false) => 160,
+            Work::StreamPower(true) => 280,
             Work::Analyze => 72,
             Work::Map => 16,
         }
@@ -35,7 +37,7 @@ impl Work {
         match self {
             Work::Grid => "the grid model",
             Work::Droplet => "the droplet model",
-            Work::StreamPower => "the stream-power model",
+            Work::StreamPower(_) => "the stream-power model",
             Work::Analyze => "the analysis",
             Work::Map => "the map",
         }

@@ -106,6 +106,8 @@ fn bad_input_is_refused_naming_it_and_nothing_is_written() {
         (sp(&["--years", "-1"]), "--years"),
         (sp(&["--set", "open_edges=x"]), "open_edges"),
         (sp(&["--set", "open_edges="]), "no base level"),
+        (sp(&["--set", "flow=dinf"]), "`flow`"),
+        (sp(&["--set", "flow_exponent=-1"]), "`flow_exponent`"),
         (sp(&["--uplift-map", "small.tif"]), "small.tif"),
         (sp(&["--preset", "alps"]), "alps"),
     ] {

@@ -82,6 +82,15 @@ def test_stream_power_gives_the_command_lines_bytes(tmp_path):
     assert again.steps == 10
     with pytest.raises(ValueError, match="`n`"):
         erode.StreamPower(heights, cell_size=cell[0], n=0.0)
+    # multiple flow directions, a string parameter, the same way
+    cli("simulate", "stream-power", "p.tif", "-o", "mfd", "--years", "3e5", "--dt-years", "3e4",
+        "--set", "flow=mfd", "--format", "npy", cwd=tmp_path)
+    mfd = erode.StreamPower(heights, cell_size=cell[0], dt_years=3e4, flow="mfd")
+    mfd.run(10)
+    for name in ["height", "drainage_area"]:
+        want = np.load(tmp_path / "mfd" / f"{name}.npy")
+        assert mfd.maps()[name].tobytes() == want.astype(np.float32).tobytes(), name
+    assert mfd.maps()["drainage_area"].tobytes() != sim.maps()["drainage_area"].tobytes()
 
 
 def test_analyze_gives_the_command_lines_figures(tmp_path, terrain):

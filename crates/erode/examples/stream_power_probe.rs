@@ -1,6 +1,6 @@
 //! Runs the stream-power model on the bench plain and prints each stage's time per step, the
 //! pits and the books: `cargo run --release -p erode --example stream_power_probe -- SIZE STEPS
-//! [CELL_M] [DT_YEARS] [DIFFUSIVITY]`.
+//! [CELL_M] [DT_YEARS] [DIFFUSIVITY] [FLOW]` (FLOW `d8` or `mfd`).
 
 use erode::models::stream_power::{CpuSim, Params, STAGES, Stage, StartMaps, State};
 use erode::terrain::bench::noisy_plain;
@@ -10,7 +10,8 @@ fn main() {
     let arg = |i: usize, d: f64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
     let (size, steps) = (arg(0, 1024.0) as usize, arg(1, 10.0) as u64);
     let cell = arg(2, 100.0);
-    let params = Params { dt_years: arg(3, 1e4), diffusivity: arg(4, 0.01), ..Params::default() };
+    let flow = args.get(5).cloned().unwrap_or_else(|| "d8".into());
+    let params = Params { dt_years: arg(3, 1e4), diffusivity: arg(4, 0.01), flow, ..Params::default() };
     let plain = noisy_plain(size, cell, 1).expect("plain");
     let mut st = State::with_maps(&plain, StartMaps::default(), params.rock_erodibility).expect("state");
     let mut sim = CpuSim::new(params, &st).expect("sim");
@@ -59,7 +60,7 @@ fn main() {
                     st.terrain[i],
                     rt.direction[i],
                     st.terrain[j],
-                    rt.count(i)
+                    sim.drainage_cells(i)
                 );
             }
         }

@@ -334,6 +334,81 @@ fn a_run_is_the_same_bits_on_any_thread_count_and_across_a_resume() {
     assert!(State::from_bytes(&bytes, params_fingerprint(&other), 1 << 20).is_err());
 }
 
+/// A cone of `size`² cells of 10 m, its peak in the middle, every edge open.
+fn cone(size: usize) -> Grid<f32> {
+    let c = (size as f64 - 1.0) / 2.0;
+    let heights = (0..size * size)
+        .map(|i| (1000.0 - 2.0 * ((i / size) as f64 - c).hypot((i % size) as f64 - c)) as f32)
+        .collect();
+    Grid::from_vec(size, size, CellSize::square(10.0), heights).unwrap()
+}
+
+#[test]
+fn mfd_conserves_water_and_spreads_it_on_a_cone_as_the_specific_catchment_area_says() {
+    // no erosion: one step only routes, so the areas are the cone's
+    let size = 121;
+    let still = Params { erodibility: 0.0, uplift: 0.0, diffusivity: 0.0, ..Params::default() };
+    let areas = |flow: &str| {
+        let mut st = state(&cone(size));
+        let sim = run(&Params { flow: flow.into(), ..still.clone() }, &mut st, 1);
+        (0..size * size).map(|i| sim.drainage_cells(i)).collect::<Vec<f64>>()
+    };
+    let (d8, mfd) = (areas("d8"), areas("mfd"));
+    let c = (size as f64 - 1.0) / 2.0;
+    let edge = |i: usize| i / size == 0 || i.is_multiple_of(size) || i / size == size - 1 || i % size == size - 1;
+    // every cell's water leaves through the edges, none lost to the shares' rounding
+    let out: f64 = (0..size * size).filter(|&i| edge(i)).map(|i| mfd[i]).sum();
+    assert!((out - (size * size) as f64).abs() < 1e-9 * (size * size) as f64, "{out}");
+    // a cell at radius r drains the ring inside it over its contour: r/2 (in cells) per cell width
+    let error = |a: &[f64]| {
+        let (mut sum, mut count) = (0.0, 0);
+        for (i, &area) in a.iter().enumerate() {
+            let r = ((i / size) as f64 - c).hypot((i % size) as f64 - c);
+            if (15.0..50.0).contains(&r) {
+                sum += (area / (r / 2.0) - 1.0).abs();
+                count += 1;
+            }
+        }
+        sum / f64::from(count)
+    };
+    let (e_d8, e_mfd) = (error(&d8), error(&mfd));
+    assert!(e_mfd < 0.1 && e_mfd < e_d8 / 3.0, "mean relative error: mfd {e_mfd}, d8 {e_d8}");
+}
+
+#[test]
+fn with_mfd_a_range_comes_to_erode_as_fast_as_it_rises_and_keeps_flints_law() {
+    let plain = noisy_plain(96, 100.0, 3).unwrap();
+    let p = Params { flow: "mfd".into(), diffusivity: 0.0, dt_years: 5e4, ..Params::default() };
+    let mut st = state(&plain);
+    // 100 Myr: MFD comes to no steady state to 1e-9 m as D8 does (divides wander as the
+    // shares follow the slopes: still 1e-3 m a step after 3000 steps), but erosion balances uplift
+    run(&p, &mut st, 2000);
+    assert!(st.relative_error() < 1e-9, "{}", st.relative_error());
+    let inner: Vec<usize> =
+        (0..96 * 96).filter(|&i| (1..95).contains(&(i / 96)) && (1..95).contains(&(i % 96))).collect();
+    let off =
+        inner.iter().map(|&i| (f64::from(st.erosion_rate[i]) / p.uplift - 1.0).abs()).sum::<f64>() / inner.len() as f64;
+    assert!(off < 1e-3, "erosion off uplift by {off} on average");
+    let map = Heightmap::new(
+        Grid::from_vec(96, 96, CellSize::square(100.0), st.terrain.iter().map(|&z| z as f32).collect()).unwrap(),
+    )
+    .unwrap();
+    let fit = analyze(&map, &Options::default()).unwrap().figures.slope_area.unwrap();
+    // the analysis, blind to the model's routing, finds the concavity m/n as with D8
+    assert!((fit.theta - p.m / p.n).abs() <= 0.02, "θ {}", fit.theta);
+    assert!(fit.r_squared >= 0.98, "R² {}", fit.r_squared);
+    // the same bits on one and two threads
+    let go = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut st = state(&plain);
+            run(&p, &mut st, 20);
+            st
+        })
+    };
+    assert_eq!(go(1), go(2));
+}
+
 #[test]
 fn a_closed_domain_needs_a_base_level() {
     let plain = noisy_plain(20, 100.0, 1).unwrap();

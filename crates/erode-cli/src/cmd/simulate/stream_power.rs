@@ -75,7 +75,13 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<StreamPowerRun, StreamPow
         bail!("--years {} at dt_years {}: {steps:e} steps, more than {MAX_STEPS:e}", a.years, params.dt_years);
     }
     let files = MapFiles { hardness: a.hardness_map.as_deref(), rain: None };
-    let input = Input::read(&a.maps, files, &a.run, "stream-power", crate::memory::Work::StreamPower)?;
+    let input = Input::read(
+        &a.maps,
+        files,
+        &a.run,
+        "stream-power",
+        crate::memory::Work::StreamPower(params.flow_kind()? == stream_power::Flow::Multiple),
+    )?;
     let terrain = input.terrain();
     let uplift = read_map(a.uplift_map.as_deref(), "uplift", terrain)?;
     let erodibility = read_map(a.erodibility_map.as_deref(), "erodibility", terrain)?;

@@ -9,7 +9,8 @@ use rayon::prelude::*;
 
 use super::diffusion::{DiffusionScratch, diffuse};
 use super::erosion::{AreaPower, Incision, Lowering, incise};
-use super::params::Params;
+use super::multiple::MultipleFlow;
+use super::params::{Flow, Params};
 use super::routing::{ACTIVE, BASE, Cells, OUTSIDE, Routing};
 use super::state::State;
 use crate::analysis::domain::STEPS;
@@ -26,7 +27,8 @@ pub enum Stage {
     Routing,
     /// Closed depressions filled to their spill height, their cells routed out.
     Depressions,
-    /// The stack: every receiver before its donors.
+    /// The stack: every receiver before its donors (with MFD, also each cell's receivers and
+    /// shares, and the cells with every donor before its receivers).
     Order,
     /// Drainage area down the stack.
     Accumulation,
@@ -74,6 +76,8 @@ pub struct CpuSim {
     params: Params,
     cells: Cells,
     routing: Routing,
+    /// The multiple-flow routing, when `flow` is MFD.
+    multiple: Option<MultipleFlow>,
     powers: AreaPower,
     lowering: Lowering,
     diffusion: DiffusionScratch,
@@ -123,10 +127,12 @@ impl CpuSim {
             return Err(SimError::NoBaseLevel);
         }
         let powers = AreaPower::new(params.m);
+        let multiple = (params.flow_kind()? == Flow::Multiple).then(MultipleFlow::default);
         Ok(Self {
             params,
             cells,
             routing: Routing::default(),
+            multiple,
             powers,
             lowering: Lowering::default(),
             diffusion: DiffusionScratch::default(),
@@ -142,6 +148,15 @@ impl CpuSim {
     /// The routing of the last step (receivers, stack, drainage area in cells).
     pub fn routing(&self) -> &Routing {
         &self.routing
+    }
+
+    /// Cells that drain through cell `i` in the last step, itself included (fractions of cells
+    /// with MFD; 0 outside the domain).
+    pub fn drainage_cells(&self, i: usize) -> f64 {
+        match &self.multiple {
+            Some(m) => m.area(i),
+            None => f64::from(self.routing.count(i)),
+        }
     }
 
     /// Wall time spent in each stage of [`Stage::ALL`] so far.
@@ -220,8 +235,14 @@ impl CpuSim {
         }
         lap(&mut self.times, Stage::Depressions);
         self.routing.build_stack(cells);
+        if let Some(multiple) = &mut self.multiple {
+            multiple.route(cells, &self.routing, &st.terrain, p.flow_exponent, p.m);
+        }
         lap(&mut self.times, Stage::Order);
-        self.routing.accumulate();
+        match &mut self.multiple {
+            Some(multiple) => multiple.accumulate(cells, p.m),
+            None => self.routing.accumulate(),
+        }
         lap(&mut self.times, Stage::Accumulation);
 
         let inc = Incision {
@@ -230,10 +251,14 @@ impl CpuSim {
             inv_length_n: cells.distance.map(|d| 1.0 / d.powf(p.n)),
             scale: st.erodibility.as_deref(),
         };
-        // the trees of the stack erode in parallel, each cell once
-        let (eroded, lake_surface) = incise(&self.routing, &self.powers, inc, &st.terrain, &mut self.lowering);
+        let (eroded, lake_surface) = match &self.multiple {
+            Some(multiple) => multiple.incise(cells, inc, &st.terrain, &mut self.lowering),
+            // the trees of the stack erode in parallel, each cell once
+            None => incise(&self.routing, &self.powers, inc, &st.terrain, &mut self.lowering),
+        };
         filled += lake_surface;
-        let (routing, height) = (&self.routing, &self.lowering.height);
+        let height = &self.lowering.height;
+        let this = &*self;
         st.terrain
             .par_iter_mut()
             .zip(st.drainage_area.par_iter_mut())
@@ -246,7 +271,7 @@ impl CpuSim {
                     return;
                 }
                 let new = f64::from_bits(height[i].load(Ordering::Relaxed));
-                *a = (f64::from(routing.count(i)) * area) as f32;
+                *a = (this.drainage_cells(i) * area) as f32;
                 *e = ((*z - new).max(0.0) / dt) as f32;
                 *z = new;
             });

@@ -18,6 +18,9 @@
 //! 7. `erosion`: the implicit stream-power solver of Braun & Willett (2013), exact for `n = 1`,
 //!    Newton iterations otherwise (see [`erosion`]).
 //!
+//! With `flow = "mfd"` the order, accumulation and erosion stages share each cell's water among
+//! all its lower neighbours (Freeman 1991) and solve the incision over them (see [`multiple`]).
+//!
 //! Filling and incision leave every cell above its receiver, so each step ends on a surface
 //! that drains (diffusion's new pits are filled in the step that makes them).
 //!
@@ -37,10 +40,11 @@ pub mod depressions;
 pub mod diffusion;
 pub mod erosion;
 pub mod lakes;
+pub mod multiple;
 pub mod params;
 pub mod routing;
 pub mod state;
 
 pub use cpu::{CpuSim, STAGES, Stage};
-pub use params::{OpenEdges, PARAM_DOCS, PRESETS, Params, preset};
+pub use params::{Flow, OpenEdges, PARAM_DOCS, PRESETS, Params, preset};
 pub use state::{Books, StartMaps, State, params_fingerprint};

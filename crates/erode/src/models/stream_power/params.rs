@@ -32,6 +32,24 @@ pub struct Params {
     /// hardness `H` erodes with `K·(1 − H·(1 − rock_erodibility))`, as in the other models.
     /// Default 0.1.
     pub rock_erodibility: f64,
+    /// How water leaves a cell: `"d8"`, all of it to the steepest lower neighbour (O'Callaghan &
+    /// Mark 1984), or `"mfd"`, shared among every lower neighbour in proportion to
+    /// `slope^flow_exponent` (multiple flow directions, Freeman 1991; as in FastScape's multiple
+    /// receivers). D8 cuts single-cell channels and is faster; MFD spreads water over hillslopes
+    /// and ridges. Default "d8".
+    pub flow: String,
+    /// The exponent `p` of MFD's shares, `slope^p` (0: equal shares; larger values approach
+    /// D8). Unused with D8. Default 1.1 (Freeman 1991; `erode analyze --mfd` uses the same).
+    pub flow_exponent: f64,
+}
+
+/// How water leaves a cell (the `flow` parameter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// All to the steepest lower neighbour.
+    D8,
+    /// Shared among the lower neighbours by slope.
+    Multiple,
 }
 
 impl Default for Params {
@@ -46,6 +64,8 @@ impl Default for Params {
             sea_level: f64::NEG_INFINITY,
             open_edges: "nesw".into(),
             rock_erodibility: 0.1,
+            flow: "d8".into(),
+            flow_exponent: crate::analysis::flow::MFD_EXPONENT,
         }
     }
 }
@@ -70,6 +90,9 @@ impl OpenEdges {
     }
 }
 
+/// Largest `flow_exponent` accepted (beyond it MFD is D8 in all but cost).
+pub const MAX_FLOW_EXPONENT: f64 = 20.0;
+
 /// Largest `m` or `n` accepted (beyond it `A^m` overflows f64 on large maps).
 pub const MAX_EXPONENT: f64 = 4.0;
 
@@ -88,8 +111,24 @@ impl Params {
         check(self.dt_years.is_finite() && self.dt_years > 0.0, "dt_years", self.dt_years, "> 0 years")?;
         check(self.sea_level < f64::INFINITY, "sea_level", self.sea_level, "a height or -inf")?;
         check((0.0..=1.0).contains(&self.rock_erodibility), "rock_erodibility", self.rock_erodibility, "0 to 1")?;
+        check(
+            self.flow_exponent.is_finite() && (0.0..=MAX_FLOW_EXPONENT).contains(&self.flow_exponent),
+            "flow_exponent",
+            self.flow_exponent,
+            "0 to 20",
+        )?;
         self.edges()?;
+        self.flow_kind()?;
         Ok(())
+    }
+
+    /// The routing `flow` names.
+    pub fn flow_kind(&self) -> Result<Flow, ParamError> {
+        match self.flow.to_ascii_lowercase().as_str() {
+            "d8" => Ok(Flow::D8),
+            "mfd" => Ok(Flow::Multiple),
+            _ => Err(ParamError { name: "flow", value: f64::NAN, expected: "\"d8\" or \"mfd\"" }),
+        }
     }
 
     /// The open edges `open_edges` names.
@@ -125,6 +164,8 @@ pub const PARAM_DOCS: &[(&str, &str)] = &[
     ("sea_level", "cells at or below it are sea, base level, m (-inf: no sea)"),
     ("open_edges", "map edges at base level: letters among n, e, s, w (\"\" closes all; needs a sea_level)"),
     ("rock_erodibility", "erodibility at hardness 1 relative to 0 (0..1): K*(1 - H*(1 - rock_erodibility))"),
+    ("flow", "\"d8\" (all water to the steepest neighbour) or \"mfd\" (shared among lower neighbours by slope)"),
+    ("flow_exponent", "MFD shares ~ slope^flow_exponent (0..20; 0 equal shares, large values approach D8)"),
 ];
 
 /// Named parameter sets.
@@ -158,7 +199,7 @@ mod tests {
         for (name, _) in PRESETS {
             preset(name).unwrap().validate().unwrap();
         }
-        assert_eq!(PARAM_DOCS.len(), 9);
+        assert_eq!(PARAM_DOCS.len(), 11);
         let bad = |p: Params| p.validate().unwrap_err().name;
         let d = Params::default();
         assert_eq!(bad(Params { n: 0.0, ..d.clone() }), "n");
@@ -168,6 +209,9 @@ mod tests {
         assert_eq!(bad(Params { dt_years: 0.0, ..d.clone() }), "dt_years");
         assert_eq!(bad(Params { uplift: f64::INFINITY, ..d.clone() }), "uplift");
         assert_eq!(bad(Params { open_edges: "nx".into(), ..d.clone() }), "open_edges");
+        assert_eq!(bad(Params { flow: "dinf".into(), ..d.clone() }), "flow");
+        assert_eq!(bad(Params { flow_exponent: -1.0, ..d.clone() }), "flow_exponent");
+        assert_eq!(Params { flow: "MFD".into(), ..d.clone() }.flow_kind().unwrap(), Flow::Multiple);
         assert!(preset("nope").is_err());
     }
 }
