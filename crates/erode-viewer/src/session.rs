@@ -1,20 +1,24 @@
-//! Sessions: the whole world in one file (parameters, sources, brush, the full grid state and
-//! the droplet state when that model runs), so a reload continues bit for bit.
+//! Sessions: the whole world in one file (parameters, sources, brush, the full grid state, the
+//! droplet and stream-power states when those models run, the painted uplift map), so a reload
+//! continues bit for bit.
 //!
-//! Layout: `ERODE-SESSION\n`, a `u32` version, then three little-endian `u64`-length-prefixed
-//! blocks: a TOML header ([`Header`]), the grid state as `State::to_bytes`, the droplet state as
-//! `droplet::State::to_bytes` (empty when none). Each state block carries its own checksum.
+//! Layout: `ERODE-SESSION\n`, a `u32` version, then little-endian `u64`-length-prefixed blocks:
+//! a TOML header ([`Header`]), the grid state as `State::to_bytes`, the droplet state as
+//! `droplet::State::to_bytes` (empty when none), then (version 2) the stream-power state as
+//! `stream_power::State::to_bytes` (empty when none) and the uplift map as little-endian `f32`s
+//! (empty when it is 1 everywhere). Each state block carries its own checksum. Version 1 files
+//! (the first three blocks) still open, with the stream-power model's defaults.
 
 use std::path::{Path, PathBuf};
 
-use erode::models::droplet;
 use erode::models::grid::{Params, State, params_fingerprint};
+use erode::models::{droplet, stream_power};
 
 use crate::brush::Brush;
 use crate::world::{ModelKind, World};
 
 const MAGIC: &[u8] = b"ERODE-SESSION\n";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// Largest grid a session may hold, cells (a corrupt size must not allocate the machine away).
 const MAX_CELLS: u64 = 1 << 30;
 
@@ -52,6 +56,9 @@ struct Header {
     brush: Brush,
     grid: Params,
     droplet: droplet::Params,
+    /// Absent from version 1 files.
+    #[serde(default)]
+    stream_power: stream_power::Params,
 }
 
 /// The world as session bytes.
@@ -64,6 +71,7 @@ pub fn to_bytes(world: &World) -> Vec<u8> {
         brush: world.brush,
         grid: world.grid_params.clone(),
         droplet: world.droplet_params.clone(),
+        stream_power: world.stream_power_params.clone(),
     };
     // the header always serialises: every field is plain data
     let text = toml::to_string(&header).unwrap_or_default();
@@ -73,10 +81,20 @@ pub fn to_bytes(world: &World) -> Vec<u8> {
         .as_ref()
         .map(|d| d.to_bytes(droplet::params_fingerprint(&world.droplet_params)))
         .unwrap_or_default();
-    let mut out = Vec::with_capacity(64 + text.len() + grid.len() + droplet.len());
+    let stream_power = world
+        .stream_power
+        .as_ref()
+        .map(|s| s.to_bytes(stream_power::params_fingerprint(&world.stream_power_params)))
+        .unwrap_or_default();
+    let uplift: Vec<u8> = if world.uplift.iter().all(|&u| u == 1.0) {
+        Vec::new()
+    } else {
+        world.uplift.iter().flat_map(|u| u.to_le_bytes()).collect()
+    };
+    let mut out = Vec::with_capacity(64 + text.len() + grid.len() + droplet.len() + stream_power.len() + uplift.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
-    for block in [text.as_bytes(), &grid, &droplet] {
+    for block in [text.as_bytes(), &grid, &droplet, &stream_power, &uplift] {
         out.extend_from_slice(&(block.len() as u64).to_le_bytes());
         out.extend_from_slice(block);
     }
@@ -89,11 +107,13 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
     let rest = bytes.strip_prefix(MAGIC).ok_or_else(|| corrupt("no session header".into()))?;
     let (version, mut rest) = rest.split_at_checked(4).ok_or_else(|| corrupt("truncated".into()))?;
     let version = u32::from_le_bytes([version[0], version[1], version[2], version[3]]);
-    if version != VERSION {
-        return Err(corrupt(format!("version {version}, this viewer reads {VERSION}")));
-    }
+    let count = match version {
+        1 => 3,
+        VERSION => 5,
+        _ => return Err(corrupt(format!("version {version}, this viewer reads 1 to {VERSION}"))),
+    };
     let mut blocks = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..count {
         let (len, tail) = rest.split_at_checked(8).ok_or_else(|| corrupt("truncated".into()))?;
         let len = u64::from_le_bytes(len.try_into().unwrap_or([0; 8]));
         let len = usize::try_from(len).map_err(|_| corrupt("block too large".into()))?;
@@ -108,6 +128,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
     let h: Header = toml::from_str(text).map_err(|e| corrupt(format!("header: {e}")))?;
     h.grid.validate().map_err(|e| corrupt(format!("grid parameters: {e}")))?;
     h.droplet.validate().map_err(|e| corrupt(format!("droplet parameters: {e}")))?;
+    h.stream_power.validate().map_err(|e| corrupt(format!("stream-power parameters: {e}")))?;
     let state = State::from_bytes(blocks[1], params_fingerprint(&h.grid), MAX_CELLS)
         .map_err(|e| corrupt(format!("grid state: {e}")))?;
     let droplet = if blocks[2].is_empty() {
@@ -120,7 +141,31 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
         }
         Some(d)
     };
+    let cells = state.width * state.height;
+    let stream_power = match blocks.get(3) {
+        Some(b) if !b.is_empty() => {
+            let s = stream_power::State::from_bytes(b, stream_power::params_fingerprint(&h.stream_power), MAX_CELLS)
+                .map_err(|e| corrupt(format!("stream-power state: {e}")))?;
+            if (s.width, s.height) != (state.width, state.height) {
+                return Err(corrupt("stream-power and grid states differ in size".into()));
+            }
+            Some(s)
+        }
+        _ => None,
+    };
+    let uplift = match blocks.get(4) {
+        Some(b) if !b.is_empty() => {
+            if b.len() != cells * 4 {
+                return Err(corrupt(format!("uplift map of {} bytes for {cells} cells", b.len())));
+            }
+            b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+        }
+        _ => vec![1.0; cells],
+    };
     let mut w = World::from_parts(h.model, h.grid, h.droplet, state, droplet, h.rain);
+    w.stream_power_params = h.stream_power;
+    w.stream_power = stream_power;
+    w.uplift = uplift;
     w.brush = h.brush;
     w.iterations_per_tick = h.iterations_per_tick.max(1);
     w.droplets_per_tick = h.droplets_per_tick.max(1);
