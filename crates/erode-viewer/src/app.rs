@@ -535,7 +535,13 @@ impl ViewerApp {
                 }
             });
             let mut rain = s.rain;
-            if ui.checkbox(&mut rain, "rain").changed() {
+            // the stream-power model's rivers are its drainage area: rain falls everywhere, always
+            let rains = s.model != ModelKind::StreamPower;
+            if ui
+                .add_enabled(rains, egui::Checkbox::new(&mut rain, "rain"))
+                .on_disabled_hover_text("the stream-power model drains rain from every cell (its drainage area)")
+                .changed()
+            {
                 self.act(Action::SetRain(rain));
             }
             let (mut its, mut drops) = s.per_tick;
