@@ -5,7 +5,7 @@
 
 use anyhow::bail;
 
-/// Peak bytes per cell of each kind of work (measured 145, 58, 145 (222 with MFD), 66 and 12 B;
+/// Peak bytes per cell of each kind of work (measured 145, 58, 145 (231 with MFD), 66 and 12 B;
 /// rounded up).
 #[derive(Clone, Copy, Debug)]
 pub enum Work {

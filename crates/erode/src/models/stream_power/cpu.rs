@@ -240,7 +240,7 @@ impl CpuSim {
         }
         lap(&mut self.times, Stage::Order);
         match &mut self.multiple {
-            Some(multiple) => multiple.accumulate(cells, p.m),
+            Some(multiple) => multiple.accumulate(cells, &self.routing, p.m),
             None => self.routing.accumulate(),
         }
         lap(&mut self.times, Stage::Accumulation);
@@ -251,8 +251,8 @@ impl CpuSim {
             inv_length_n: cells.distance.map(|d| 1.0 / d.powf(p.n)),
             scale: st.erodibility.as_deref(),
         };
-        let (eroded, lake_surface) = match &self.multiple {
-            Some(multiple) => multiple.incise(cells, inc, &st.terrain, &mut self.lowering),
+        let (eroded, lake_surface) = match &mut self.multiple {
+            Some(multiple) => multiple.incise(cells, &self.routing, inc, &st.terrain, &mut self.lowering),
             // the trees of the stack erode in parallel, each cell once
             None => incise(&self.routing, &self.powers, inc, &st.terrain, &mut self.lowering),
         };

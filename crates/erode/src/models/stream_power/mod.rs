@@ -31,11 +31,14 @@
 //!
 //! The row passes (uplift, diffusion, routing) compute each cell on its own; the stack's trees
 //! are split into a fixed number of groups that run in parallel (accumulation, erosion), each
-//! tree whole in one group; the remaining work on pits and flats runs in one thread. Sums are
-//! reduced by row or by group, in order: the same bits on any thread count. The books (f64, m³) hold
-//! `ΔV = uplifted − eroded − diffused_out + filled`, each term summed as it happens, to ~1e-12.
+//! tree whole in one group; the remaining work on pits and flats runs in one thread. With MFD,
+//! cells are visited in dependency order on every thread, each computed from the cells it
+//! waited for in a fixed order. Sums are reduced by row or by group, in order: the same bits on
+//! any thread count. The books (f64, m³) hold `ΔV = uplifted − eroded − diffused_out + filled`,
+//! each term summed as it happens, to ~1e-12.
 
 pub mod cpu;
+pub mod dependency;
 pub mod depressions;
 pub mod diffusion;
 pub mod erosion;

@@ -7,9 +7,10 @@
 //! a D8 receiver by then. The surface water flows over is the terrain raised, where a filled
 //! lake left it level, just above the cell's D8 receiver; every lower neighbour on that surface
 //! is a receiver, so each cell has at least one (its D8 receiver) and the receivers form no
-//! cycle. Cells are then put in an order where every donor comes before its receivers, taken
-//! in it to sum the drainage area and backwards to solve the incision, one thread for both (the
-//! receivers of a cell are in different D8 trees, so the stack's parallel groups do not apply).
+//! cycle. The drainage area is summed visiting each cell after its donors, the incision solved
+//! visiting each after its receivers, on every thread (see [`super::dependency`]; a cell's
+//! receivers lie in different D8 trees, so the stack's groups do not apply). Each visit reads
+//! only the cells it waited for, in direction order: the same bits on any thread count.
 //!
 //! Incision of a cell with receivers `k` (new heights `z_k`, already solved) solves
 //! `z − z₀ + Σ_k F_k·max(0, z − z_k)^n = 0`, `F_k = K·Δt·(A·w_k)^m / L_k^n`, with `w_k` the
@@ -17,12 +18,13 @@
 //! otherwise. The left side grows with `z`, so the root is unique and lies between the lowest
 //! receiver and `z₀`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use super::dependency::visit_in_order;
 use super::erosion::{Incision, Lowering};
-use super::routing::{Cells, FLAT_GRADIENT, NO_DIRECTION, OPPOSITE, Routing};
+use super::routing::{Cells, FLAT_GRADIENT, NO_DIRECTION, OPPOSITE, OUTSIDE, Routing};
 
 /// The multiple-flow routing of one step, and its scratch.
 #[derive(Debug, Default)]
@@ -36,23 +38,22 @@ pub struct MultipleFlow {
     share: Vec<[f32; 8]>,
     /// The same shares to the power `m`, for the incision.
     share_m: Vec<[f32; 8]>,
-    /// How many neighbours each cell receives from, then a countdown while ordering.
+    /// A bit per direction of the neighbours that drain to each cell.
     donors: Vec<u8>,
-    /// Cells inside the domain, every donor before its receivers.
-    order: Vec<u32>,
-    walk: Vec<u32>,
-    /// Cells no one drains to.
-    tops: Vec<u32>,
-    /// Cells that drain through each cell, itself included (fractions of cells).
-    area: Vec<f64>,
+    /// How many cells each cell still waits for, while the cells are visited in order.
+    waiting: Vec<AtomicU8>,
+    /// Cells that drain through each cell, itself included (fractions of cells; f64 bits).
+    area: Vec<AtomicU64>,
+    /// Each cell's area over the sum of its shares: what one unit of share carries on (f64 bits).
+    outflow: Vec<AtomicU64>,
     /// `area^m`.
     area_m: Vec<f64>,
 }
 
 impl MultipleFlow {
-    /// The receivers, their shares and an order of the cells (donors first), from the terrain
-    /// `z` and the step's D8 routing (its stack built); `exponent` is `p` in `slope^p`, `m`
-    /// the drainage-area exponent.
+    /// The receivers and donors of every cell and the shares, from the terrain `z` and the
+    /// step's D8 routing (its stack built); `exponent` is `p` in `slope^p`, `m` the
+    /// drainage-area exponent.
     pub fn route(&mut self, cells: &Cells, routing: &Routing, z: &[f64], exponent: f64, m: f64) {
         let n = z.len();
         let (exponent, m) = (exponent as f32, m as f32);
@@ -119,114 +120,145 @@ impl MultipleFlow {
         self.donors.resize(n, 0);
         self.donors.par_chunks_mut(w).enumerate().for_each(|(row, donors)| {
             for (c, d) in donors.iter_mut().enumerate() {
-                let i = row * w + c;
-                let mut count = 0;
-                cells.each_neighbour(i, |k, j| count += (receivers[j] >> OPPOSITE[k]) & 1);
-                *d = count;
+                let mut mask = 0;
+                cells.each_neighbour(row * w + c, |k, j| mask |= ((receivers[j] >> OPPOSITE[k]) & 1) << k);
+                *d = mask;
             }
         });
-        // depth first from each cell no one drains to (Kahn's algorithm, as FastScape orders its
-        // multiple receivers): a cell follows once all its donors are in, and the walk stays
-        // near where it was, so the passes over the order find their cells in cache
-        self.order.clear();
-        self.walk.clear();
-        self.tops.clear();
-        self.tops.extend(routing.stack.iter().filter(|&&i| self.donors[i as usize] == 0));
-        for &i in &self.tops {
-            self.walk.push(i);
-            while let Some(c) = self.walk.pop() {
-                self.order.push(c);
-                let c = c as usize;
-                let mut mask = self.receivers[c];
-                while mask != 0 {
-                    let k = mask.trailing_zeros() as usize;
-                    mask &= mask - 1;
-                    let j = (c as isize + cells.offset[k]) as usize;
-                    self.donors[j] -= 1;
-                    if self.donors[j] == 0 {
-                        self.walk.push(j as u32);
-                    }
-                }
-            }
-        }
     }
 
-    /// Drainage area in cells, donors first: each cell passes its water on in its shares.
-    pub fn accumulate(&mut self, cells: &Cells, m: f64) {
-        self.area.clear();
-        self.area.resize(self.surface.len(), 0.0);
-        for &i in &self.order {
-            let i = i as usize;
-            self.area[i] += 1.0;
-            let share = &self.share[i];
-            let mut mask = self.receivers[i];
-            let mut total = 0.0;
-            while mask != 0 {
-                let k = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                total += f64::from(share[k]);
-            }
-            // divided by the shares' sum in f64, so no water is lost to their rounding
-            let a = self.area[i] / total;
-            let mut mask = self.receivers[i];
-            while mask != 0 {
-                let k = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                let j = (i as isize + cells.offset[k]) as usize;
-                self.area[j] += a * f64::from(share[k]);
-            }
+    /// Sets each cell inside the domain waiting for the cells `links` gives it (a bit each),
+    /// and returns those that wait for none.
+    fn wait_for(&mut self, cells: &Cells, links: &[u8]) -> Vec<u32> {
+        let n = links.len();
+        if self.waiting.len() != n {
+            self.waiting = (0..n).map(|_| AtomicU8::new(0)).collect();
         }
-        self.area_m.resize(self.area.len(), 0.0);
-        self.area_m.par_iter_mut().zip(&self.area).with_min_len(4096).for_each(|(am, &a)| *am = a.powf(m));
+        let w = cells.width;
+        let waiting = &self.waiting;
+        (0..cells.height)
+            .into_par_iter()
+            .flat_map_iter(|row| {
+                (row * w..(row + 1) * w).filter_map(|i| {
+                    waiting[i].store(links[i].count_ones() as u8, Ordering::Relaxed);
+                    (cells.kind[i] != OUTSIDE && links[i] == 0).then_some(i as u32)
+                })
+            })
+            .collect()
+    }
+
+    /// Drainage area in cells, every cell after its donors (on every thread): a cell's own
+    /// plus what each donor passes on in its share to it.
+    pub fn accumulate(&mut self, cells: &Cells, routing: &Routing, m: f64) {
+        let n = self.surface.len();
+        if self.area.len() != n {
+            self.area = (0..n).map(|_| AtomicU64::new(0)).collect();
+            self.outflow = (0..n).map(|_| AtomicU64::new(0)).collect();
+        }
+        let donors = std::mem::take(&mut self.donors);
+        let starts = self.wait_for(cells, &donors);
+        let (area, outflow, share, receivers) = (&self.area, &self.outflow, &self.share, &self.receivers);
+        let load = |v: &AtomicU64| f64::from_bits(v.load(Ordering::Relaxed));
+        visit_in_order(&self.waiting, starts, routing.stack.len(), &cells.offset, |c| {
+            let mut a = 1.0;
+            let mut mask = donors[c];
+            while mask != 0 {
+                let k = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let d = (c as isize + cells.offset[k]) as usize;
+                a += load(&outflow[d]) * f64::from(share[d][OPPOSITE[k] as usize]);
+            }
+            area[c].store(a.to_bits(), Ordering::Relaxed);
+            // over the shares' sum in f64, so no water is lost to their rounding
+            let mut total = 0.0;
+            let mut mask = receivers[c];
+            while mask != 0 {
+                let k = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                total += f64::from(share[c][k]);
+            }
+            if total > 0.0 {
+                outflow[c].store((a / total).to_bits(), Ordering::Relaxed);
+            }
+            receivers[c]
+        });
+        self.donors = donors;
+        self.area_m.resize(n, 0.0);
+        self.area_m.par_iter_mut().zip(area).with_min_len(4096).for_each(|(am, a)| *am = load(a).powf(m));
     }
 
     /// Cells that drain through cell `i`, itself included (0 outside the domain).
     #[inline]
     pub fn area(&self, i: usize) -> f64 {
-        self.area[i]
+        if self.area.is_empty() { 0.0 } else { f64::from_bits(self.area[i].load(Ordering::Relaxed)) }
     }
 
-    /// Lowers every cell, receivers first, from the heights `z`, writing the new heights into
-    /// `out`; returns the lowerings' sum and the raises' sum (a cell left not above its lowest
-    /// receiver is set [`FLAT_GRADIENT`] above it, as in D8's [`super::erosion::incise`]).
-    pub fn incise(&self, cells: &Cells, inc: Incision<'_>, z: &[f64], out: &mut Lowering) -> (f64, f64) {
+    /// Lowers every cell after its receivers (on every thread), from the heights `z`, writing
+    /// the new heights into `out`; returns the lowerings' sum and the raises' sum (a cell left
+    /// not above its lowest receiver is set [`FLAT_GRADIENT`] above it, as in D8's
+    /// [`super::erosion::incise`]), summed by rows in order.
+    pub fn incise(
+        &mut self,
+        cells: &Cells,
+        routing: &Routing,
+        inc: Incision<'_>,
+        z: &[f64],
+        out: &mut Lowering,
+    ) -> (f64, f64) {
         if out.height.len() != z.len() {
             out.height = (0..z.len()).map(|_| AtomicU64::new(0)).collect();
         }
+        let links = std::mem::take(&mut self.receivers);
+        let starts = self.wait_for(cells, &links);
         let height = |i: usize| f64::from_bits(out.height[i].load(Ordering::Relaxed));
         let set = |i: usize, z: f64| out.height[i].store(z.to_bits(), Ordering::Relaxed);
-        let (mut eroded, mut raised) = (0.0, 0.0);
-        let mut receivers = [(0.0f64, 0.0f64); 8];
-        for &i in self.order.iter().rev() {
-            let i = i as usize;
+        let (share_m, area_m, donors) = (&self.share_m, &self.area_m, &self.donors);
+        visit_in_order(&self.waiting, starts, routing.stack.len(), &cells.offset, |i| {
             let z0 = z[i];
+            let mut receivers = [(0.0f64, 0.0f64); 8];
             let mut count = 0;
             let mut lowest = f64::INFINITY;
-            let f_cell = inc.k_dt * inc.scale.map_or(1.0, |s| f64::from(s[i])) * self.area_m[i];
-            let mut mask = self.receivers[i];
+            let f_cell = inc.k_dt * inc.scale.map_or(1.0, |s| f64::from(s[i])) * area_m[i];
+            let mut mask = links[i];
             while mask != 0 {
                 let k = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
                 let zr = height((i as isize + cells.offset[k]) as usize);
-                receivers[count] = (zr, f_cell * f64::from(self.share_m[i][k]) * inc.inv_length_n[k]);
+                receivers[count] = (zr, f_cell * f64::from(share_m[i][k]) * inc.inv_length_n[k]);
                 lowest = lowest.min(zr);
                 count += 1;
             }
-            if count == 0 {
-                set(i, z0);
-                continue;
-            }
-            let new = if z0 > lowest { solve(z0, &mut receivers[..count], inc.n) } else { z0 };
-            if new <= lowest {
-                let up = lowest + FLAT_GRADIENT;
-                raised += up - z0;
-                set(i, up);
+            let new = if count == 0 {
+                z0
             } else {
-                eroded += z0 - new;
-                set(i, new);
-            }
-        }
-        (eroded, raised)
+                let new = if z0 > lowest { solve(z0, &mut receivers[..count], inc.n) } else { z0 };
+                if new <= lowest { lowest + FLAT_GRADIENT } else { new }
+            };
+            set(i, new);
+            donors[i]
+        });
+        self.receivers = links;
+        // the books, by rows in order: a cell below its old height eroded, one above was raised
+        let w = cells.width;
+        let sums: Vec<(f64, f64)> = (0..cells.height)
+            .into_par_iter()
+            .map(|row| {
+                let (mut eroded, mut raised) = (0.0, 0.0);
+                for (c, &old) in z[row * w..(row + 1) * w].iter().enumerate() {
+                    let i = row * w + c;
+                    if cells.kind[i] != OUTSIDE {
+                        let change = height(i) - old;
+                        if change > 0.0 {
+                            raised += change;
+                        } else {
+                            eroded -= change;
+                        }
+                    }
+                }
+                (eroded, raised)
+            })
+            .collect();
+        sums.iter().fold((0.0, 0.0), |(e, r), s| (e + s.0, r + s.1))
     }
 }
 
