@@ -2,7 +2,7 @@
 //! (white noise: ~116,000 pits, the hardest start for depression filling) and mid-run (the
 //! same plain after 60 steps of 10,000 years: a young range, a few hundred pits a step), each
 //! step on a fresh copy of its start; and `in_a_run`, consecutive steps from that mid-run state
-//! on, as a run makes them.
+//! on, as a run makes them, with D8 and with multiple flow directions (`in_a_run_mfd`).
 //! `cargo bench -p erode --bench stream_power`; numbers go to BENCHMARKS.md, where the 4096²
 //! figures come from `examples/stream_power_probe.rs`.
 
@@ -34,6 +34,17 @@ fn step(c: &mut Criterion) {
         let mut st = mid.clone();
         let mut sim = CpuSim::new(params.clone(), &st).expect("sim");
         group.bench_with_input(BenchmarkId::new("1024x1024/in_a_run", threads), &threads, |b, _| {
+            b.iter(|| pool.install(|| sim.step(&mut st)))
+        });
+    }
+    // the same mid-run state with multiple flow directions, in a run (the state is D8's at
+    // step 60; MFD's first steps from it reshape little)
+    let mfd = Params { flow: "mfd".into(), ..params.clone() };
+    for threads in [1usize, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+        let mut st = mid.clone();
+        let mut sim = CpuSim::new(mfd.clone(), &st).expect("sim");
+        group.bench_with_input(BenchmarkId::new("1024x1024/in_a_run_mfd", threads), &threads, |b, _| {
             b.iter(|| pool.install(|| sim.step(&mut st)))
         });
     }
