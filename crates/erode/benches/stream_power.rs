@@ -28,25 +28,18 @@ fn step(c: &mut Criterion) {
         }
     }
     // mid-run as in a run: consecutive steps of one state (no fresh copy of the state, and its
-    // cache misses, before each step); the state goes on from step 60
-    for threads in [1usize, 2] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
-        let mut st = mid.clone();
-        let mut sim = CpuSim::new(params.clone(), &st).expect("sim");
-        group.bench_with_input(BenchmarkId::new("1024x1024/in_a_run", threads), &threads, |b, _| {
-            b.iter(|| pool.install(|| sim.step(&mut st)))
-        });
-    }
-    // the same mid-run state with multiple flow directions, in a run (the state is D8's at
-    // step 60; MFD's first steps from it reshape little)
+    // cache misses, before each step); the state goes on from step 60. With multiple flow
+    // directions too, from the same (D8) state: its first steps from it reshape little
     let mfd = Params { flow: "mfd".into(), ..params.clone() };
-    for threads in [1usize, 2] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
-        let mut st = mid.clone();
-        let mut sim = CpuSim::new(mfd.clone(), &st).expect("sim");
-        group.bench_with_input(BenchmarkId::new("1024x1024/in_a_run_mfd", threads), &threads, |b, _| {
-            b.iter(|| pool.install(|| sim.step(&mut st)))
-        });
+    for (name, p) in [("in_a_run", &params), ("in_a_run_mfd", &mfd)] {
+        for threads in [1usize, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+            let mut st = mid.clone();
+            let mut sim = CpuSim::new(p.clone(), &st).expect("sim");
+            group.bench_with_input(BenchmarkId::new(format!("1024x1024/{name}"), threads), &threads, |b, _| {
+                b.iter(|| pool.install(|| sim.step(&mut st)))
+            });
+        }
     }
     group.finish();
 }
