@@ -85,14 +85,20 @@ pub enum TerrainError {
 
 /// A model parameter is out of range.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
-#[error("parameter `{name}` = {value} is out of range: expected {expected}")]
+#[error("parameter `{name}`{} expected {expected}", given(*.value))]
 pub struct ParamError {
     /// Parameter name (the TOML key).
     pub name: &'static str,
-    /// The value given.
+    /// The value given (NaN for a text parameter's value, or no number).
     pub value: f64,
     /// What is accepted.
     pub expected: &'static str,
+}
+
+/// The value in a [`ParamError`]'s message: NaN stands for a value that is no number (a text
+/// parameter's, or a NaN), which the message does not echo.
+fn given(value: f64) -> String {
+    if value.is_nan() { " is not accepted:".into() } else { format!(" = {value} is out of range:") }
 }
 
 /// A simulation could not be set up or continued.
