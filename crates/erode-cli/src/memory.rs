@@ -17,6 +17,9 @@ pub enum Work {
     StreamPower(bool),
     /// `erode analyze`.
     Analyze,
+    /// `erode resample`, per cell of the output (its heights, the rows filtered one way, the
+    /// encoded file).
+    Resample,
     /// Reading, generating, converting or rendering one map.
     Map,
 }
@@ -29,6 +32,7 @@ impl Work {
             Work::StreamPower(false) => 160,
             Work::StreamPower(true) => 280,
             Work::Analyze => 72,
+            Work::Resample => 24,
             Work::Map => 16,
         }
     }
@@ -39,6 +43,7 @@ impl Work {
             Work::Droplet => "the droplet model",
             Work::StreamPower(_) => "the stream-power model",
             Work::Analyze => "the analysis",
+            Work::Resample => "the resampled map",
             Work::Map => "the map",
         }
     }

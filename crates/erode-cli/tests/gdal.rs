@@ -109,3 +109,46 @@ fn gdal_reads_our_geotiffs_as_it_reads_the_inputs() {
         assert_eq!((gt[1], gt[5]), (7.0, -7.0), "{gt:?}");
     }
 }
+
+/// `gdalinfo`'s size, geotransform, CRS and nodata of `output` against those of `input` cut at
+/// cell `(col, row)` and resampled by `factor` (new cells per old cell) to `size`.
+fn assert_window_georeference(input: &Path, output: &Path, (col, row): (f64, f64), factor: f64, size: [u64; 2]) {
+    let (Some(a), Some(b)) = (gdalinfo(input), gdalinfo(output)) else { return };
+    let (_, gt_a, crs_a, nd_a) = georeference(&a);
+    let (size_b, gt_b, crs_b, nd_b) = georeference(&b);
+    assert_eq!(size_b, serde_json::json!(size), "{}: size", output.display());
+    let want = [gt_a[0] + col * gt_a[1], gt_a[1] / factor, 0.0, gt_a[3] + row * gt_a[5], 0.0, gt_a[5] / factor];
+    for (k, (x, y)) in want.iter().zip(&gt_b).enumerate() {
+        assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{}: geotransform[{k}] {y} != {x}", output.display());
+    }
+    assert_eq!(crs_a, crs_b, "{}: CRS", output.display());
+    assert_eq!(nd_a, nd_b, "{}: nodata", output.display());
+}
+
+#[test]
+fn gdal_places_crops_and_resamples_where_they_were_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let transformed = d.join("transformed.tif");
+    transformed_tiff(&transformed);
+    let inputs = [testdata("lidar-dem.tif"), testdata("terra-elev.tif"), Some(transformed)];
+    for input in inputs.into_iter().flatten() {
+        let name = input.file_stem().unwrap().to_string_lossy().to_string();
+        let path = input.to_str().unwrap();
+        let crop = d.join(format!("{name}-crop.tif"));
+        ok(&["crop", path, "--cells", "3,5,20,10", "-o", crop.to_str().unwrap()], d);
+        assert_window_georeference(&input, &crop, (3.0, 5.0), 1.0, [20, 10]);
+        let Some(info) = gdalinfo(&input) else { return };
+        let size: Vec<u64> = info["size"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        let grown = d.join(format!("{name}-x2.tif"));
+        ok(&["resample", path, "--factor", "2", "-o", grown.to_str().unwrap()], d);
+        assert_window_georeference(&input, &grown, (0.0, 0.0), 2.0, [2 * size[0], 2 * size[1]]);
+        // the crop by map coordinates of the crop's own corners is the same crop
+        let crop_info = gdalinfo(&crop).unwrap();
+        let (_, gt, _, _) = georeference(&crop_info);
+        let projwin = format!("{},{},{},{}", gt[0], gt[3], gt[0] + 20.0 * gt[1], gt[3] + 10.0 * gt[5]);
+        let again = d.join(format!("{name}-projwin.tif"));
+        ok(&["crop", path, "--projwin", &projwin, "-o", again.to_str().unwrap()], d);
+        assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&crop).unwrap(), "{name}: --projwin {projwin}");
+    }
+}

@@ -38,6 +38,7 @@ pub enum CrsKind {
 type Pair = (f64, f64);
 
 const MODEL_TYPE: u16 = 1024;
+const RASTER_TYPE: u16 = 1025;
 const GEOGRAPHIC_TYPE: u16 = 2048;
 const SEMI_MAJOR: u16 = 2057;
 const INV_FLATTENING: u16 = 2059;
@@ -137,6 +138,44 @@ impl GeoRef {
     /// Pixel size in CRS units `(x, y)`, from the pixel scale or the transformation.
     pub fn pixel_size(&self) -> Option<(f64, f64)> {
         Some(self.scale_and_origin()?.0)
+    }
+
+    /// True when the raster's points are the cells' centres (GTRasterTypeGeoKey = PixelIsPoint)
+    /// rather than their top-left corners.
+    fn pixel_is_point(&self) -> bool {
+        self.key(RASTER_TYPE) == Some(2.0)
+    }
+
+    /// The georeference of a new raster over part of this one: its cell `(0, 0)` starts at this
+    /// raster's `(col, row)` (in cells, fractions allowed) and its cells are `scale.0` x `scale.1`
+    /// of this one's. Crops are `(col, row)` with a scale of 1; resamples a scale of old over new
+    /// count. The CRS and keys stay; the corner and the pixel size move (tiepoint rewritten for
+    /// cell `(0, 0)`, or the transformation's translation and scale).
+    pub fn window(&self, col: f64, row: f64, scale: (f64, f64)) -> GeoRef {
+        let Some(((sx, sy), origin)) = self.scale_and_origin() else { return self.clone() };
+        // a point raster's origin is cell (0, 0)'s centre; the new one's centre lies half a new
+        // cell from the window's corner
+        let shift = if self.pixel_is_point() { (0.5 * scale.0 - 0.5, 0.5 * scale.1 - 0.5) } else { (0.0, 0.0) };
+        let corner = origin.map(|(x, y)| (x + (col + shift.0) * sx, y - (row + shift.1) * sy));
+        let mut out = self.clone();
+        if let Some(m) = out.transformation.as_mut().filter(|m| m.len() == 16) {
+            m[0] *= scale.0;
+            m[5] *= scale.1;
+            if let Some((x, y)) = corner {
+                m[3] = x;
+                m[7] = y;
+            }
+            return out;
+        }
+        if let Some(p) = out.pixel_scale.as_mut().filter(|p| p.len() >= 2) {
+            p[0] *= scale.0;
+            p[1] *= scale.1;
+        }
+        if let (Some(t), Some((x, y))) = (out.tiepoint.as_mut().filter(|t| t.len() >= 6), corner) {
+            let z = t[5];
+            *t = vec![0.0, 0.0, 0.0, x, y, z];
+        }
+        out
     }
 
     /// Cell size in metres: the pixel scale in metres for projected CRSs (converting feet), or for
@@ -252,5 +291,31 @@ mod tests {
         };
         let c = g.cell_size_metres(10).unwrap();
         assert!((c.x - 3.048).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_window_moves_the_corner_and_scales_the_pixel() {
+        let g = geographic(50.0);
+        // 12 columns and 24 rows in, cells twice as large
+        let w = g.window(12.0, 24.0, (2.0, 2.0));
+        let (x, y) = w.origin().unwrap();
+        assert!((x - 5.1).abs() < 1e-12 && (y - 49.8).abs() < 1e-12, "{x} {y}");
+        assert_eq!(w.pixel_size(), Some((1.0 / 60.0, 1.0 / 60.0)));
+        assert_eq!(w.geokeys, g.geokeys);
+        // a point raster's origin is a cell centre: halving the cells moves it a quarter cell
+        let mut point = g.clone();
+        point.geokeys = Some(vec![1, 1, 0, 3, 1024, 0, 1, 2, 1025, 0, 1, 2, 2048, 0, 1, 4326]);
+        let (x, _) = point.window(0.0, 0.0, (0.5, 0.5)).origin().unwrap();
+        assert!((x - (5.0 - 0.25 / 120.0)).abs() < 1e-12, "{x}");
+        // the transformation form moves the same way
+        let t = GeoRef {
+            transformation: Some(vec![
+                10.0, 0.0, 0.0, 1000.0, 0.0, -10.0, 0.0, 5000.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0,
+            ]),
+            ..Default::default()
+        };
+        let w = t.window(3.0, 4.0, (4.0, 4.0));
+        assert_eq!(w.origin(), Some((1030.0, 4960.0)));
+        assert_eq!(w.pixel_size(), Some((40.0, 40.0)));
     }
 }

@@ -321,3 +321,54 @@ pub enum AnalysisError {
         fine: (usize, usize),
     },
 }
+
+/// A resample, crop or rescale could not be done as asked.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum TransformError {
+    /// The result would not be a valid grid (empty, too large, all nodata).
+    #[error(transparent)]
+    Grid(#[from] GridError),
+    /// A window that is empty or leaves the map.
+    #[error(
+        "the window of {} x {} cells at column {}, row {} {} the {map_width} x {map_height} map",
+        window.width,
+        window.height,
+        window.col,
+        window.row,
+        if window.width == 0 || window.height == 0 { "is empty: it holds no cell of" } else { "does not lie inside" }
+    )]
+    Window {
+        /// The window asked for.
+        window: crate::transform::Window,
+        /// Columns of the map.
+        map_width: usize,
+        /// Rows of the map.
+        map_height: usize,
+    },
+    /// A relief asked of a map with one height everywhere.
+    #[error("the map is flat (every cell at {height} m): it has no relief to rescale")]
+    Flat {
+        /// The one height, metres.
+        height: f64,
+    },
+    /// A number out of its range.
+    #[error("{name} {value}: expected {expected}")]
+    Parameter {
+        /// What it is (`relief`, `factor`, `base`).
+        name: &'static str,
+        /// The value given.
+        value: f64,
+        /// What is accepted.
+        expected: &'static str,
+    },
+    /// Rescaled heights beyond what a terrain holds.
+    #[error("the rescaled heights would span {low:.4e} to {high:.4e} m, beyond ±{limit:e} m")]
+    OutOfRange {
+        /// Lowest height afterwards, metres.
+        low: f64,
+        /// Highest height afterwards, metres.
+        high: f64,
+        /// The limit, metres.
+        limit: f64,
+    },
+}

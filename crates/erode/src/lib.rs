@@ -11,6 +11,7 @@
 //! | [`analysis`] | drainage, slope–area fits, depressions, curvature: what a terrain's shape says |
 //! | [`grid`] | [`Grid`], cell sizes in metres, [`Heightmap`] with a nodata mask |
 //! | [`terrain`] | seeded generators: fBm, ridged, diamond-square, and analytic test shapes |
+//! | [`transform`] | resample, crop and rescale heightmaps between steps of a chain |
 //! | [`preview`] | hillshaded colour previews of a heightmap, as RGB pixels |
 //! | [`rng`] | the fixed random number generator every model uses |
 //!
@@ -40,7 +41,8 @@ mod par;
 pub mod preview;
 pub mod rng;
 pub mod terrain;
+pub mod transform;
 
 pub use checkpoint::CheckpointError;
-pub use error::{AnalysisError, GridError, MeshError, ParamError, SimError, TerrainError};
+pub use error::{AnalysisError, GridError, MeshError, ParamError, SimError, TerrainError, TransformError};
 pub use grid::{CellSize, Grid, HeightStats, Heightmap};

@@ -2,11 +2,14 @@
 
 pub mod analyze;
 pub mod convert;
+pub mod crop;
 pub mod demo;
 pub mod generate;
 pub mod gpu_info;
 pub mod info;
 pub mod params;
 pub mod render;
+pub mod resample;
+pub mod rescale;
 pub mod simulate;
 pub mod view;

@@ -1,0 +1,59 @@
+//! `erode resample`, `crop` and `rescale`: sizes, cell sizes and heights as asked, read back.
+
+mod common;
+
+use common::{erode, info, ok};
+
+fn heights(path: &std::path::Path) -> erode::Heightmap {
+    erode_io::read(path, &Default::default()).unwrap().map
+}
+
+#[test]
+fn resample_keeps_the_extent_and_comes_back_close() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "64", "--seed", "3", "--relief", "200", "--cell-size", "10", "-o", "t.tif"], d);
+    ok(&["resample", "t.tif", "--factor", "2", "-o", "x2.tif"], d);
+    let x2 = info("x2.tif", d);
+    assert_eq!((x2["width"].as_u64(), x2["height"].as_u64()), (Some(128), Some(128)));
+    assert_eq!(x2["cell_size"]["x"].as_f64(), Some(5.0));
+    // down again by averaging: within a few centimetres of the 200 m terrain it came from
+    ok(&["resample", "x2.tif", "--factor", "0.5", "--filter", "box", "-o", "back.tif"], d);
+    let (a, b) = (heights(&d.join("t.tif")), heights(&d.join("back.tif")));
+    assert_eq!(b.heights.cell_size(), a.heights.cell_size());
+    let mean_error = a.heights.as_slice().iter().zip(b.heights.as_slice()).map(|(x, y)| (x - y).abs()).sum::<f32>()
+        / a.heights.len() as f32;
+    assert!(mean_error < 0.2, "mean error {mean_error} m");
+
+    // --size N is the longer side; --resolution rounds the counts and says what it gave
+    ok(&["generate", "--width", "64", "--height", "32", "--cell-size", "10", "-o", "wide.tif"], d);
+    ok(&["resample", "wide.tif", "--size", "100", "-o", "s.png"], d);
+    let s = info("s.png", d);
+    assert_eq!((s["width"].as_u64(), s["height"].as_u64()), (Some(100), Some(50)));
+    assert_eq!(s["cell_size"]["x"].as_f64(), Some(6.4));
+    let out = erode(&["resample", "wide.tif", "--resolution", "30", "-o", "r.tif"], d);
+    assert!(out.status.success());
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(note.contains("21 x 11 cells") && note.contains("asked 30"), "{note}");
+    let r = info("r.tif", d);
+    assert!((r["cell_size"]["x"].as_f64().unwrap() - 640.0 / 21.0).abs() < 1e-9);
+}
+
+#[test]
+fn crop_takes_the_cells_and_rescale_the_heights_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "48", "--seed", "5", "--relief", "80", "--base", "20", "-o", "t.tif"], d);
+    ok(&["crop", "t.tif", "--cells", "8,4,16,12", "-o", "c.tif"], d);
+    let (t, c) = (heights(&d.join("t.tif")), heights(&d.join("c.tif")));
+    assert_eq!((c.heights.width(), c.heights.height()), (16, 12));
+    for r in 0..12 {
+        assert_eq!(c.heights.row(r), &t.heights.row(r + 4)[8..24]);
+    }
+    ok(&["rescale", "t.tif", "--relief", "500", "--base", "100", "-o", "s.tif"], d);
+    let s = info("s.tif", d);
+    assert!((s["min"].as_f64().unwrap() - 100.0).abs() < 1e-3 && (s["max"].as_f64().unwrap() - 600.0).abs() < 1e-3);
+    ok(&["rescale", "t.tif", "--factor", "2", "-o", "f.tif"], d);
+    let f = info("f.tif", d);
+    assert!((f["min"].as_f64().unwrap() - 40.0).abs() < 1e-3 && (f["max"].as_f64().unwrap() - 200.0).abs() < 1e-3);
+}
