@@ -3,5 +3,8 @@
 
 pub mod droplet;
 pub mod grid;
+mod scale;
 pub mod sph;
 pub mod stream_power;
+
+pub use scale::ScaleNote;

@@ -108,6 +108,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
         backend => backend,
     };
     backend.place(&mut model, quiet, DropletRun::use_gpu)?;
+    super::say_scale(params.scale_note(input.terrain().cell_size()));
     let front = DropletFront::new(input.loaded, formats, preset);
     a.run.job(model, front, Until::Count(total), checkpoint, input.stamp)
 }

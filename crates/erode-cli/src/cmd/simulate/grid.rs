@@ -93,6 +93,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         Some(total) => Until::Seconds { total, text: a.duration.clone().unwrap_or_default() },
         None => Until::Count(a.iterations),
     };
+    super::say_scale(params.scale_note(input.terrain().cell_size()));
     let front = GridFront::new(&model, input.loaded, formats, preset);
     a.run.job(model, front, until, checkpoint, input.stamp)
 }

@@ -133,6 +133,14 @@ impl Backend {
     }
 }
 
+/// Says on stderr, in one line, when the map's cells do not suit the model's parameters, and
+/// what to use instead. The run goes ahead.
+fn say_scale(note: Option<erode::models::ScaleNote>) {
+    let Some(note) = note else { return };
+    let instead = note.instead.map_or(String::new(), |m| format!("use `erode simulate {m}`, or "));
+    eprintln!("erode: note: {note}: {instead}resample the map (`erode resample --resolution {}`)", note.nearest_fit());
+}
+
 /// The worker threads of a run (`--threads`, default one per core).
 pub fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     let mut b = rayon::ThreadPoolBuilder::new();
@@ -157,7 +165,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         ModelCommand::Grid(a) => erode_io::run::run(grid::job(a, quiet)?, &watch)?,
         ModelCommand::Droplet(a) => erode_io::run::run(droplet::job(a, quiet)?, &watch)?,
         ModelCommand::Sph(a) => erode_io::run::run(sph::job(a)?, &watch)?,
-        ModelCommand::StreamPower(a) => erode_io::run::run(stream_power::job(a, quiet)?, &watch)?,
+        ModelCommand::StreamPower(a) => erode_io::run::run(stream_power::job(a)?, &watch)?,
     }
     Ok(())
 }

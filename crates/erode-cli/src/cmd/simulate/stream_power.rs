@@ -55,7 +55,7 @@ pub struct Args {
 const MAX_STEPS: f64 = 1e7;
 
 /// Validates `a` into a job: parameters, input, maps and checkpoint.
-pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
+pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
     let formats = crate::output::formats(&a.maps.format)?;
     if a.maps.backend == super::Backend::Gpu {
         bail!("--backend gpu: the stream-power model runs on the CPU only");
@@ -114,13 +114,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<StreamPowerRun, StreamPow
             StreamPowerRun::new(params.clone(), st).map_err(|e| anyhow::anyhow!("{}: {e}", input.stamp.input))?
         }
     };
-    if !quiet && model.state().cell_size.x < 10.0 {
-        eprintln!(
-            "erode: note: cells of {} m: the stream-power model works in years and kilometres; at metre scale \
-             its erosion is tiny next to the uplift (give --cell-size, or see docs/stream-power-model.md)",
-            model.state().cell_size.x
-        );
-    }
+    super::say_scale(params.scale_note(model.state().cell_size));
     let front = StreamPowerFront::new(input.loaded, formats, preset);
     a.run.job(model, front, Until::Count(steps as u64), checkpoint, input.stamp)
 }

@@ -120,7 +120,28 @@ pub const MAX_STEPS: f64 = 100_000.0;
 /// Largest brush, cells.
 pub const MAX_RADIUS_CELLS: f64 = 64.0;
 
+/// Fewest cells a droplet's path (`max_distance`) should cross: on coarser cells a droplet
+/// stops before it can gather water and sediment, and the run changes little.
+pub const MIN_PATH_CELLS: f64 = 10.0;
+
 impl Params {
+    /// A note when `cell` is too coarse for these droplets' path (see [`MIN_PATH_CELLS`]).
+    pub fn scale_note(&self, cell: crate::CellSize) -> Option<crate::models::ScaleNote> {
+        let size = cell.x.max(cell.y);
+        let largest = self.max_distance / MIN_PATH_CELLS;
+        (size > largest).then(|| crate::models::ScaleNote {
+            model: "droplet",
+            cell: size,
+            fits: (0.0, largest),
+            why: format!(
+                "a droplet travels at most {} m (max_distance), {:.1} cells, so the run changes little",
+                self.max_distance,
+                self.max_distance / size
+            ),
+            instead: Some("grid"),
+        })
+    }
+
     /// These parameters with the floor (`min_height`) at `lowest`, the input's lowest height in
     /// metres, when they leave it unset (−∞): what every front end runs, so the same parameters
     /// erode the same input alike in each.

@@ -429,7 +429,26 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     },
 ];
 
+/// Cell sizes the grid model's water and thermal erosion suit, metres: above this, water
+/// spreads as a sheet across cells wider than the channels it should cut, and thermal erosion
+/// (an angle of repose between neighbours) flattens slopes that rivers hold up.
+pub const MAX_CELL: f64 = 250.0;
+
 impl Params {
+    /// A note when `cell` is coarser than [`MAX_CELL`].
+    pub fn scale_note(&self, cell: crate::CellSize) -> Option<crate::models::ScaleNote> {
+        let size = cell.x.max(cell.y);
+        (size > MAX_CELL).then(|| crate::models::ScaleNote {
+            model: "grid",
+            cell: size,
+            fits: (0.0, MAX_CELL),
+            why: "shallow water spreads over cells far wider than its channels, and thermal erosion flattens slopes \
+                  rivers hold up"
+                .into(),
+            instead: Some("stream-power"),
+        })
+    }
+
     /// These parameters with a hardness map in use: a map given is a map used, so
     /// `hardness_mode = "uniform"` becomes `"map"`; `"noise"` makes its own hardness and refuses
     /// one.

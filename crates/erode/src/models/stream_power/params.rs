@@ -96,7 +96,28 @@ pub const MAX_FLOW_EXPONENT: f64 = 20.0;
 /// Largest `m` or `n` accepted (beyond it `A^m` overflows f64 on large maps).
 pub const MAX_EXPONENT: f64 = 4.0;
 
+/// Cell sizes the stream-power law describes, metres: rivers and their valleys over kilometres.
+/// On finer cells it cuts one-cell trenches into hillslopes that no river would hold.
+pub const CELL_RANGE: (f64, f64) = (10.0, 10_000.0);
+
 impl Params {
+    /// A note when `cell` lies outside [`CELL_RANGE`].
+    pub fn scale_note(&self, cell: crate::CellSize) -> Option<crate::models::ScaleNote> {
+        let size = cell.x.max(cell.y);
+        let (lo, hi) = CELL_RANGE;
+        let (why, instead) = if size < lo {
+            (
+                "stream power describes rivers over kilometres and cuts one-cell trenches into hillslopes this fine",
+                Some("grid"),
+            )
+        } else if size > hi {
+            ("a cell this large holds whole river networks", None)
+        } else {
+            return None;
+        };
+        Some(crate::models::ScaleNote { model: "stream-power", cell: size, fits: CELL_RANGE, why: why.into(), instead })
+    }
+
     /// Checks every parameter.
     pub fn validate(&self) -> Result<(), ParamError> {
         fn check(ok: bool, name: &'static str, value: f64, expected: &'static str) -> Result<(), ParamError> {
