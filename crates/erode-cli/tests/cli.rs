@@ -166,3 +166,27 @@ fn gpu_info_lists_the_adapters() {
     assert!(!first["name"].as_str().unwrap().is_empty());
     assert!(first["max_storage_buffer_binding_size"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn a_model_off_its_scale_says_so_in_one_line_and_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "32", "--relief", "300", "--cell-size", "30", "-o", "coarse.tif"], d);
+    ok(&["generate", "--size", "32", "--relief", "300", "--cell-size", "1000", "-o", "km.tif"], d);
+    ok(&["generate", "--size", "32", "--relief", "20", "--cell-size", "2", "-o", "fine.tif"], d);
+    let stderr = |args: &[&str]| {
+        let out = common::erode(args, d);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let err = stderr(&["simulate", "droplet", "coarse.tif", "-o", "a", "--droplets", "64", "-q"]);
+    assert!(err.contains("the droplet model on cells of 30 m") && err.contains("`erode simulate grid`"), "{err}");
+    assert_eq!(err.lines().filter(|l| l.contains("note:")).count(), 1, "{err}");
+    let err = stderr(&["simulate", "grid", "km.tif", "-o", "b", "--iterations", "1", "-q"]);
+    assert!(err.contains("the grid model on cells of 1000 m") && err.contains("stream-power"), "{err}");
+    let err = stderr(&["simulate", "stream-power", "fine.tif", "-o", "c", "--years", "1e4", "-q"]);
+    assert!(err.contains("the stream-power model on cells of 2 m") && err.contains("--resolution 10"), "{err}");
+    // on cells that suit it, a model says nothing of scale
+    let err = stderr(&["simulate", "droplet", "fine.tif", "-o", "e", "--droplets", "64", "-q"]);
+    assert!(!err.contains("note"), "{err}");
+}
