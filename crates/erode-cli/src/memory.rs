@@ -17,8 +17,9 @@ pub enum Work {
     StreamPower(bool),
     /// `erode analyze`.
     Analyze,
-    /// `erode resample`, per cell of the output (its heights, the rows filtered one way, the
-    /// encoded file).
+    /// `erode resample`, per cell of the output or of its rows filtered one way, whichever is
+    /// larger (besides the input, already read): the heights, the filtered rows, the encoded
+    /// file (measured 12.4 B growing 1024² to 4096², float TIFF out).
     Resample,
     /// Reading, generating, converting or rendering one map.
     Map,

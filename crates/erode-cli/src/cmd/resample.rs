@@ -127,7 +127,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             );
         }
     }
-    check(width, height, Work::Resample, a.input.max_memory)?;
+    // the rows filtered one way are `width` x the input's rows: more than the output when it
+    // has fewer rows
+    check(width, height.max(g.height()), Work::Resample, a.input.max_memory)?;
     if let Some(text) = &a.resolution {
         let asked = parse_cell_size(text)?;
         let off = |got: f64, want: f64| ((got - want) / want).abs() > 1e-6;
