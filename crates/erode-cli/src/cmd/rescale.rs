@@ -42,13 +42,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     erode_io::Format::from_path(&a.output)?;
     erode_io::check_output(&a.output)?;
     erode_io::check_not_input(&a.output, &a.input_file)?;
-    let loaded = a.input.read(&a.input_file)?;
-    let out = rescale(&loaded.map, how).map_err(|e| anyhow::anyhow!("{}: {e}", a.input_file.display()))?;
+    let erode_io::Loaded { map, info } = a.input.read(&a.input_file)?;
+    let out = rescale(map, how).map_err(|e| anyhow::anyhow!("{}: {e}", a.input_file.display()))?;
     crate::output::write_like_input(
         &a.output,
         out,
-        &loaded.info,
-        loaded.info.georef.clone(),
+        &info,
+        info.georef.clone(),
         a.input.cell_size.is_some(),
     )
 }

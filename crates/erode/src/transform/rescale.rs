@@ -28,10 +28,10 @@ pub enum Rescale {
     },
 }
 
-/// `map` with its heights rescaled as `how` says. Refuses a relief on a flat map (there is no
+/// `map` with its heights rescaled as `how` says (in place: no second copy of a large map). Refuses a relief on a flat map (there is no
 /// slope to stretch), factors and reliefs that are not positive and finite, and results beyond
 /// [`MAX_HEIGHT`].
-pub fn rescale(map: &Heightmap, how: Rescale) -> Result<Heightmap, TransformError> {
+pub fn rescale(mut map: Heightmap, how: Rescale) -> Result<Heightmap, TransformError> {
     let stats = map.stats();
     let (min, max) = (f64::from(stats.min), f64::from(stats.max));
     let positive = |name: &'static str, v: f64| {
@@ -70,13 +70,11 @@ pub fn rescale(map: &Heightmap, how: Rescale) -> Result<Heightmap, TransformErro
     if !(lo.abs() <= MAX_HEIGHT && hi.abs() <= MAX_HEIGHT) {
         return Err(TransformError::OutOfRange { low: lo, high: hi, limit: MAX_HEIGHT });
     }
-    let mut out = map.clone();
-    for (i, h) in out.heights.as_mut_slice().iter_mut().enumerate() {
-        if !map.is_nodata(i) {
-            *h = new(f64::from(*h)) as f32;
-        }
+    // nodata cells hold the valid cells' mean: rescaled too, they stay that mean
+    for h in map.heights.as_mut_slice() {
+        *h = new(f64::from(*h)) as f32;
     }
-    Ok(Heightmap::with_nodata(out.heights, map.nodata_mask().map(<[bool]>::to_vec))?)
+    Ok(map)
 }
 
 #[cfg(test)]
@@ -91,9 +89,9 @@ mod tests {
     #[test]
     fn relief_stretches_about_the_lowest_cell_or_onto_a_base() {
         let m = map(&[100.0, 150.0, 300.0]);
-        let out = rescale(&m, Rescale::Relief { relief: 1000.0, base: None }).unwrap();
+        let out = rescale(m.clone(), Rescale::Relief { relief: 1000.0, base: None }).unwrap();
         assert_eq!(out.heights.as_slice(), &[100.0, 350.0, 1100.0]);
-        let out = rescale(&m, Rescale::Relief { relief: 20.0, base: Some(-5.0) }).unwrap();
+        let out = rescale(m.clone(), Rescale::Relief { relief: 20.0, base: Some(-5.0) }).unwrap();
         assert_eq!(out.heights.as_slice(), &[-5.0, 0.0, 15.0]);
         assert_eq!(out.heights.cell_size(), CellSize::square(5.0));
     }
@@ -102,11 +100,11 @@ mod tests {
     fn a_factor_keeps_sea_level_unless_a_base_is_given() {
         let m = map(&[-10.0, 0.0, 40.0]);
         assert_eq!(
-            rescale(&m, Rescale::Factor { factor: 2.0, base: None }).unwrap().heights.as_slice(),
+            rescale(m.clone(), Rescale::Factor { factor: 2.0, base: None }).unwrap().heights.as_slice(),
             &[-20.0, 0.0, 80.0]
         );
         assert_eq!(
-            rescale(&m, Rescale::Factor { factor: 0.5, base: Some(0.0) }).unwrap().heights.as_slice(),
+            rescale(m.clone(), Rescale::Factor { factor: 0.5, base: Some(0.0) }).unwrap().heights.as_slice(),
             &[0.0, 5.0, 25.0]
         );
     }
@@ -115,31 +113,31 @@ mod tests {
     fn nodata_stays_and_bad_requests_are_refused() {
         let g = Grid::from_vec(3, 1, CellSize::default(), vec![1.0, f32::NAN, 3.0]).unwrap();
         let m = Heightmap::with_nodata(g, Some(vec![false, true, false])).unwrap();
-        let out = rescale(&m, Rescale::Relief { relief: 4.0, base: None }).unwrap();
+        let out = rescale(m.clone(), Rescale::Relief { relief: 4.0, base: None }).unwrap();
         assert!(out.is_nodata(1));
         assert_eq!((out.heights.as_slice()[0], out.heights.as_slice()[2]), (1.0, 5.0));
 
         let flat = map(&[7.0, 7.0]);
         assert_eq!(
-            rescale(&flat, Rescale::Relief { relief: 10.0, base: None }),
+            rescale(flat, Rescale::Relief { relief: 10.0, base: None }),
             Err(TransformError::Flat { height: 7.0 })
         );
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             assert!(matches!(
-                rescale(&m, Rescale::Factor { factor: bad, base: None }),
+                rescale(m.clone(), Rescale::Factor { factor: bad, base: None }),
                 Err(TransformError::Parameter { name: "factor", .. })
             ));
             assert!(matches!(
-                rescale(&m, Rescale::Relief { relief: bad, base: None }),
+                rescale(m.clone(), Rescale::Relief { relief: bad, base: None }),
                 Err(TransformError::Parameter { name: "relief", .. })
             ));
         }
         assert!(matches!(
-            rescale(&m, Rescale::Factor { factor: 1.0, base: Some(f64::NAN) }),
+            rescale(m.clone(), Rescale::Factor { factor: 1.0, base: Some(f64::NAN) }),
             Err(TransformError::Parameter { name: "base", .. })
         ));
         assert!(matches!(
-            rescale(&m, Rescale::Factor { factor: 1e300, base: None }),
+            rescale(m.clone(), Rescale::Factor { factor: 1e300, base: None }),
             Err(TransformError::OutOfRange { .. })
         ));
     }
