@@ -37,6 +37,7 @@ enum Command {
     Analyze(cmd::analyze::Args),
     Params(cmd::params::Args),
     Simulate(Box<cmd::simulate::Args>),
+    Amplify(cmd::amplify::Args),
     Demo(cmd::demo::Args),
     /// List the GPU adapters and their limits.
     GpuInfo(cmd::gpu_info::Args),
@@ -99,6 +100,7 @@ fn main() -> ExitCode {
         Command::Analyze(a) => cmd::analyze::run(a),
         Command::Params(a) => cmd::params::run(a),
         Command::Simulate(a) => cmd::simulate::run(*a, cli.quiet),
+        Command::Amplify(a) => cmd::amplify::run(a, cli.quiet),
         Command::Demo(a) => cmd::demo::run(a, cli.quiet),
         Command::View(a) => cmd::view::run(a),
     };

@@ -165,6 +165,18 @@ const CASES: &[(&str, &str)] = &[
     ("rescale good.tif --base 1e300 -o s.tif", "base"),
     ("rescale zero.tif --relief 10 -o s.tif", "flat"),
     ("rescale good.tif --relief 10 --factor 2 -o s.tif", "--factor"),
+    // amplify
+    ("amplify -o a --levels 9", "--levels"),
+    ("amplify -o a --size 100", "--size"),
+    ("amplify -o a --size 16 --levels 3", "--size"),
+    ("amplify -o a --fine-years -1", "fine_years"),
+    ("amplify -o a --time-ratio 0", "time_ratio"),
+    ("amplify -o a --set flow=dinf", "flow"),
+    ("amplify -o a --resolution 0", "--resolution"),
+    ("amplify -o a --size 65536 --levels 1", "--max-cells"),
+    ("amplify -o a --size 4096 --max-memory 100M", "--max-memory"),
+    ("amplify garbage.png -o a", "garbage.png"),
+    ("amplify -o plain", "plain"),
     // analyze
     ("analyze garbage.png", "garbage.png"),
     ("analyze good.tif --max-memory 1M", "--max-memory"),

@@ -54,7 +54,9 @@ fn render_and_demo_write_pictures() {
 #[test]
 fn every_subcommand_has_help_with_examples() {
     let tmp = tempfile::tempdir().unwrap();
-    for sub in ["generate", "info", "convert", "render", "resample", "crop", "rescale", "demo", "simulate", "params"] {
+    for sub in [
+        "generate", "info", "convert", "render", "resample", "crop", "rescale", "amplify", "demo", "simulate", "params",
+    ] {
         let help = ok(&[sub, "--help"], tmp.path());
         assert!(help.contains("Examples:"), "{sub} --help has no examples");
     }

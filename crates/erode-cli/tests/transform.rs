@@ -57,3 +57,52 @@ fn crop_takes_the_cells_and_rescale_the_heights_asked() {
     let f = info("f.tif", d);
     assert!((f["min"].as_f64().unwrap() - 40.0).abs() < 1e-3 && (f["max"].as_f64().unwrap() - 200.0).abs() < 1e-3);
 }
+
+#[test]
+fn amplify_refines_a_range_the_same_on_any_thread_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // 32² of 400 m grown for 2 Myr, then halved twice: 128² of 100 m
+    let run = |out: &str, threads: &str| {
+        let args = [
+            "amplify",
+            "-o",
+            out,
+            "--size",
+            "128",
+            "--resolution",
+            "100",
+            "--levels",
+            "2",
+            "--coarse-years",
+            "2e6",
+            "--fine-years",
+            "2e5",
+            "--threads",
+            threads,
+            "-q",
+        ];
+        ok(&args, d);
+    };
+    run("one", "1");
+    run("two", "2");
+    for f in ["height.tif", "level-0.tif", "level-1.tif", "level-2.tif", "preview.png", "report.json"] {
+        assert!(d.join("one").join(f).exists(), "no {f}");
+    }
+    for f in ["height.tif", "level-0.tif", "level-1.tif"] {
+        assert!(std::fs::read(d.join("one").join(f)).unwrap() == std::fs::read(d.join("two").join(f)).unwrap(), "{f}");
+    }
+    let h = info("one/height.tif", d);
+    assert_eq!((h["width"].as_u64(), h["cell_size"]["x"].as_f64()), (Some(128), Some(100.0)));
+    let l0 = info("one/level-0.tif", d);
+    assert_eq!((l0["width"].as_u64(), l0["cell_size"]["x"].as_f64()), (Some(32), Some(400.0)));
+    // a range grew (1 m of noise to hundreds of metres), and its valleys drain as rivers do
+    assert!(h["max"].as_f64().unwrap() > 100.0, "{h}");
+    let a: serde_json::Value = serde_json::from_str(&ok(&["analyze", "one/height.tif", "--json"], d)).unwrap();
+    let theta = a["slope_area"]["theta"].as_f64().unwrap();
+    assert!((0.3..0.6).contains(&theta), "θ {theta}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("one/report.json")).unwrap()).unwrap();
+    assert_eq!(report["levels"].as_array().unwrap().len(), 3);
+    assert_eq!(report["levels"][1]["steps"], 20);
+}

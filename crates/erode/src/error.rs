@@ -193,6 +193,9 @@ pub enum SimError {
     /// A checkpoint could not be decoded.
     #[error("checkpoint: {0}")]
     Checkpoint(#[from] crate::checkpoint::CheckpointError),
+    /// A resample, crop or rescale between steps failed.
+    #[error(transparent)]
+    Transform(#[from] TransformError),
     /// A mesh is invalid (on load) or became inconsistent (during a run; the state keeps the
     /// last consistent mesh).
     #[error(transparent)]

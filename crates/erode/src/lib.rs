@@ -8,6 +8,7 @@
 //! | module | what |
 //! | --- | --- |
 //! | [`contract`] | one interface over the models: advance by n, books, maps, checkpoints |
+//! | [`amplify`] | multi-scale erosion: a coarse range refined level by level (Schott et al. 2024) |
 //! | [`analysis`] | drainage, slope–area fits, depressions, curvature: what a terrain's shape says |
 //! | [`grid`] | [`Grid`], cell sizes in metres, [`Heightmap`] with a nodata mask |
 //! | [`terrain`] | seeded generators: fBm, ridged, diamond-square, and analytic test shapes |
@@ -28,6 +29,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod amplify;
 pub mod analysis;
 pub mod checkpoint;
 pub mod contract;

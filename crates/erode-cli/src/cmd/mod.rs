@@ -1,5 +1,6 @@
 //! One module per subcommand: its arguments (with `--help` examples) and its `run`.
 
+pub mod amplify;
 pub mod analyze;
 pub mod convert;
 pub mod crop;

@@ -44,11 +44,5 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     erode_io::check_not_input(&a.output, &a.input_file)?;
     let erode_io::Loaded { map, info } = a.input.read(&a.input_file)?;
     let out = rescale(map, how).map_err(|e| anyhow::anyhow!("{}: {e}", a.input_file.display()))?;
-    crate::output::write_like_input(
-        &a.output,
-        out,
-        &info,
-        info.georef.clone(),
-        a.input.cell_size.is_some(),
-    )
+    crate::output::write_like_input(&a.output, out, &info, info.georef.clone(), a.input.cell_size.is_some())
 }

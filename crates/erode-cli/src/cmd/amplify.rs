@@ -1,0 +1,199 @@
+//! `erode amplify`: multi-scale erosion, a coarse range refined level by level.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use erode::amplify::{Params, amplify};
+use erode::transform::{Filter, resample};
+
+use crate::input::{InputArgs, parse_cell_size};
+use crate::memory::{Work, check};
+
+/// Grow a mountain range and refine it: stream power on a coarse grid, then at each level the
+/// cells halved (cubic resample) and eroded again for a shorter time (after Schott et al. 2024).
+#[derive(clap::Args)]
+#[command(after_help = "Outputs in OUTDIR: height.tif (the finest level), level-K.tif (each level, 0 the coarsest),
+preview.png (at most 2048 px on its longer side) and report.json.
+
+Without an input, the coarse level is a noisy plain (1 m of relief) of SIZE / 2^LEVELS cells of
+RESOLUTION x 2^LEVELS m that uplift and stream power grow into a range over --coarse-years. With an
+input, the input is the coarse level: kept as it is (--coarse-years 0, no uplift) unless asked.
+
+Examples:
+  erode amplify -o range                                  (2048² cells of 25 m from noise)
+  erode amplify -o big --size 4096 --levels 4 --seed 3
+  erode amplify coarse.tif -o fine --levels 2              (a DEM's cells halved twice)
+  erode amplify -o range --set flow=d8 --set uplift=5e-4")]
+pub struct Args {
+    /// The coarse level's terrain (optional: without it, a noisy plain grows a range).
+    input_file: Option<PathBuf>,
+    /// Output folder (created if missing).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Cells along each side of the result, without an input (a multiple of 2^LEVELS).
+    #[arg(long, default_value_t = 2048)]
+    size: usize,
+    /// Cell size of the result, metres (`S` or `XxY`), without an input.
+    #[arg(long, value_name = "METRES", default_value = "25", allow_negative_numbers = true)]
+    resolution: String,
+    /// Refinements: the result has 2^LEVELS times the coarse cells along each axis.
+    #[arg(long, default_value_t = 3)]
+    levels: u32,
+    /// Seed of the noisy plain, without an input.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Years of uplift and erosion at the coarse level (default 1e7 from noise, 0 with an input).
+    #[arg(long, value_name = "YEARS", allow_negative_numbers = true)]
+    coarse_years: Option<f64>,
+    /// Years at the first finer level.
+    #[arg(long, value_name = "YEARS", default_value_t = 1e6, allow_negative_numbers = true)]
+    fine_years: f64,
+    /// Each later level runs this fraction of the years of the one before.
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
+    time_ratio: f64,
+    /// Override a stream-power parameter, `key=value` (repeatable; see `erode params
+    /// stream-power`). Default flow here: mfd.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Worker threads (default: one per core). Results are identical for any count.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Reading the input: height mapping, cell size, nodata, memory.
+    #[command(flatten)]
+    input: InputArgs,
+}
+
+pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
+    let mut params =
+        Params { levels: a.levels, fine_years: a.fine_years, time_ratio: a.time_ratio, ..Params::default() };
+    if a.input_file.is_some() {
+        params.coarse_years = 0.0;
+        params.stream_power.uplift = 0.0;
+    }
+    if let Some(y) = a.coarse_years {
+        params.coarse_years = y;
+    }
+    params.stream_power = erode_io::params::load_onto(&params.stream_power, None, &a.sets)?;
+    params.validate().map_err(|e| anyhow::anyhow!(e.to_string().replace("parameter `levels`", "--levels")))?;
+    let scale = 1usize << a.levels;
+    let refuse_cells = |w: usize, h: usize| -> anyhow::Result<()> {
+        if (w as u64).saturating_mul(h as u64) > a.input.max_cells {
+            bail!(
+                "the result would be {w} x {h} cells, more than --max-cells {}: use fewer --levels",
+                a.input.max_cells
+            );
+        }
+        Ok(())
+    };
+    let start = match &a.input_file {
+        Some(path) => a.input.read(path)?.map,
+        None => {
+            let cell = parse_cell_size(&a.resolution)
+                .map_err(|e| anyhow::anyhow!(e.to_string().replace("--cell-size", "--resolution")))?;
+            if a.size == 0 || !a.size.is_multiple_of(scale) || a.size / scale < 4 {
+                bail!("--size {}: must be a multiple of 2^levels = {scale}, at least {}", a.size, 4 * scale);
+            }
+            refuse_cells(a.size, a.size)?;
+            check(a.size, a.size, Work::StreamPower(true), a.input.max_memory)?;
+            let coarse = erode::CellSize { x: cell.x * scale as f64, y: cell.y * scale as f64 };
+            let mut plain = erode::terrain::bench::noisy_plain(a.size / scale, coarse.x, a.seed)?;
+            plain.set_cell_size(coarse)?;
+            erode::Heightmap::new(plain)?
+        }
+    };
+    let (w, h) = (start.heights.width() * scale, start.heights.height() * scale);
+    refuse_cells(w, h)?;
+    let mfd = params.stream_power.flow_kind()? == erode::models::stream_power::Flow::Multiple;
+    check(w, h, Work::StreamPower(mfd), a.input.max_memory)?;
+    if a.output.exists() && !a.output.is_dir() {
+        bail!("{}: the output is a folder, and this is a file", a.output.display());
+    }
+    // the folder may not exist yet: then its parent must take it
+    let probe = if a.output.is_dir() { a.output.join("report.json") } else { a.output.clone() };
+    erode_io::check_output(&probe)?;
+    let pool = crate::cmd::simulate::thread_pool(a.threads)?;
+
+    let t0 = Instant::now();
+    let mut level_started = Instant::now();
+    let mut seconds = Vec::new();
+    let mut last = (u32::MAX, 0u64);
+    let levels = pool.install(|| {
+        amplify(&start, &params, &mut |k, done, steps| {
+            if k != last.0 {
+                if last.0 != u32::MAX {
+                    seconds.push(level_started.elapsed().as_secs_f64());
+                }
+                level_started = Instant::now();
+                if !quiet {
+                    let size = start.heights.width() << k;
+                    eprintln!(
+                        "erode: level {k} of {}: {size}² cells, {:.4e} years in {steps} steps",
+                        params.levels,
+                        params.years(k)
+                    );
+                }
+            }
+            last = (k, done);
+            !crate::interrupt::requested()
+        })
+    })?;
+    let Some(levels) = levels else {
+        eprintln!("erode: stopped: nothing written");
+        std::process::exit(130);
+    };
+    seconds.push(level_started.elapsed().as_secs_f64());
+    let model_seconds = t0.elapsed().as_secs_f64();
+
+    // the output set, written as a whole
+    erode_io::run::create_output_folder(&a.output)?;
+    let staging = erode_io::run::Staging::new(&a.output)?;
+    let dir = staging.path();
+    let write = erode_io::WriteOptions::default();
+    let mut report_levels = Vec::new();
+    for (k, level) in levels.iter().enumerate() {
+        erode_io::write(&dir.join(format!("level-{k}.tif")), &level.map, &write)?;
+        let g = &level.map.heights;
+        let stats = level.map.stats();
+        report_levels.push(serde_json::json!({
+            "level": k,
+            "width": g.width(),
+            "height": g.height(),
+            "cell_size": g.cell_size(),
+            "years": level.years,
+            "steps": level.steps,
+            "min": stats.min,
+            "max": stats.max,
+        }));
+    }
+    let result = &levels.last().context("no level")?.map;
+    erode_io::write(&dir.join("height.tif"), result, &write)?;
+    let g = &result.heights;
+    let longest = g.width().max(g.height());
+    let preview_map = if longest > 2048 {
+        let f = 2048.0 / longest as f64;
+        let (pw, ph) =
+            (((g.width() as f64 * f).round() as usize).max(1), ((g.height() as f64 * f).round() as usize).max(1));
+        resample(result, pw, ph, Filter::Box)?
+    } else {
+        result.clone()
+    };
+    let image = erode::preview::render(&preview_map, None, None, &Default::default());
+    erode_io::write_rgb_png(&dir.join("preview.png"), &image)?;
+    for (entry, s) in report_levels.iter_mut().zip(&seconds) {
+        entry["seconds"] = serde_json::json!(s);
+    }
+    let report = serde_json::json!({
+        "command": "amplify",
+        "input": a.input_file.as_ref().map(|p| p.display().to_string()),
+        "seed": if a.input_file.is_none() { Some(a.seed) } else { None },
+        "params": params,
+        "levels": report_levels,
+        "model_seconds": model_seconds,
+        "threads": pool.current_num_threads(),
+    });
+    let text = serde_json::to_string_pretty(&report)?;
+    erode_io::write_atomic(&dir.join("report.json"), text.as_bytes())?;
+    staging.commit()?;
+    Ok(())
+}
