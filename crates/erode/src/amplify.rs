@@ -89,6 +89,8 @@ pub struct Level {
     pub years: f64,
     /// Stream-power steps it ran.
     pub steps: u64,
+    /// Wall time of the level (its resample included), seconds.
+    pub seconds: f64,
 }
 
 /// Amplifies `start` (the coarse level's terrain, metres) as `p` says, calling `progress(level,
@@ -103,6 +105,7 @@ pub fn amplify(
     p.validate()?;
     let mut levels: Vec<Level> = Vec::with_capacity(p.levels as usize + 1);
     for k in 0..=p.levels {
+        let started = std::time::Instant::now();
         let terrain = match levels.last() {
             None => start.clone(),
             Some(before) => {
@@ -129,7 +132,7 @@ pub fn amplify(
             let grid = Grid::from_vec(st.width, st.height, st.cell_size, heights)?;
             Heightmap::with_nodata(grid, terrain.nodata_mask().map(<[bool]>::to_vec))?
         };
-        levels.push(Level { map, years, steps });
+        levels.push(Level { map, years, steps, seconds: started.elapsed().as_secs_f64() });
     }
     Ok(Some(levels))
 }

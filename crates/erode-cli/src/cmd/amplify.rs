@@ -115,16 +115,11 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let pool = crate::cmd::simulate::thread_pool(a.threads)?;
 
     let t0 = Instant::now();
-    let mut level_started = Instant::now();
-    let mut seconds = Vec::new();
-    let mut last = (u32::MAX, 0u64);
+    let mut last = u32::MAX;
     let levels = pool.install(|| {
-        amplify(&start, &params, &mut |k, done, steps| {
-            if k != last.0 {
-                if last.0 != u32::MAX {
-                    seconds.push(level_started.elapsed().as_secs_f64());
-                }
-                level_started = Instant::now();
+        amplify(&start, &params, &mut |k, _done, steps| {
+            if k != last {
+                last = k;
                 if !quiet {
                     let size = start.heights.width() << k;
                     eprintln!(
@@ -134,7 +129,6 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
                     );
                 }
             }
-            last = (k, done);
             !crate::interrupt::requested()
         })
     })?;
@@ -142,7 +136,6 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         eprintln!("erode: stopped: nothing written");
         std::process::exit(130);
     };
-    seconds.push(level_started.elapsed().as_secs_f64());
     let model_seconds = t0.elapsed().as_secs_f64();
 
     // the output set, written as a whole
@@ -164,6 +157,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
             "steps": level.steps,
             "min": stats.min,
             "max": stats.max,
+            "seconds": level.seconds,
         }));
     }
     let result = &levels.last().context("no level")?.map;
@@ -180,9 +174,6 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     };
     let image = erode::preview::render(&preview_map, None, None, &Default::default());
     erode_io::write_rgb_png(&dir.join("preview.png"), &image)?;
-    for (entry, s) in report_levels.iter_mut().zip(&seconds) {
-        entry["seconds"] = serde_json::json!(s);
-    }
     let report = serde_json::json!({
         "command": "amplify",
         "input": a.input_file.as_ref().map(|p| p.display().to_string()),
