@@ -18,7 +18,8 @@ preview.png (at most 2048 px on its longer side) and report.json.
 
 Without an input, the coarse level is a noisy plain (1 m of relief) of SIZE / 2^LEVELS cells of
 RESOLUTION x 2^LEVELS m that uplift and stream power grow into a range over --coarse-years. With an
-input, the input is the coarse level: kept as it is (--coarse-years 0, no uplift) unless asked.
+input, the input is the coarse level: kept as it is (--coarse-years 0, no uplift) unless asked,
+and the finer levels erode it briefly (--fine-years 2e4).
 
 Examples:
   erode amplify -o range                                  (2048² cells of 25 m from noise)
@@ -46,9 +47,10 @@ pub struct Args {
     /// Years of uplift and erosion at the coarse level (default 1e7 from noise, 0 with an input).
     #[arg(long, value_name = "YEARS", allow_negative_numbers = true)]
     coarse_years: Option<f64>,
-    /// Years at the first finer level.
-    #[arg(long, value_name = "YEARS", default_value_t = 1e6, allow_negative_numbers = true)]
-    fine_years: f64,
+    /// Years at the first finer level (default 1e6 from noise, 2e4 with an input: enough to cut
+    /// the finer valleys, not to wear a real terrain down).
+    #[arg(long, value_name = "YEARS", allow_negative_numbers = true)]
+    fine_years: Option<f64>,
     /// Each later level runs this fraction of the years of the one before.
     #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
     time_ratio: f64,
@@ -64,12 +66,20 @@ pub struct Args {
     input: InputArgs,
 }
 
+/// Years at the first finer level of an input terrain, by default: on the Luxembourg DEM
+/// (`testdata/terra-elev.tif`, cells of ~600 x 930 m halved twice) 2e4 years lower the mean
+/// height by 7 m against a plain resample, 1e5 by 37 m, 1e6 by 195 m.
+const INPUT_FINE_YEARS: f64 = 2e4;
+
 pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
-    let mut params =
-        Params { levels: a.levels, fine_years: a.fine_years, time_ratio: a.time_ratio, ..Params::default() };
+    let mut params = Params { levels: a.levels, time_ratio: a.time_ratio, ..Params::default() };
     if a.input_file.is_some() {
         params.coarse_years = 0.0;
+        params.fine_years = INPUT_FINE_YEARS;
         params.stream_power.uplift = 0.0;
+    }
+    if let Some(y) = a.fine_years {
+        params.fine_years = y;
     }
     if let Some(y) = a.coarse_years {
         params.coarse_years = y;
