@@ -171,6 +171,7 @@ const CASES: &[(&str, &str)] = &[
     ("amplify -o a --size 16 --levels 3", "--size"),
     ("amplify -o a --fine-years -1", "fine_years"),
     ("amplify -o a --time-ratio 0", "time_ratio"),
+    ("amplify -o a --roughness 2", "roughness"),
     ("amplify -o a --set flow=dinf", "flow"),
     ("amplify -o a --resolution 0", "--resolution"),
     ("amplify -o a --size 65536 --levels 1", "--max-cells"),

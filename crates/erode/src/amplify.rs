@@ -28,6 +28,14 @@ pub struct Params {
     pub fine_years: f64,
     /// Each later level runs this fraction of the years of the one before. Default 0.2.
     pub time_ratio: f64,
+    /// Relief of the noise added to each refined level before it erodes, as a fraction of its
+    /// cell size (0.5: 12.5 m on 25 m cells, slopes of ±0.25 between neighbours): what the noisy
+    /// plain is to the coarse level, the seed of the next finer order of gullies, which a smooth
+    /// resample does not hold (without it the finest hillslopes are planar facets). The map's
+    /// edge cells get none. Default 0.5.
+    pub roughness: f64,
+    /// Seed of that noise. Default 1.
+    pub seed: u64,
     /// The stream-power parameters of every level (`dt_years` is each level's step, shortened
     /// where a level has fewer years). Default: the model's, with multiple flow directions.
     pub stream_power: stream_power::Params,
@@ -40,6 +48,8 @@ impl Default for Params {
             coarse_years: 1e7,
             fine_years: 1e6,
             time_ratio: 0.2,
+            roughness: 0.5,
+            seed: 1,
             stream_power: stream_power::Params { flow: "mfd".into(), ..Default::default() },
         }
     }
@@ -64,6 +74,9 @@ impl Params {
         }
         if !(self.time_ratio.is_finite() && self.time_ratio > 0.0 && self.time_ratio <= 1.0) {
             return err("time_ratio", self.time_ratio, "> 0 and <= 1");
+        }
+        if !(self.roughness.is_finite() && (0.0..=1.0).contains(&self.roughness)) {
+            return err("roughness", self.roughness, "0 to 1 (of a cell size)");
         }
         self.stream_power.validate()
     }
@@ -110,7 +123,9 @@ pub fn amplify(
             None => start.clone(),
             Some(before) => {
                 let g = &before.map.heights;
-                resample(&before.map, 2 * g.width(), 2 * g.height(), Filter::Cubic)?
+                let mut map = resample(&before.map, 2 * g.width(), 2 * g.height(), Filter::Cubic)?;
+                roughen(&mut map, p.roughness, p.seed, k);
+                map
             }
         };
         let (years, steps) = (p.years(k), p.steps(k));
@@ -135,6 +150,28 @@ pub fn amplify(
         levels.push(Level { map, years, steps, seconds: started.elapsed().as_secs_f64() });
     }
     Ok(Some(levels))
+}
+
+/// Adds uniform noise of `roughness` cell sizes' relief (zero mean) to every valid cell of
+/// level `k`: the same for a seed and level on any thread count (one keyed stream per level).
+fn roughen(map: &mut Heightmap, roughness: f64, seed: u64, k: u32) {
+    if roughness <= 0.0 {
+        return;
+    }
+    let cell = map.heights.cell_size();
+    let relief = roughness * cell.x.min(cell.y);
+    let mut rng = crate::rng::SplitMix64::keyed(seed, u64::from(k));
+    let mask = map.nodata_mask().map(<[bool]>::to_vec);
+    let (w, rows) = (map.heights.width(), map.heights.height());
+    for (i, h) in map.heights.as_mut_slice().iter_mut().enumerate() {
+        let r = rng.next_f64() - 0.5;
+        // the map's edge is base level: it stays where the level before left it
+        let (row, col) = (i / w, i % w);
+        let edge = row == 0 || col == 0 || row + 1 == rows || col + 1 == w;
+        if !edge && !mask.as_ref().is_some_and(|m| m[i]) {
+            *h = (f64::from(*h) + relief * r) as f32;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ preview.png (at most 2048 px on its longer side) and report.json.
 Without an input, the coarse level is a noisy plain (1 m of relief) of SIZE / 2^LEVELS cells of
 RESOLUTION x 2^LEVELS m that uplift and stream power grow into a range over --coarse-years. With an
 input, the input is the coarse level: kept as it is (--coarse-years 0, no uplift) unless asked,
-and the finer levels erode it briefly (--fine-years 2e4).
+and the finer levels erode it briefly (--fine-years 2e4, --roughness 0).
 
 Examples:
   erode amplify -o range                                  (2048² cells of 25 m from noise)
@@ -54,6 +54,10 @@ pub struct Args {
     /// Each later level runs this fraction of the years of the one before.
     #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
     time_ratio: f64,
+    /// Noise added to each refined level before it erodes, as a fraction of its cell size
+    /// (default 0.5 from noise, 0 with an input): it seeds the gullies of the finer levels.
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
+    roughness: Option<f64>,
     /// Override a stream-power parameter, `key=value` (repeatable; see `erode params
     /// stream-power`). Default flow here: mfd.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -77,10 +81,16 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         params.coarse_years = 0.0;
         params.fine_years = INPUT_FINE_YEARS;
         params.stream_power.uplift = 0.0;
+        // brief erosion would leave the noise as it is: a real terrain gets none unless asked
+        params.roughness = 0.0;
     }
     if let Some(y) = a.fine_years {
         params.fine_years = y;
     }
+    if let Some(r) = a.roughness {
+        params.roughness = r;
+    }
+    params.seed = a.seed;
     if let Some(y) = a.coarse_years {
         params.coarse_years = y;
     }
