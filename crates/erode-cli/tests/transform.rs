@@ -128,3 +128,21 @@ fn amplify_keeps_a_real_dem_where_it_is() {
     let mean = sum / n as f64;
     assert!(mean > 0.1 && mean < 10.0, "mean change {mean} m");
 }
+
+#[test]
+fn a_cell_size_given_on_a_georeferenced_map_is_kept_and_the_georeference_dropped() {
+    let Some(dem) = common::testdata("lidar-dem.tif") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for cmd in [&["convert"][..], &["rescale", "--factor", "1"][..]] {
+        let mut args = vec![cmd[0], dem.to_str().unwrap(), "--cell-size", "2", "-o", "out.tif"];
+        args.extend_from_slice(&cmd[1..]);
+        let out = erode(&args, d);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && err.contains("written without one"), "{cmd:?}: {err}");
+        let i = info("out.tif", d);
+        // before, convert wrote the input's pixel scale back: 1 m cells again
+        assert_eq!(i["cell_size"]["x"].as_f64(), Some(2.0), "{cmd:?}");
+        assert_eq!(i["georeference"]["crs"], "local", "{cmd:?}: {i}");
+    }
+}

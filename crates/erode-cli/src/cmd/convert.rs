@@ -1,7 +1,5 @@
 use std::path::PathBuf;
 
-use erode_io::WriteOptions;
-
 use crate::input::InputArgs;
 
 /// Convert a heightmap to another format (chosen by the output's extension), keeping heights in
@@ -26,9 +24,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     erode_io::Format::from_path(&a.output)?;
     erode_io::check_output(&a.output)?;
     erode_io::check_not_input(&a.output, &a.input_file)?;
-    let loaded = erode_io::read(&a.input_file, &options)?;
-    let write =
-        WriteOptions { range: None, georef: loaded.info.georef.clone(), nodata_value: loaded.info.nodata_value };
-    erode_io::write(&a.output, &loaded.map, &write)?;
-    Ok(())
+    let erode_io::Loaded { map, info } = erode_io::read(&a.input_file, &options)?;
+    crate::output::write_like_input(&a.output, map, &info, info.georef.clone(), a.input.cell_size.is_some())
 }
