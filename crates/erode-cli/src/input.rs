@@ -53,17 +53,22 @@ pub const MIN_CELL_SIZE: f64 = 1e-4;
 /// Largest cell size accepted, m.
 pub const MAX_CELL_SIZE: f64 = 1e7;
 
-/// Parses `S` or `XxY` metres.
+/// Parses `S` or `XxY` metres given as `--cell-size`.
 pub fn parse_cell_size(text: &str) -> anyhow::Result<CellSize> {
-    let (x, y) = pair(text, "--cell-size")?;
+    parse_cell_size_as(text, "--cell-size")
+}
+
+/// Parses `S` or `XxY` metres of a cell size given by `flag` (named in the errors).
+pub fn parse_cell_size_as(text: &str, flag: &str) -> anyhow::Result<CellSize> {
+    let (x, y) = pair(text, flag)?;
     if !(x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()) {
-        bail!("--cell-size `{text}`: must be positive metres");
+        bail!("{flag} `{text}`: must be positive metres");
     }
     // beyond these the models' steps underflow or overflow (no terrain is sampled finer than
     // 0.1 mm or coarser than 10,000 km)
     let (lo, hi) = (MIN_CELL_SIZE, MAX_CELL_SIZE);
     if !(lo..=hi).contains(&x) || !(lo..=hi).contains(&y) {
-        bail!("--cell-size `{text}`: must be {lo:e} to {hi:e} m");
+        bail!("{flag} `{text}`: must be {lo:e} to {hi:e} m");
     }
     Ok(CellSize { x, y })
 }

@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use erode::amplify::{Params, amplify};
 use erode::transform::{Filter, resample};
 
-use crate::input::{InputArgs, parse_cell_size};
+use crate::input::{InputArgs, parse_cell_size_as};
 use crate::memory::{Work, check};
 
 /// Grow a mountain range and refine it: stream power on a coarse grid, then at each level the
@@ -109,8 +109,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let start = match &a.input_file {
         Some(path) => a.input.read(path)?.map,
         None => {
-            let cell = parse_cell_size(&a.resolution)
-                .map_err(|e| anyhow::anyhow!(e.to_string().replace("--cell-size", "--resolution")))?;
+            let cell = parse_cell_size_as(&a.resolution, "--resolution")?;
             if a.size == 0 || !a.size.is_multiple_of(scale) || a.size / scale < 4 {
                 bail!("--size {}: must be a multiple of 2^levels = {scale}, at least {}", a.size, 4 * scale);
             }

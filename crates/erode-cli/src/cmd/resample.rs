@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 use erode::transform::{Filter, resample};
 
-use crate::input::{InputArgs, MAX_CELL_SIZE, MIN_CELL_SIZE, parse_cell_size};
+use crate::input::{InputArgs, MAX_CELL_SIZE, MIN_CELL_SIZE, parse_cell_size_as};
 use crate::memory::{Work, check};
 
 /// Resample a heightmap to another size or cell size over the same extent (heights in metres
@@ -84,8 +84,7 @@ fn target(a: &Args, width: usize, height: usize, cell: erode::CellSize) -> anyho
         };
     }
     if let Some(text) = &a.resolution {
-        let r =
-            parse_cell_size(text).map_err(|e| anyhow::anyhow!(e.to_string().replace("--cell-size", "--resolution")))?;
+        let r = parse_cell_size_as(text, "--resolution")?;
         let (w, h) = (scaled(width, cell.x / r.x), scaled(height, cell.y / r.y));
         let (Some(w), Some(h)) = (w, h) else {
             bail!(
@@ -131,7 +130,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // has fewer rows
     check(width, height.max(g.height()), Work::Resample, a.input.max_memory)?;
     if let Some(text) = &a.resolution {
-        let asked = parse_cell_size(text)?;
+        let asked = parse_cell_size_as(text, "--resolution")?;
         let off = |got: f64, want: f64| ((got - want) / want).abs() > 1e-6;
         if off(new_cell.x, asked.x) || off(new_cell.y, asked.y) {
             eprintln!(
