@@ -493,6 +493,8 @@ impl World {
                     let before = d.volume();
                     d.terrain.copy_from_slice(&self.state.terrain);
                     d.start_volume += d.volume() - before;
+                    // the edited edge is the one the droplets leave by
+                    d.beyond = droplet::state::beyond_edge(&d.terrain, d.width, d.height);
                 }
                 Field::Hardness => d.hardness = Some(self.state.hardness.clone()),
                 Field::Rain => d.rain = self.state.rain_map.clone(),

@@ -173,7 +173,8 @@ fn checkpoints_record_their_input_and_older_ones_still_resume() {
             },
             320,
             4,
-            0,
+            // version 6 added the ground beyond the edge: 2·(w + 2) + 2·h heights
+            4 * (2 * (48 + 2) + 2 * 40),
         ),
         (
             sph_run,
@@ -201,6 +202,17 @@ fn checkpoints_record_their_input_and_older_ones_still_resume() {
         old.advance(n, &mut |_| {}).unwrap();
         old.sync().unwrap();
         let (a, b) = (m.checkpoint(), old.checkpoint());
-        assert!(a[..20] == b[..20] && a[28..a.len() - 8] == b[28..b.len() - 8], "{name}: the fields differ");
+        if name == "droplet" {
+            // its older frames lack the ground beyond the edge: the resumed run takes it from
+            // the heights it holds, so it goes on otherwise than the run that kept it
+            let params = droplet::Params { batch_size: 16, ..Default::default() }.with_floor_at(0.0);
+            let fp = droplet::params_fingerprint(&params);
+            let st = droplet::State::from_bytes(&without_input_hash(&now, old_version, newer), fp, u64::MAX).unwrap();
+            let mid = droplet::State::from_bytes(&now, fp, u64::MAX).unwrap();
+            assert_eq!(st.beyond, droplet::state::beyond_edge(&mid.terrain, mid.width, mid.height), "{name}");
+            assert_ne!(st.beyond, mid.beyond, "{name}: the run had changed its edge");
+        } else {
+            assert!(a[..20] == b[..20] && a[28..a.len() - 8] == b[28..b.len() - 8], "{name}: the fields differ");
+        }
     }
 }

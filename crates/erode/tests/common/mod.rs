@@ -61,3 +61,31 @@ pub fn checkerboard(field: &[f32], w: usize) -> f64 {
 pub fn fingerprint(st: &State) -> Vec<u8> {
     st.to_bytes(0)
 }
+
+/// A V valley on 2 m cells, 48 wide, running down the rows: the floor falls 0.03 a cell, the
+/// sides rise 0.15 a cell away from the middle column. `rows` long, cut from a valley `long`
+/// rows long (the floor at 0 m after the last of those).
+pub fn valley(rows: usize, long: usize) -> Grid<f32> {
+    let w = 48usize;
+    grid(w, rows, 2.0, |r, c| {
+        let across = (c as f64 - (w as f64 - 1.0) / 2.0).abs();
+        (2.0 * (0.03 * (long - r) as f64 + 0.15 * across)) as f32
+    })
+}
+
+/// The deepest lowering (m, > 0 for a cut) among the columns of row `row`.
+fn deepest(before: &[f32], after: &[f32], w: usize, row: usize) -> f64 {
+    (0..w).map(|c| f64::from(before[row * w + c] - after[row * w + c])).fold(0.0, f64::max)
+}
+
+/// An open edge against the terrain going on: the deepest cut in the last row of a [`valley`]
+/// `rows` long, and the deepest within 2 rows of the same row in the valley twice as long, m,
+/// for the heights `after(terrain)` a run leaves.
+pub fn edge_against_long(rows: usize, after: impl Fn(&Grid<f32>) -> Vec<f32>) -> (f64, f64) {
+    let (short, long) = (valley(rows, 2 * rows), valley(2 * rows, 2 * rows));
+    let w = short.width();
+    let (s, l) = (after(&short), after(&long));
+    let edge = deepest(short.as_slice(), &s, w, rows - 1);
+    let inside = (rows - 3..rows + 2).map(|r| deepest(long.as_slice(), &l, w, r)).fold(0.0, f64::max);
+    (edge, inside)
+}

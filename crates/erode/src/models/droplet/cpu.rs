@@ -124,6 +124,8 @@ pub struct CpuSim {
     erodibility: Option<Vec<f32>>,
     /// The state's nodata cells (outside the domain), if any.
     outside: Option<Vec<bool>>,
+    /// The state's ground beyond the edge.
+    beyond: Vec<f32>,
 }
 
 /// The share of its erosion a cell of each hardness yields: `1 − H·(1 − rock_erodibility)`.
@@ -153,6 +155,8 @@ struct Map<'a> {
     cells: f64,
     /// Nodata cells (outside the domain), if any.
     outside: Option<&'a [bool]>,
+    /// The ground one cell beyond the edge (`State::beyond`).
+    beyond: &'a [f32],
 }
 
 impl Map<'_> {
@@ -192,6 +196,23 @@ impl Map<'_> {
         let gy = (h01 - h00) * (1.0 - u) + (h11 - h10) * u;
         let height = h00 * (1.0 - u) * (1.0 - v) + h10 * u * (1.0 - v) + h01 * (1.0 - u) * v + h11 * u * v;
         (height, gx, gy)
+    }
+
+    /// The bilinear height at `(x, y)`, up to one cell beyond the edge, where it reads the ground
+    /// beyond (`State::beyond`): where a droplet leaving an open edge goes.
+    fn sample_beyond(&self, g: &Ground<'_>, x: f64, y: f64) -> f64 {
+        let (ix, iy) = (floor_i(x), floor_i(y));
+        let (u, v) = (x - ix as f64, y - iy as f64);
+        let z = |cx: isize, cy: isize| -> f64 {
+            match super::state::beyond_index(self.w, self.rows, cx, cy) {
+                Some(k) => f64::from(self.beyond[k]),
+                None => f64::from(g.height(self.index(cx, cy))),
+            }
+        };
+        z(ix, iy) * (1.0 - u) * (1.0 - v)
+            + z(ix + 1, iy) * u * (1.0 - v)
+            + z(ix, iy + 1) * (1.0 - u) * v
+            + z(ix + 1, iy + 1) * u * v
     }
 
     /// Whether the bilinear sample at `(x, y)` would read a nodata cell.
@@ -244,7 +265,8 @@ impl CpuSim {
             e.iter_mut().zip(mask).filter(|(_, o)| **o).for_each(|(e, _)| *e = 0.0);
         }
         let outside = state.nodata.clone();
-        Ok(Self { params, rule, spawn, brush: Brush::default(), erodibility, outside })
+        let beyond = state.ground_beyond();
+        Ok(Self { params, rule, spawn, brush: Brush::default(), erodibility, outside, beyond })
     }
 
     /// The parameters.
@@ -328,6 +350,7 @@ impl CpuSim {
             visit_area: self.visit_area(st),
             cells: (st.width * st.height) as f64,
             outside: self.outside.as_deref(),
+            beyond: &self.beyond,
         }
     }
 
@@ -555,14 +578,11 @@ fn life<O: Observe>(
         }
         let (mut nx, mut ny) = (x + dx, y + dy);
         let outside = nx < 0.0 || ny < 0.0 || nx >= w - 1.0 || ny >= h - 1.0;
+        // an open edge: the droplet takes this last step onto the ground beyond, then leaves
+        let mut leaving = false;
         if outside {
             match p.border {
-                Border::Open => {
-                    books.outflow += sediment;
-                    sediment = 0;
-                    alive_at_end = false;
-                    break;
-                }
+                Border::Open => leaving = true,
                 Border::Closed => break,
                 Border::Wrap => {
                     nx = nx.rem_euclid(w);
@@ -570,7 +590,7 @@ fn life<O: Observe>(
                 }
             }
         }
-        if map.touches_hole(nx, ny) {
+        if !leaving && map.touches_hole(nx, ny) {
             match p.nodata_border {
                 NodataBorder::Open => {
                     books.outflow += sediment;
@@ -581,7 +601,7 @@ fn life<O: Observe>(
             }
             break;
         }
-        let (h_new, _, _) = map.sample(g, nx, ny);
+        let h_new = if leaving { map.sample_beyond(g, nx, ny) } else { map.sample(g, nx, ny).0 };
         let dh = h_new - h_old;
         let carried = sediment as f64 / QUANTA_PER_METRE;
         let mut capacity = (-dh).max(r.min_drop) * speed * water * r.capacity;
@@ -624,10 +644,16 @@ fn life<O: Observe>(
                 h_from: h_old,
                 h_to: h_new,
                 h_from_after: map.sample(g, x, y).0,
-                h_to_after: map.sample(g, nx, ny).0,
+                h_to_after: if leaving { map.sample_beyond(g, nx, ny) } else { map.sample(g, nx, ny).0 },
                 kind,
                 amount: moved as f64 / QUANTA_PER_METRE,
             });
+        }
+        if leaving {
+            books.outflow += sediment;
+            sediment = 0;
+            alive_at_end = false;
+            break;
         }
         speed = ((speed * speed - dh * r.gravity) * r.speed_kept).max(0.0).sqrt();
         water *= 1.0 - r.evaporation;

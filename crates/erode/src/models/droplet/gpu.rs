@@ -202,6 +202,7 @@ impl GpuSim {
         // droplet of the batch counted its visit first) cannot change a bit
         let visits_before = ctx.storage("droplet visits at batch start", &visits);
         let change = ctx.storage("droplet batch change", &zeros);
+        let beyond = ctx.storage("droplet ground beyond the edge", &state.ground_beyond());
         let p = params;
         let uniforms = LifeUniforms {
             width: w as u32,
@@ -260,6 +261,7 @@ impl GpuSim {
                 &flow,
                 &deposited_delta,
                 &visits_before,
+                &beyond,
             ],
         )?;
         let smooth_uniforms = ctx.uniform(

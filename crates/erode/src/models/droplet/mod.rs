@@ -15,9 +15,10 @@
 //! (weights `max(0, r − dist)`, normalised; distances in f32, weights rounded to 2⁻²⁰ cell),
 //! never lowering its place below the next one. Deposits split bilinearly over the 4 corners.
 //! Then `speed² ← (speed² − 2·g·Δh)·friction share`, `water ← water·(1 − evaporation share)`.
-//! A droplet that dies deposits its load; one leaving an open edge takes it away (booked as
-//! outflow). After each batch a share of the batch's change is spread over 3 x 3 cells
-//! (`smooth.rs`), against the pits single droplets leave.
+//! A droplet that dies deposits its load; one leaving an open edge takes a last step onto the
+//! fixed ground beyond it (the input's slope across the edge continued: `state::beyond_edge`),
+//! then takes its load away (booked as outflow). After each batch a share of the batch's change
+//! is spread over 3 x 3 cells (`smooth.rs`), against the pits single droplets leave.
 //!
 //! Every droplet changes the terrain as it goes and sees what came before it, itself included.
 //! A hardness map makes cells resist (1 erodes least: `rock_erodibility` of soil's share).

@@ -10,7 +10,8 @@ pub use crate::models::grid::NodataBorder;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Border {
-    /// A droplet leaving the map takes its sediment with it (booked as outflow).
+    /// A droplet leaving the map steps onto the ground beyond the edge (the input's slope
+    /// there continued, fixed), then takes its sediment with it (booked as outflow).
     Open,
     /// A droplet reaching the edge stops there and deposits its load.
     Closed,

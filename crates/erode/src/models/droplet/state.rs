@@ -58,6 +58,70 @@ pub struct State {
     /// Hash of the input (heights, nodata mask) the run began from, as the grid model's
     /// [`crate::models::grid::State::input`]: checkpoints carry it (0: not recorded).
     pub input: u64,
+    /// The ground one cell beyond the map's edge, m ([`beyond_edge`]): what a droplet leaving an
+    /// open edge steps down onto. Fixed through the run.
+    pub beyond: Vec<f32>,
+}
+
+/// Where cell `(x, y)`, one cell outside a `w` x `h` map, is kept in [`State::beyond`]: row −1
+/// (columns −1 to `w`), row `h` (columns −1 to `w`), column −1 (rows 0 to `h` − 1), column `w`
+/// (the same rows). `None` for a cell inside the map or further out.
+#[inline]
+pub fn beyond_index(w: usize, h: usize, x: isize, y: isize) -> Option<usize> {
+    let (wi, hi) = (w as isize, h as isize);
+    if !(-1..=wi).contains(&x) || !(-1..=hi).contains(&y) {
+        return None;
+    }
+    let row = w + 2;
+    if y == -1 {
+        Some((x + 1) as usize)
+    } else if y == hi {
+        Some(row + (x + 1) as usize)
+    } else if x == -1 {
+        Some(2 * row + y as usize)
+    } else if x == wi {
+        Some(2 * row + h + y as usize)
+    } else {
+        None
+    }
+}
+
+/// The ground one cell beyond the edge of the `w` x `h` map `terrain` (m; row-major, at least
+/// 2 x 2), laid out as [`beyond_index`] says: each edge cell's height continued by its slope
+/// across the edge, `2·z(edge) − z(inner)` (a corner with the diagonal's slope). Taken from the
+/// input and kept, it holds the edge at the height the terrain had there, as if it went on: a
+/// droplet that lowered the edge below the next place beyond fills the dip it leaves, as it does
+/// inside the map, where before the edge cell was only ever lowered and the river leaving the map
+/// cut a notch to the floor. Stream-power models hold their edge at a fixed base level the same
+/// way (Braun & Willett 2013).
+pub fn beyond_edge(terrain: &[f32], w: usize, h: usize) -> Vec<f32> {
+    let z = |x: usize, y: usize| f64::from(terrain[y * w + x]);
+    // the edge cell nearest (x, y) and the cell as far inside it as (x, y) is outside
+    let near = |v: isize, n: usize| -> (usize, usize) {
+        if v < 0 {
+            (0, 1.min(n - 1))
+        } else if v >= n as isize {
+            (n - 1, n.saturating_sub(2))
+        } else {
+            (v as usize, v as usize)
+        }
+    };
+    let mut ring = vec![0.0f32; 2 * (w + 2) + 2 * h];
+    let mut put = |x: isize, y: isize| {
+        let ((ex, ix), (ey, iy)) = (near(x, w), near(y, h));
+        if let Some(k) = beyond_index(w, h, x, y) {
+            ring[k] = (2.0 * z(ex, ey) - z(ix, iy)) as f32;
+        }
+    };
+    for x in -1..=w as isize {
+        put(x, -1);
+        put(x, h as isize);
+    }
+    for y in 0..h as isize {
+        put(-1, y);
+        put(w as isize, y);
+    }
+    ring
 }
 
 /// Maps a droplet run can use besides the terrain.
@@ -124,9 +188,20 @@ impl State {
             hardness,
             rain,
             nodata,
+            beyond: beyond_edge(terrain.as_slice(), w, h),
         };
         st.start_volume = st.volume();
         Ok(st)
+    }
+
+    /// [`State::beyond`], or, in a state built without it (its length does not fit the map),
+    /// the ground beyond the present terrain's edge.
+    pub fn ground_beyond(&self) -> Vec<f32> {
+        if self.beyond.len() == 2 * (self.width + 2) + 2 * self.height {
+            self.beyond.clone()
+        } else {
+            beyond_edge(&self.terrain, self.width, self.height)
+        }
     }
 
     /// Terrain volume above the reference height, m³.
@@ -156,7 +231,8 @@ const MAGIC: &[u8; 8] = b"ERODEDRP";
 // 3: the hardness map is resistance (1 erodes least), not the erodibility of Jákó & Tóth's equations
 // 4: the nodata mask, a byte per cell after the fields (version 3 reads as without one)
 // 5: the input's hash in the header
-const VERSION: u32 = 5;
+// 6: the ground beyond the edge after the fields (earlier versions take it from their heights)
+const VERSION: u32 = 6;
 /// Words after magic, version and the header's parameter fingerprint (and input hash).
 const HEADER_WORDS: usize = 13;
 
@@ -189,6 +265,7 @@ impl State {
         if let Some(mask) = &self.nodata {
             w.mask(mask);
         }
+        w.f32s(&self.beyond);
         w.finish()
     }
 
@@ -196,7 +273,7 @@ impl State {
     /// parameters.
     pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
         let mut r = Reader::open(bytes, MAGIC, "droplet")?;
-        r.expect_version(&[3, 4, VERSION], |v| {
+        r.expect_version(&[3, 4, 5, VERSION], |v| {
             if v == 2 { " (hardness as resistance; version 2 held it as erodibility): start the run again" } else { "" }
         })?;
         let head = r.header(params_fingerprint, 5)?;
@@ -220,11 +297,14 @@ impl State {
         let hardness = if has_hardness { Some(r.f32s(n)?) } else { None };
         let rain = if has_rain { Some(r.f32s(n)?) } else { None };
         let nodata = if has_nodata { Some(r.mask(n)?) } else { None };
+        let (w, h) = (w as usize, h as usize);
+        // older frames: the edge as the heights now have it
+        let beyond = if r.version >= 6 { r.f32s(2 * (w + 2) + 2 * h)? } else { beyond_edge(&terrain, w, h) };
         r.finish()?;
         Ok(Self {
             input: head.input,
-            width: w as usize,
-            height: h as usize,
+            width: w,
+            height: h,
             cell_size: CellSize { x: f64::from_bits(header[3]), y: f64::from_bits(header[4]) },
             terrain,
             eroded,
@@ -242,6 +322,7 @@ impl State {
             hardness,
             rain,
             nodata,
+            beyond,
         })
     }
 }

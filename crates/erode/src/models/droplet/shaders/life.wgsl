@@ -69,6 +69,9 @@ struct LifeUniforms {
 @group(0) @binding(7) var<storage, read_write> deposited_delta: array<atomic<i32>>;
 // droplet visits per cell as the batch started (the discharge droplets read)
 @group(0) @binding(8) var<storage, read> visits_before: array<u32>;
+// the ground one cell beyond the edge, fixed (state.rs `beyond_edge`): row −1, row h (columns
+// −1..=w each), column −1, column w (rows 0..h each)
+@group(0) @binding(9) var<storage, read> beyond: array<f32>;
 
 const TAU: f32 = 6.28318530717958647692;
 const MAX_EVENTS: u32 = 32u;
@@ -169,6 +172,27 @@ fn cell_index(x: i32, y: i32) -> u32 {
     return u32(cy) * u.width + u32(cx);
 }
 
+// the height at cell (x, y) as a droplet sees it: the terrain and its own recent changes, or,
+// one cell beyond an open edge, the ground there (cpu.rs `Map::sample_beyond`)
+fn ground(x: i32, y: i32) -> f32 {
+    let w = i32(u.width);
+    let h = i32(u.height);
+    if (u.border == 0u && (x < 0 || y < 0 || x >= w || y >= h)) {
+        let row = u.width + 2u;
+        if (y < 0) {
+            return beyond[u32(x + 1)];
+        }
+        if (y >= h) {
+            return beyond[row + u32(x + 1)];
+        }
+        if (x < 0) {
+            return beyond[2u * row + u32(y)];
+        }
+        return beyond[2u * row + u.height + u32(y)];
+    }
+    return terrain[cell_index(x, y)] + own(x, y);
+}
+
 struct Sample {
     height: f32,
     gx: f32,
@@ -180,10 +204,10 @@ fn sample(x: f32, y: f32) -> Sample {
     let iy = i32(floor(y));
     let fu = x - f32(ix);
     let fv = y - f32(iy);
-    let h00 = terrain[cell_index(ix, iy)] + own(ix, iy);
-    let h10 = terrain[cell_index(ix + 1, iy)] + own(ix + 1, iy);
-    let h01 = terrain[cell_index(ix, iy + 1)] + own(ix, iy + 1);
-    let h11 = terrain[cell_index(ix + 1, iy + 1)] + own(ix + 1, iy + 1);
+    let h00 = ground(ix, iy);
+    let h10 = ground(ix + 1, iy);
+    let h01 = ground(ix, iy + 1);
+    let h11 = ground(ix + 1, iy + 1);
     var s: Sample;
     s.gx = (h10 - h00) * (1.0 - fv) + (h11 - h01) * fv;
     s.gy = (h01 - h00) * (1.0 - fu) + (h11 - h10) * fu;
@@ -368,14 +392,17 @@ fn life(@builtin(global_invocation_id) id: vec3<u32>) {
             dir = dir / sqrt(len2);
         }
         var next = p + dir;
+        // an open edge: the droplet takes this last step onto the ground beyond, then leaves
+        var leaves = false;
         if (next.x < 0.0 || next.y < 0.0 || next.x >= w - 1.0 || next.y >= h - 1.0) {
-            if (u.border == 0u) {
-                leaving = true;
-            }
-            if (u.border != 2u) {
+            if (u.border == 1u) {
                 break;
             }
-            next = vec2<f32>(next.x - floor(next.x / w) * w, next.y - floor(next.y / h) * h);
+            if (u.border == 0u) {
+                leaves = true;
+            } else {
+                next = vec2<f32>(next.x - floor(next.x / w) * w, next.y - floor(next.y / h) * h);
+            }
         }
         let there = sample(next.x, next.y);
         let dh = there.height - here.height;
@@ -400,6 +427,10 @@ fn life(@builtin(global_invocation_id) id: vec3<u32>) {
             let room = f32(MAX_LOAD - sediment) * u.quantum;
             let amount = min((capacity - carried) * u.erosion, room);
             sediment += erode(p.x, p.y, amount, -dh);
+        }
+        if (leaves) {
+            leaving = true;
+            break;
         }
         speed = sqrt(max((speed * speed - dh * u.gravity) * u.speed_kept, 0.0));
         water = water * (1.0 - u.evaporation);
