@@ -44,6 +44,14 @@ pub struct MapOutputs {
 }
 
 impl MapOutputs {
+    /// The files [`MapOutputs::write`] writes for maps named `maps`.
+    pub fn file_names<'a>(&self, maps: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let mut names: Vec<String> =
+            maps.into_iter().flat_map(|m| self.formats.iter().map(move |f| format!("{m}.{}", f.extension()))).collect();
+        names.push("preview.png".into());
+        names
+    }
+
     /// Writes `maps` of the run on `input` into `dir`.
     pub fn write(&self, dir: &Path, input: &Loaded, maps: Vec<(&'static str, Vec<f32>)>) -> Result<(), Error> {
         // each map is compressed and written on its own thread

@@ -81,6 +81,8 @@ fn the_output_folder_of_an_sph_run_opens_where_it_ended() {
         checkpoint_every: 0,
         resumed: None,
         stamp: Stamp { hash: 0, input: "tank".into() },
+        inputs: Vec::new(),
+        force: false,
         pool: rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap(),
     };
     erode_io::run::run(job, &Silent).unwrap();

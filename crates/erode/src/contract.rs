@@ -110,6 +110,9 @@ pub trait Model: Send + Sync {
     /// The state as checkpoint bytes (see [`crate::checkpoint`]), to resume with the model's
     /// `resume`.
     fn checkpoint(&self) -> Vec<u8>;
+    /// The fingerprint of its parameters, which its checkpoints carry (see
+    /// [`crate::checkpoint::Header`]): checkpoints with another belong to another run.
+    fn fingerprint(&self) -> u64;
     /// The hash of the input the run began from, which its checkpoints carry (see
     /// [`crate::checkpoint::Header`]; 0: not recorded).
     fn input_hash(&self) -> u64;
@@ -281,7 +284,10 @@ impl Model for GridRun {
         }
     }
     fn checkpoint(&self) -> Vec<u8> {
-        self.state.to_bytes(grid::params_fingerprint(self.cpu.params()))
+        self.state.to_bytes(self.fingerprint())
+    }
+    fn fingerprint(&self) -> u64 {
+        grid::params_fingerprint(self.cpu.params())
     }
     fn input_hash(&self) -> u64 {
         self.state.input
@@ -427,7 +433,10 @@ impl Model for DropletRun {
         }
     }
     fn checkpoint(&self) -> Vec<u8> {
-        self.state.to_bytes(droplet::params_fingerprint(self.cpu.params()))
+        self.state.to_bytes(self.fingerprint())
+    }
+    fn fingerprint(&self) -> u64 {
+        droplet::params_fingerprint(self.cpu.params())
     }
     fn input_hash(&self) -> u64 {
         self.state.input
@@ -537,7 +546,10 @@ impl Model for StreamPowerRun {
         }
     }
     fn checkpoint(&self) -> Vec<u8> {
-        self.state.to_bytes(stream_power::params_fingerprint(self.cpu.params()))
+        self.state.to_bytes(self.fingerprint())
+    }
+    fn fingerprint(&self) -> u64 {
+        stream_power::params_fingerprint(self.cpu.params())
     }
     fn input_hash(&self) -> u64 {
         self.state.input
@@ -644,8 +656,10 @@ impl Model for SphRun {
         }
     }
     fn checkpoint(&self) -> Vec<u8> {
-        let fingerprint = sph::checkpoint::params_fingerprint(self.sim.params());
-        sph::checkpoint::to_bytes(&self.state, &self.sim.frame(), fingerprint)
+        sph::checkpoint::to_bytes(&self.state, &self.sim.frame(), self.fingerprint())
+    }
+    fn fingerprint(&self) -> u64 {
+        sph::checkpoint::params_fingerprint(self.sim.params())
     }
     fn input_hash(&self) -> u64 {
         self.state.input

@@ -106,6 +106,12 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         }
         Ok(())
     };
+    let levels_out = a.levels;
+    erode_io::run::check_inputs_kept(&a.output, a.input_file.as_slice(), || {
+        let mut names: Vec<String> = (0..=levels_out).map(|k| format!("level-{k}.tif")).collect();
+        names.extend(["height.tif", "preview.png", "report.json"].map(String::from));
+        names
+    })?;
     let start = match &a.input_file {
         Some(path) => a.input.read(path)?.map,
         None => {
@@ -158,7 +164,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let model_seconds = t0.elapsed().as_secs_f64();
 
     // the output set, written as a whole
-    erode_io::run::create_output_folder(&a.output)?;
+    let _lock = erode_io::run::create_output_folder(&a.output)?;
     let staging = erode_io::run::Staging::new(&a.output)?;
     let dir = staging.path();
     let write = erode_io::WriteOptions::default();
@@ -201,9 +207,10 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         "levels": report_levels,
         "model_seconds": model_seconds,
         "threads": pool.current_num_threads(),
+        "files": staging.names()?,
     });
     let text = serde_json::to_string_pretty(&report)?;
     erode_io::write_atomic(&dir.join("report.json"), text.as_bytes())?;
-    staging.commit()?;
+    staging.commit(a.input_file.as_slice())?;
     Ok(())
 }

@@ -72,3 +72,48 @@ impl Newest {
         })
     }
 }
+
+/// A fresh run's claim on the checkpoint folder `dir`. Checkpoints of `model` there written with
+/// the same parameters (`fingerprint`) from the same input (`input`; 0: not recorded) are this
+/// run's own, started again: they are removed, as the run writes them anew (kept, the newest of
+/// them would outlive the run's own and be what `--resume` takes). Those of another run are
+/// refused, or with `force` moved into a `replaced-N` folder beside them. Returns a note for the
+/// user when something was removed or moved.
+pub fn claim(dir: &Path, model: &str, fingerprint: u64, input: u64, force: bool) -> Result<Option<String>, RunError> {
+    let found = all(dir, model);
+    let Some((_, newest)) = found.last() else { return Ok(None) };
+    let other = found.iter().find_map(|(_, p)| {
+        let mut head = [0u8; 28];
+        let read = std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+        let word = |k: usize| u64::from_le_bytes(head[k..k + 8].try_into().unwrap_or([0; 8]));
+        if read.is_err() {
+            Some("unreadable")
+        } else if word(12) != fingerprint {
+            Some("other parameters")
+        } else if input != 0 && word(20) != input {
+            Some("another input")
+        } else {
+            None
+        }
+    });
+    let Some(why) = other else {
+        for (_, p) in &found {
+            std::fs::remove_file(p).map_err(|e| Error::io(p, e))?;
+        }
+        return Ok(Some(format!(
+            "erode: note: a fresh run: the {} checkpoints of this run before in {} are replaced",
+            found.len(),
+            dir.display()
+        )));
+    };
+    if !force {
+        return Err(RunError::OtherRun { folder: dir.to_path_buf(), newest: newest.clone(), why });
+    }
+    let aside = (1..).map(|k| dir.join(format!("replaced-{k}"))).find(|p| !p.exists()).unwrap_or(dir.join("replaced"));
+    std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
+    for (_, p) in &found {
+        let to = aside.join(p.file_name().unwrap_or_default());
+        std::fs::rename(p, &to).map_err(|e| Error::io(p, e))?;
+    }
+    Ok(Some(format!("erode: moved {} checkpoints of another {model} run ({why}) to {}", found.len(), aside.display())))
+}

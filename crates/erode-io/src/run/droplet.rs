@@ -32,6 +32,9 @@ impl Front<DropletRun> for DropletFront {
     fn write_outputs(&self, model: &DropletRun, dir: &Path) -> Result<(), RunError> {
         Ok(self.outputs.write(dir, &self.input, model.maps())?)
     }
+    fn file_names(&self, model: &DropletRun) -> Vec<String> {
+        self.outputs.file_names(erode::contract::Model::maps(model).iter().map(|(n, _)| *n))
+    }
     fn report(&self, model: &DropletRun) -> Map<String, Value> {
         let st = model.state();
         let report = json!({

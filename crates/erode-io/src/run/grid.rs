@@ -50,6 +50,9 @@ impl Front<GridRun> for GridFront {
     fn write_outputs(&self, model: &GridRun, dir: &Path) -> Result<(), RunError> {
         Ok(self.outputs.write(dir, &self.input, model.maps())?)
     }
+    fn file_names(&self, model: &GridRun) -> Vec<String> {
+        self.outputs.file_names(erode::contract::Model::maps(model).iter().map(|(n, _)| *n))
+    }
     fn report(&self, model: &GridRun) -> Map<String, Value> {
         let st = model.state();
         let params = model.params();

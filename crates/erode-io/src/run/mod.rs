@@ -22,7 +22,7 @@ pub use grid::GridFront;
 use serde_json::{Map, Value, json};
 pub use sph::SphFront;
 pub(crate) use staging::TEMPORARY_PREFIX;
-pub use staging::{Staging, create_output_folder, remove_stale_temporaries};
+pub use staging::{OutputLock, Staging, check_inputs_kept, create_output_folder, remove_stale_temporaries};
 pub use stamp::Stamp;
 pub use stream_power::StreamPowerFront;
 
@@ -51,6 +51,17 @@ pub enum RunError {
         older: Option<PathBuf>,
         /// Why.
         source: erode::SimError,
+    },
+    /// A fresh run in a folder holding the checkpoints of another run of the model.
+    #[error("{}: holds the checkpoints of another run ({why}; the newest is {}): resume that run with --resume, \
+             choose another output folder, or give --force to move them aside", folder.display(), newest.display())]
+    OtherRun {
+        /// The checkpoint folder.
+        folder: PathBuf,
+        /// Its newest checkpoint of the model.
+        newest: PathBuf,
+        /// How they differ: "other parameters", "another input", "unreadable".
+        why: &'static str,
     },
     /// The checkpoints were made from another input.
     #[error("{input}: not the input the checkpoint {} was made from (its contents differ); give that input, \
@@ -173,6 +184,9 @@ pub trait Front<M: Model>: Send + Sync {
     fn after_advance(&mut self, _model: &M, _watch: &dyn Watch) {}
     /// Writes the results into `dir`.
     fn write_outputs(&self, model: &M, dir: &std::path::Path) -> Result<(), RunError>;
+    /// The names of the files [`Front::write_outputs`] and [`Front::begin`] write in the output
+    /// folder (`report.json` aside).
+    fn file_names(&self, model: &M) -> Vec<String>;
     /// The model's own fields of `report.json`.
     fn report(&self, model: &M) -> Map<String, Value>;
     /// The model's own fields of `report.json`'s `mass_balance`.
@@ -197,6 +211,10 @@ pub struct Job<M, F> {
     pub resumed: Option<PathBuf>,
     /// The input the checkpoints belong to.
     pub stamp: Stamp,
+    /// Every file the run reads (its outputs may not replace one).
+    pub inputs: Vec<PathBuf>,
+    /// A fresh run moves another run's checkpoints aside instead of refusing.
+    pub force: bool,
     /// The worker threads.
     pub pool: rayon::ThreadPool,
 }
@@ -215,9 +233,19 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
     let ckpt_dir = checkpoints::folder(&job.output);
     let start = job.model.done();
 
-    // 1. the last checks, then the output folder
+    // 1. the last checks, then the output folder, this run's while the lock lives
     check(&job)?;
-    create_output_folder(&job.output)?;
+    staging::check_inputs_kept(&job.output, &job.inputs, || {
+        let mut names = job.front.file_names(&job.model);
+        names.push("report.json".into());
+        names
+    })?;
+    let _lock = create_output_folder(&job.output)?;
+    if job.resumed.is_none()
+        && let Some(note) = checkpoints::claim(&ckpt_dir, name, job.model.fingerprint(), job.stamp.hash, job.force)?
+    {
+        watch.note(&note);
+    }
     job.front.begin(&job.model, &job.output, job.resumed.is_none(), watch)?;
 
     // 2. the run: advances of about ADVANCE_SECONDS, in whole granules, never past a checkpoint
@@ -352,9 +380,10 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
     books.extend(front.books(model));
     report.insert("mass_balance".into(), Value::Object(books));
     report.extend(front.report(model));
+    report.insert("files".into(), json!(staging.names()?));
     let text = serde_json::to_string_pretty(&report).map_err(|e| RunError::Other(format!("report.json: {e}")))?;
     crate::write_atomic(&staging.path().join("report.json"), text.as_bytes())?;
-    staging.commit()?;
+    staging.commit(&job.inputs)?;
     outcome.map_err(|e| RunError::Stopped { output: job.output.clone(), source: Box::new(e) })
 }
 

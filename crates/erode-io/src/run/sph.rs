@@ -129,6 +129,11 @@ impl Front<SphRun> for SphFront {
     fn write_outputs(&self, model: &SphRun, dir: &Path) -> Result<(), RunError> {
         Ok(write_results(dir, model.state(), self.view, self.scale)?)
     }
+    fn file_names(&self, _model: &SphRun) -> Vec<String> {
+        ["mesh.obj", "mesh.ply", "mesh.glb", "preview.png", "particles.ply", "start.ply", "start.png"]
+            .map(String::from)
+            .to_vec()
+    }
     fn report(&self, model: &SphRun) -> Map<String, Value> {
         let st = model.state();
         let report = json!({

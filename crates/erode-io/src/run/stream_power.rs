@@ -33,6 +33,9 @@ impl Front<StreamPowerRun> for StreamPowerFront {
     fn write_outputs(&self, model: &StreamPowerRun, dir: &Path) -> Result<(), RunError> {
         Ok(self.outputs.write(dir, &self.input, erode::contract::Model::maps(model))?)
     }
+    fn file_names(&self, model: &StreamPowerRun) -> Vec<String> {
+        self.outputs.file_names(erode::contract::Model::maps(model).iter().map(|(n, _)| *n))
+    }
     fn report(&self, model: &StreamPowerRun) -> Map<String, Value> {
         let st = model.state();
         let r = model.sim().routing();

@@ -110,7 +110,8 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
     backend.place(&mut model, quiet, DropletRun::use_gpu)?;
     super::say_scale(params.scale_note(input.terrain().cell_size()));
     let front = DropletFront::new(input.loaded, formats, preset);
-    a.run.job(model, front, Until::Count(total), checkpoint, input.stamp)
+    let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
+    a.run.job(model, front, Until::Count(total), checkpoint, input.stamp, &files)
 }
 
 /// The droplets a run goes to: `--droplets`, or `--droplets-per-cell` (default 1) times the cells.

@@ -95,7 +95,8 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     };
     super::say_scale(params.scale_note(input.terrain().cell_size()));
     let front = GridFront::new(&model, input.loaded, formats, preset);
-    a.run.job(model, front, until, checkpoint, input.stamp)
+    let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
+    a.run.job(model, front, until, checkpoint, input.stamp, &files)
 }
 
 /// Seconds from `90`, `90s`, `30min` or `2h`.

@@ -61,6 +61,10 @@ pub struct RunArgs {
     /// Continue from the newest checkpoint in OUTDIR up to the total asked for.
     #[arg(long)]
     resume: bool,
+    /// A fresh run in a folder holding another run's checkpoints (other parameters or input)
+    /// moves them into `checkpoints/replaced-N` instead of refusing.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     input: crate::input::InputArgs,
 }
@@ -71,7 +75,8 @@ impl RunArgs {
         Ok(if self.resume { Some(Newest::read(&self.output, model)?) } else { None })
     }
 
-    /// The job of `model` and its `front`, to run `until`, from `checkpoint` when resuming.
+    /// The job of `model` and its `front`, to run `until`, from `checkpoint` when resuming;
+    /// `files` are what it reads besides the parameter file.
     fn job<M, F>(
         self,
         model: M,
@@ -79,7 +84,9 @@ impl RunArgs {
         until: Until,
         checkpoint: Option<Newest>,
         stamp: Stamp,
+        files: &[Option<&std::path::Path>],
     ) -> anyhow::Result<Job<M, F>> {
+        let inputs = files.iter().flatten().map(|p| p.to_path_buf()).chain(self.params.clone()).collect();
         Ok(Job {
             model,
             front,
@@ -88,6 +95,8 @@ impl RunArgs {
             checkpoint_every: self.checkpoint_every,
             resumed: checkpoint.map(|c| c.path),
             stamp,
+            inputs,
+            force: self.force,
             pool: thread_pool(self.threads)?,
         })
     }

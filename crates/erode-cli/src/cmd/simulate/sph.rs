@@ -97,5 +97,8 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
         }
     };
     let front = SphFront::new(&s.name, a.snapshot_every, s.view).scaled(s.scale);
-    a.run.job(model, front, Until::Count(a.iterations), checkpoint, stamp)
+    // a scene named by a file (not one of the built-in scenes)
+    let scene_file = a.scene.as_deref().map(std::path::Path::new).filter(|p| p.is_file());
+    let files = [a.input_file.as_deref(), scene_file];
+    a.run.job(model, front, Until::Count(a.iterations), checkpoint, stamp, &files)
 }

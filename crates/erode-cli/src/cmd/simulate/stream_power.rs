@@ -116,5 +116,11 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
     };
     super::say_scale(params.scale_note(model.state().cell_size));
     let front = StreamPowerFront::new(input.loaded, formats, preset);
-    a.run.job(model, front, Until::Count(steps as u64), checkpoint, input.stamp)
+    let files = [
+        a.maps.input_file.as_deref(),
+        a.uplift_map.as_deref(),
+        a.erodibility_map.as_deref(),
+        a.hardness_map.as_deref(),
+    ];
+    a.run.job(model, front, Until::Count(steps as u64), checkpoint, input.stamp, &files)
 }
