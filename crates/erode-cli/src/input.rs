@@ -48,10 +48,10 @@ fn pair(text: &str, what: &str) -> anyhow::Result<(f64, f64)> {
     }
 }
 
-/// Smallest cell size accepted, m.
-pub const MIN_CELL_SIZE: f64 = 1e-4;
+/// Smallest cell size accepted, m (the library's bound).
+pub const MIN_CELL_SIZE: f64 = CellSize::MIN;
 /// Largest cell size accepted, m.
-pub const MAX_CELL_SIZE: f64 = 1e7;
+pub const MAX_CELL_SIZE: f64 = CellSize::MAX;
 
 /// Parses `S` or `XxY` metres given as `--cell-size`.
 pub fn parse_cell_size(text: &str) -> anyhow::Result<CellSize> {
@@ -64,13 +64,11 @@ pub fn parse_cell_size_as(text: &str, flag: &str) -> anyhow::Result<CellSize> {
     if !(x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()) {
         bail!("{flag} `{text}`: must be positive metres");
     }
-    // beyond these the models' steps underflow or overflow (no terrain is sampled finer than
-    // 0.1 mm or coarser than 10,000 km)
-    let (lo, hi) = (MIN_CELL_SIZE, MAX_CELL_SIZE);
-    if !(lo..=hi).contains(&x) || !(lo..=hi).contains(&y) {
-        bail!("{flag} `{text}`: must be {lo:e} to {hi:e} m");
+    let cell = CellSize { x, y };
+    if cell.check().is_err() {
+        bail!("{flag} `{text}`: must be {MIN_CELL_SIZE:e} to {MAX_CELL_SIZE:e} m");
     }
-    Ok(CellSize { x, y })
+    Ok(cell)
 }
 
 impl InputArgs {

@@ -43,6 +43,25 @@ fn fixtures(d: &Path) {
     // two closed cubes overlapping by 5 m on each axis (edges cross faces along their diagonals)
     std::fs::write(d.join("overlap.obj"), cubes(&[[0.0; 3], [5.0; 3]], false)).unwrap();
     tiff_with(d, "badnodata.tif", |img| img.encoder().write_tag(tiff::tags::Tag::GdalNodata, "abc").unwrap());
+    // metadata out of bounds: cells of 1e-30 m, a NaN pixel scale, an inverted height range
+    for (name, scale) in [("tinycells.tif", 1e-30), ("nanscale.tif", f64::NAN)] {
+        tiff_with(d, name, |img| {
+            img.encoder().write_tag(tiff::tags::Tag::ModelPixelScaleTag, &[scale, scale, 0.0][..]).unwrap();
+            img.encoder()
+                .write_tag(tiff::tags::Tag::ModelTiepointTag, &[0.0, 0.0, 0.0, 500.0, 900.0, 0.0][..])
+                .unwrap();
+        });
+    }
+    ok(&["generate", "--size", "16", "--cell-size", "2", "-o", "meta.pgm"], d);
+    let pgm = std::fs::read(d.join("meta.pgm")).unwrap();
+    let edit = |from: &str, to: &str| {
+        let text = String::from_utf8_lossy(&pgm[..80]).into_owned();
+        let at = text.find(from).unwrap();
+        [&pgm[..at], to.as_bytes(), &pgm[at + from.len()..]].concat()
+    };
+    std::fs::write(d.join("tinycells.pgm"), edit("cell_size=2e0x2e0", "cell_size=1e-30x1e-30")).unwrap();
+    std::fs::write(d.join("inverted.pgm"), edit("min_height=0e0 max_height=", "min_height=9e9 max_height=")).unwrap();
+    std::fs::remove_file(d.join("meta.pgm")).unwrap();
     tiff_with(d, "rotated.tif", |img| {
         let m = [1.0, 0.5, 0.0, 0.0, 0.5, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
         img.encoder().write_tag(tiff::tags::Tag::ModelTransformationTag, &m[..]).unwrap();
@@ -111,6 +130,12 @@ const CASES: &[(&str, &str)] = &[
     ("generate --cell-size 1e300 -o x.tif", "--cell-size"),
     ("generate -o nofolder/x.tif", "nofolder"),
     // info
+    ("info tinycells.tif", "1e-30"),
+    ("info nanscale.tif", "pixel scale NaN"),
+    ("info tinycells.pgm", "--cell-size"),
+    ("info inverted.pgm", "does not increase"),
+    ("simulate grid tinycells.tif -o o", "--cell-size"),
+    ("simulate stream-power inverted.pgm -o o", "--min-height"),
     ("info garbage.png", "garbage.png"),
     ("info missing.tif", "missing.tif"),
     ("info empty.tif", "empty.tif"),

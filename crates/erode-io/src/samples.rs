@@ -79,6 +79,15 @@ pub(crate) fn finish(d: Decoded, format: Format, options: &ReadOptions) -> Resul
             (values, None)
         }
         Samples::Int { values, full_scale, kind } => {
+            if options.mapping.is_none()
+                && let Some((min, max)) = d.meta.range
+                && !(max >= min && min.is_finite() && max.is_finite())
+            {
+                // an inverted range turned the terrain upside down before
+                return Err(FormatError::Options(format!(
+                    "the file's height range {min} to {max} m does not increase: give --min-height and --max-height"
+                )));
+            }
             let mapping = options.mapping.unwrap_or(match (kind, d.meta.range) {
                 (_, Some((min, max))) => IntMapping::Range { min, max },
                 (IntKind::Image, None) => IntMapping::Range { min: DEFAULT_IMAGE_RANGE.0, max: DEFAULT_IMAGE_RANGE.1 },
@@ -101,6 +110,16 @@ pub(crate) fn finish(d: Decoded, format: Format, options: &ReadOptions) -> Resul
         }
     };
     let cell_size = options.cell_size.or(d.meta.cell_size).unwrap_or_default();
+    if options.cell_size.is_none() && cell_size.check().is_err() {
+        return Err(FormatError::Options(format!(
+            "the file's georeference or metadata gives cells of {:e} x {:e} m, outside {:e} to {:e} m: give the \
+             cell size (--cell-size)",
+            cell_size.x,
+            cell_size.y,
+            erode::CellSize::MIN,
+            erode::CellSize::MAX
+        )));
+    }
     let grid = Grid::from_vec(d.width, d.height, cell_size, heights)?;
     let any = mask.iter().any(|&m| m);
     let map = Heightmap::with_nodata(grid, any.then_some(mask))?;

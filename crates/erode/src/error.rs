@@ -39,8 +39,9 @@ pub enum GridError {
         /// Values given.
         len: usize,
     },
-    /// A cell size that is not a positive finite number of metres.
-    #[error("cell size must be positive and finite, got {x} x {y} m")]
+    /// A cell size outside [`crate::CellSize::MIN`] to [`crate::CellSize::MAX`] metres (or not
+    /// a number).
+    #[error("cells of {x:e} x {y:e} m: a cell side must be 1e-4 to 1e7 m")]
     BadCellSize {
         /// Along x, metres.
         x: f64,

@@ -23,8 +23,17 @@ impl CellSize {
         self.x * self.y
     }
 
-    fn check(&self) -> Result<(), GridError> {
-        let ok = |v: f64| v.is_finite() && v > 0.0;
+    /// The smallest cell side accepted, m: finer, the models' steps underflow (no terrain is
+    /// sampled finer than 0.1 mm).
+    pub const MIN: f64 = 1e-4;
+    /// The largest cell side accepted, m (10,000 km): coarser, they overflow.
+    pub const MAX: f64 = 1e7;
+
+    /// Refuses a side that is not a finite number of metres from [`CellSize::MIN`] to
+    /// [`CellSize::MAX`]: the one check of a cell size, wherever it comes from (a flag, a
+    /// file's metadata, a checkpoint, Python).
+    pub fn check(&self) -> Result<(), GridError> {
+        let ok = |v: f64| (Self::MIN..=Self::MAX).contains(&v);
         if ok(self.x) && ok(self.y) { Ok(()) } else { Err(GridError::BadCellSize { x: self.x, y: self.y }) }
     }
 }

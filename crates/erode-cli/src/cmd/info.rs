@@ -73,7 +73,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     println!("  heights     min {:.3} m, max {:.3} m, mean {:.3} m", stats.min, stats.max, stats.mean);
     println!("  nodata      {} cells", map.nodata_count());
     if let Some(m) = &loaded.info.mapping {
-        println!("  mapping     {m:?}");
+        match m {
+            erode_io::IntMapping::Range { min, max } => {
+                println!("  mapping     samples 0 to full scale span {min} to {max} m")
+            }
+            erode_io::IntMapping::Scale { scale, offset } => {
+                println!("  mapping     {offset} m + {scale} m per sample")
+            }
+        }
     }
     if let Some(geo) = d.get("georeference").filter(|g| !g.is_null()) {
         println!("  georef      {geo}");

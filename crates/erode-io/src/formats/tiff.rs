@@ -141,6 +141,17 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
         }
     };
     let cell_size = geo.cell_size_metres(height);
+    if cell_size.is_none()
+        && options.cell_size.is_none()
+        && let Some((sx, sy)) = geo.pixel_size()
+        && !(sx.abs() > 0.0 && sy.abs() > 0.0 && sx.is_finite() && sy.is_finite())
+    {
+        // a pixel scale that is no size (NaN, 0, negative both ways) read as 1 m before
+        return Err(corrupt(
+            NAME,
+            format!("the GeoTIFF pixel scale {sx} x {sy} is no cell size (give the cell size with --cell-size)"),
+        ));
+    }
     let image = d.read_image().map_err(read_error)?;
     let n = width * height;
     let int = |values: Vec<i32>, full_scale: u32| Samples::Int { values, full_scale, kind: IntKind::Metres };
@@ -152,7 +163,19 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
         DecodingResult::I32(v) => (int(v, i32::MAX as u32), "int32"),
         DecodingResult::U8(v) => (int(v.into_iter().map(i32::from).collect(), 255), "uint8"),
         DecodingResult::I8(v) => (int(v.into_iter().map(i32::from).collect(), 127), "int8"),
-        other => return Err(unsupported(NAME, format!("sample type {:?}", std::mem::discriminant(&other)))),
+        other => {
+            let kind = match other {
+                DecodingResult::U32(_) => "uint32",
+                DecodingResult::U64(_) => "uint64",
+                DecodingResult::I64(_) => "int64",
+                DecodingResult::F16(_) => "float16",
+                _ => "this",
+            };
+            return Err(unsupported(
+                NAME,
+                format!("{kind} samples (erode reads 8/16/32-bit integers and 32/64-bit floats)"),
+            ));
+        }
     };
     let len = match &samples {
         Samples::Float(v) => v.len(),
