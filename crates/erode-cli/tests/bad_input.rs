@@ -356,6 +356,10 @@ fn resume_refuses_another_input_a_shorter_run_and_names_an_older_checkpoint() {
         common::refused(&args(&strs(&run("b.tif", more, true))), d, "b.tif");
         // fewer than the checkpoint holds
         common::refused(&args(&strs(&run("a.tif", fewer, true))), d, "past");
+        // the same map said to have other cells
+        let mut resized = run("a.tif", more, true);
+        resized.extend(["--cell-size".into(), "2".into()]);
+        common::refused(&args(&strs(&resized)), d, "the run has cells of 1 x 1 m, the input now 2 x 2 m");
         // a corrupt newest checkpoint: the error names the older one
         let ckpts: Vec<_> = files_in(&d.join(&out).join("checkpoints"))
             .into_iter()

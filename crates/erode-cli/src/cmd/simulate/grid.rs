@@ -68,7 +68,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let mut model = match &checkpoint {
         Some(c) => {
             let resume = |b: &[u8]| GridRun::resume(params.clone(), b, a.run.input.max_cells);
-            input.resume(c, resume, |m| (m.state().width, m.state().height))?
+            input.resume(c, resume, |m| (m.state().width, m.state().height, m.state().cell_size))?
         }
         None => {
             let maps = StartMaps {

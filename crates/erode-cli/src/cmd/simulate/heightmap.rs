@@ -58,16 +58,31 @@ impl Input {
         &self.loaded.map.heights
     }
 
-    /// The model `resume` makes of checkpoint `c`, checked to fit this input (`size`: its
-    /// columns and rows).
+    /// The model `resume` makes of checkpoint `c`, checked to fit this input (`shape`: its
+    /// columns, rows and cell size).
     pub fn resume<R>(
         &self,
         c: &Newest,
         resume: impl FnOnce(&[u8]) -> Result<R, erode::SimError>,
-        size: impl FnOnce(&R) -> (usize, usize),
+        shape: impl FnOnce(&R) -> (usize, usize, erode::CellSize),
     ) -> anyhow::Result<R> {
         let model = c.resume(resume)?;
-        self.check_size(&c.path, size(&model))?;
+        let (w, h, cell) = shape(&model);
+        self.check_size(&c.path, (w, h))?;
+        let now = self.terrain().cell_size();
+        if now != cell {
+            // the run's cells are its own: a --cell-size (or a georeference) that says otherwise
+            // was kept silently before
+            bail!(
+                "{}: the run has cells of {} x {} m, the input now {} x {} m (--cell-size or its georeference): \
+                 give the cell size it began with, or start afresh without --resume",
+                c.path.display(),
+                cell.x,
+                cell.y,
+                now.x,
+                now.y
+            );
+        }
         Ok(model)
     }
 

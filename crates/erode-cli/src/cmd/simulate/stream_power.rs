@@ -89,7 +89,7 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
     let model = match &checkpoint {
         Some(c) => {
             let resume = |b: &[u8]| StreamPowerRun::resume(params.clone(), b, a.run.input.max_cells);
-            input.resume(c, resume, |m| (m.state().width, m.state().height))?
+            input.resume(c, resume, |m| (m.state().width, m.state().height, m.state().cell_size))?
         }
         None => {
             let maps = StartMaps {
