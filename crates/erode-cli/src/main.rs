@@ -82,8 +82,18 @@ fn one_line(e: &anyhow::Error) -> String {
     line.replace('\n', " ")
 }
 
+/// `command` and every subcommand under it reading a value that starts with `-` and a digit as
+/// a number: `--seed -1` is then a bad seed, not an unknown argument `-1`.
+fn negative_numbers(command: clap::Command) -> clap::Command {
+    command.allow_negative_numbers(true).mut_subcommands(negative_numbers)
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    use clap::{CommandFactory, FromArgMatches};
+    let parsed = negative_numbers(Cli::command())
+        .try_get_matches()
+        .and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };

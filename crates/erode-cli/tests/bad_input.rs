@@ -122,6 +122,8 @@ const CASES: &[(&str, &str)] = &[
     ("generate --relief -5 -o x.tif", "relief"),
     ("generate --persistence 2 -o x.tif", "persistence"),
     ("generate --octaves 0 -o x.tif", "octaves"),
+    // a negative number is a value of its option, not an unknown argument
+    ("generate --seed -1 -o x.tif", "invalid value '-1' for '--seed"),
     ("generate -o x.bmp", "x.bmp"),
     ("generate --size 0 -o x.tif", "0"),
     ("generate --size 100000 -o x.tif", "100000 x 100000"),
