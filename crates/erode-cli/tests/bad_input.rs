@@ -118,6 +118,8 @@ fn tiff_with(d: &Path, name: &str, tags: impl FnOnce(&mut Image<'_>)) {
 
 /// (arguments, what the one line must name).
 const CASES: &[(&str, &str)] = &[
+    // stream power: a step longer than the run, in short numbers
+    ("simulate stream-power good.tif -o o --years 2e6 --dt-years 1e308", "dt_years 1e308"),
     // generate
     ("generate --relief -5 -o x.tif", "relief"),
     ("generate --persistence 2 -o x.tif", "persistence"),

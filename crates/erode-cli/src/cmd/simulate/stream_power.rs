@@ -70,9 +70,23 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
     if !(a.years.is_finite() && a.years >= 0.0) {
         bail!("--years {}: must be a number of years >= 0", a.years);
     }
-    let steps = (a.years / params.dt_years).ceil();
+    let dt = params.dt_years;
+    if a.years > 0.0 && dt > a.years {
+        bail!("dt_years {dt:e}: a step longer than the run (--years {:e}); give --dt-years at most that", a.years);
+    }
+    let steps = (a.years / dt).ceil();
     if steps > MAX_STEPS {
-        bail!("--years {} at dt_years {}: {steps:e} steps, more than {MAX_STEPS:e}", a.years, params.dt_years);
+        bail!("--years {:e} at dt_years {dt:e}: {steps:e} steps, more than {MAX_STEPS:e}", a.years);
+    }
+    if steps * dt != a.years {
+        // the model takes whole steps: the run ends past the time asked for, and says so
+        eprintln!(
+            "erode: note: --years {} is {:.3} steps of {dt} years: running {steps} steps, {} years (give --dt-years \
+             dividing --years to end there)",
+            a.years,
+            a.years / dt,
+            steps * dt
+        );
     }
     let files = MapFiles { hardness: a.hardness_map.as_deref(), rain: None };
     let input = Input::read(
