@@ -419,3 +419,32 @@ fn a_closed_domain_needs_a_base_level() {
     let sea = Params { sea_level: 0.1, ..closed };
     assert!(CpuSim::new(sea, &st).is_ok());
 }
+
+/// Every rate at its bound (and past it refused): a run of 10⁶ years stays finite, with MFD and
+/// the steepest exponents too.
+#[test]
+fn params_at_their_bounds_stay_finite() {
+    use erode::models::stream_power::params::{MAX_DIFFUSIVITY, MAX_ERODIBILITY, MAX_UPLIFT};
+    let mut plain = noisy_plain(48, 100.0, 3).unwrap();
+    plain.set_cell_size(CellSize::square(100.0)).unwrap();
+    let d = Params { dt_years: 1e5, ..Params::default() };
+    for p in [
+        Params { uplift: MAX_UPLIFT, ..d.clone() },
+        Params { uplift: -MAX_UPLIFT, ..d.clone() },
+        Params { erodibility: MAX_ERODIBILITY, m: 4.0, n: 4.0, ..d.clone() },
+        Params { erodibility: MAX_ERODIBILITY, flow: "mfd".into(), ..d.clone() },
+        Params { diffusivity: MAX_DIFFUSIVITY, uplift: MAX_UPLIFT, ..d.clone() },
+    ] {
+        p.validate().unwrap();
+        let mut st = state(&plain);
+        run(&p, &mut st, 10);
+        assert!(st.terrain.iter().all(|z| z.is_finite()), "{p:?}: not finite");
+    }
+    for p in [
+        Params { uplift: 2.0 * MAX_UPLIFT, ..d.clone() },
+        Params { erodibility: 1e300, ..d.clone() },
+        Params { diffusivity: 2.0 * MAX_DIFFUSIVITY, ..d.clone() },
+    ] {
+        assert!(p.validate().is_err(), "{p:?} passed");
+    }
+}

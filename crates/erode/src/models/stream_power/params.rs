@@ -100,6 +100,13 @@ pub const MAX_EXPONENT: f64 = 4.0;
 /// On finer cells it cuts one-cell trenches into hillslopes that no river would hold.
 pub const CELL_RANGE: (f64, f64) = (10.0, 10_000.0);
 
+/// Largest uplift rate, either way, m/yr.
+pub const MAX_UPLIFT: f64 = 1.0;
+/// Largest erodibility `K`, m^(1-2m)/yr.
+pub const MAX_ERODIBILITY: f64 = 1.0;
+/// Largest hillslope diffusivity, m²/yr.
+pub const MAX_DIFFUSIVITY: f64 = 1e4;
+
 impl Params {
     /// A note when `cell` lies outside [`CELL_RANGE`].
     pub fn scale_note(&self, cell: crate::CellSize) -> Option<crate::models::ScaleNote> {
@@ -118,17 +125,30 @@ impl Params {
         Some(crate::models::ScaleNote { model: "stream-power", cell: size, fits: CELL_RANGE, why: why.into(), instead })
     }
 
-    /// Checks every parameter.
+    /// Checks every parameter (bounds: [`MAX_UPLIFT`], [`MAX_ERODIBILITY`], [`MAX_DIFFUSIVITY`]).
     pub fn validate(&self) -> Result<(), ParamError> {
         fn check(ok: bool, name: &'static str, value: f64, expected: &'static str) -> Result<(), ParamError> {
             if ok { Ok(()) } else { Err(ParamError { name, value, expected }) }
         }
         let rate = |v: f64| v.is_finite() && v >= 0.0;
-        check(self.uplift.is_finite(), "uplift", self.uplift, "a finite rate, m/yr")?;
-        check(rate(self.erodibility), "erodibility", self.erodibility, ">= 0, m^(1-2m)/yr")?;
+        // bounds far past any landscape (uplift: mountain belts rise ~1e-2 m/yr; erodibility:
+        // 1e-7 to 1e-4; diffusivity: 1e-3 to 1 m²/yr) that keep a run finite: at each of
+        // them a run of 1e6 years stays finite (the test `params_at_their_bounds_stay_finite`)
+        check(self.uplift.abs() <= MAX_UPLIFT, "uplift", self.uplift, "-1 to 1 m/yr")?;
+        check(
+            rate(self.erodibility) && self.erodibility <= MAX_ERODIBILITY,
+            "erodibility",
+            self.erodibility,
+            "0 to 1, m^(1-2m)/yr",
+        )?;
         check(self.m.is_finite() && (0.0..=MAX_EXPONENT).contains(&self.m), "m", self.m, "0 to 4")?;
         check(self.n.is_finite() && self.n > 0.0 && self.n <= MAX_EXPONENT, "n", self.n, "> 0 and <= 4")?;
-        check(rate(self.diffusivity), "diffusivity", self.diffusivity, ">= 0 m²/yr")?;
+        check(
+            rate(self.diffusivity) && self.diffusivity <= MAX_DIFFUSIVITY,
+            "diffusivity",
+            self.diffusivity,
+            "0 to 1e4 m²/yr",
+        )?;
         check(self.dt_years.is_finite() && self.dt_years > 0.0, "dt_years", self.dt_years, "> 0 years")?;
         check(self.sea_level < f64::INFINITY, "sea_level", self.sea_level, "a height or -inf")?;
         check((0.0..=1.0).contains(&self.rock_erodibility), "rock_erodibility", self.rock_erodibility, "0 to 1")?;
@@ -176,11 +196,11 @@ impl Params {
 
 /// `erode params stream-power`: each parameter with its unit and range.
 pub const PARAM_DOCS: &[(&str, &str)] = &[
-    ("uplift", "rock uplift rate U, m/yr (an uplift map multiplies it)"),
-    ("erodibility", "K in K*A^m*S^n, m^(1-2m)/yr (>= 0; an erodibility map multiplies it)"),
+    ("uplift", "rock uplift rate U, m/yr (-1 to 1; an uplift map multiplies it)"),
+    ("erodibility", "K in K*A^m*S^n, m^(1-2m)/yr (0 to 1; an erodibility map multiplies it)"),
     ("m", "drainage-area exponent (0..4); steady channels have slope ~ A^(-m/n)"),
     ("n", "slope exponent (> 0, <= 4; 1 is solved exactly, others by Newton iterations)"),
-    ("diffusivity", "hillslope diffusivity D, m^2/yr (>= 0)"),
+    ("diffusivity", "hillslope diffusivity D, m^2/yr (0 to 1e4)"),
     ("dt_years", "time step, years (> 0; implicit solvers: any step is stable)"),
     ("sea_level", "cells at or below it are sea, base level, m (-inf: no sea)"),
     ("open_edges", "map edges at base level: letters among n, e, s, w (\"\" closes all; needs a sea_level)"),
