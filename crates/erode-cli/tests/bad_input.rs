@@ -62,6 +62,12 @@ fn fixtures(d: &Path) {
     std::fs::write(d.join("tinycells.pgm"), edit("cell_size=2e0x2e0", "cell_size=1e-30x1e-30")).unwrap();
     std::fs::write(d.join("inverted.pgm"), edit("min_height=0e0 max_height=", "min_height=9e9 max_height=")).unwrap();
     std::fs::remove_file(d.join("meta.pgm")).unwrap();
+    // readers check before they read: a FIFO (it would block), a 5 GiB sparse raw file, a PLY
+    // whose header claims forty elements of 50 million vertices in a few hundred bytes
+    assert!(Command::new("mkfifo").arg(d.join("pipe.tif")).status().unwrap().success());
+    std::fs::File::create(d.join("huge.r32")).unwrap().set_len(5 << 30).unwrap();
+    let bomb: String = (0..40).map(|_| "element vertex 50000000\nproperty float x\n").collect();
+    std::fs::write(d.join("bomb.ply"), format!("ply\nformat ascii 1.0\n{bomb}end_header\n0\n")).unwrap();
     tiff_with(d, "rotated.tif", |img| {
         let m = [1.0, 0.5, 0.0, 0.0, 0.5, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
         img.encoder().write_tag(tiff::tags::Tag::ModelTransformationTag, &m[..]).unwrap();
@@ -118,6 +124,10 @@ fn tiff_with(d: &Path, name: &str, tags: impl FnOnce(&mut Image<'_>)) {
 
 /// (arguments, what the one line must name).
 const CASES: &[(&str, &str)] = &[
+    // header bombs and files that are no files, refused before reading
+    ("info pipe.tif", "not a regular file"),
+    ("info huge.r32", "--max-cells"),
+    ("simulate sph bomb.ply -o o --iterations 1", "the header's elements need"),
     // rates past any landscape's, which made runs go non-finite
     ("simulate grid good.tif -o o --set rain_rate=1e308", "rain_rate"),
     ("simulate stream-power good.tif -o o --set uplift=1e300", "uplift"),

@@ -197,8 +197,35 @@ pub struct WriteOptions {
 /// Reads a heightmap, choosing the format from the extension.
 pub fn read(path: &Path, options: &ReadOptions) -> Result<Loaded, Error> {
     let format = Format::from_path(path)?;
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    // no heightmap of `max_cells` cells takes more than 16 bytes a cell (four f32 channels) and
+    // its headers; a raw file holds exactly its samples
+    let most = match format {
+        Format::R16 => options.max_cells.saturating_mul(2),
+        Format::R32 => options.max_cells.saturating_mul(4),
+        _ => options.max_cells.saturating_mul(16).saturating_add(16 << 20),
+    };
+    let bytes = read_file(path, most, |len| {
+        format!(
+            "{len} bytes, more than a {format:?} heightmap of at most {} cells takes (raise --max-cells if this is \
+             intended)",
+            options.max_cells
+        )
+    })?;
     decode(&bytes, format, options).map_err(|e| Error::format(path, e))
+}
+
+/// The bytes of `path`, a regular file (a FIFO or device would block or never end) of at most
+/// `most` bytes (else `too_large` of its length says why), checked before anything is read.
+pub(crate) fn read_file(path: &Path, most: u64, too_large: impl FnOnce(u64) -> String) -> Result<Vec<u8>, Error> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() { "a folder" } else { "not a regular file (a FIFO, socket or device)" };
+        return Err(Error::format(path, FormatError::Options(format!("{what}: erode reads files"))));
+    }
+    if meta.len() > most {
+        return Err(Error::format(path, FormatError::Options(too_large(meta.len()))));
+    }
+    std::fs::read(path).map_err(|e| Error::io(path, e))
 }
 
 /// Decodes a heightmap from bytes of a known format.

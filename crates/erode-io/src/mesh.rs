@@ -21,7 +21,7 @@ const MAX_ELEMENTS: u64 = 50_000_000;
 
 /// Reads a mesh, the format chosen by the extension.
 pub fn read_mesh(path: &Path) -> Result<TriMesh, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::read_file(path, u64::MAX, |_| String::new())?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let fmt = |e| Error::format(path, e);
     let (positions, faces) = match ext.as_str() {
@@ -315,6 +315,35 @@ fn decode_ply(bytes: &[u8]) -> Result<Decoded, FormatError> {
         }
     }
     let enc = enc.ok_or_else(|| corrupt("PLY", "no format line"))?;
+    // the counts against the file before anything is allocated: every item of an element
+    // takes at least its properties' bytes (binary; a list at least its count) or a character
+    // and a space each (ASCII), so a header claiming more than the file holds is refused here
+    // (forty `element vertex 50000000` lines in 992 bytes asked for 12.9 GB)
+    let left = bytes.len().saturating_sub(body) as u64;
+    let mut needed = 0u64;
+    for el in &elements {
+        if el.count > 0 && el.properties.is_empty() {
+            return Err(corrupt("PLY", format!("element {} claims {} items with no properties", el.name, el.count)));
+        }
+        let per_item: u64 = el
+            .properties
+            .iter()
+            .map(|p| {
+                let ty = match p {
+                    Property::Scalar { ty, .. } => ty,
+                    Property::List { count, .. } => count,
+                };
+                if enc == Encoding::Ascii { 2 } else { scalar_size(ty).unwrap_or(1) as u64 }
+            })
+            .sum();
+        needed = needed.saturating_add(el.count.saturating_mul(per_item));
+    }
+    // (an ASCII file's last value needs no space after it)
+    if needed > left + u64::from(enc == Encoding::Ascii) {
+        return Err(FormatError::Truncated(format!(
+            "the header's elements need at least {needed} bytes, the file holds {left} after it"
+        )));
+    }
     let text =
         if enc == Encoding::Ascii { std::str::from_utf8(&bytes[body..]).map_err(|e| corrupt("PLY", e))? } else { "" };
     let mut r = Reader { bytes, pos: body, enc, words: text.split_whitespace() };
@@ -531,7 +560,7 @@ mod tests {
         let p = dir.path().join("bad.ply");
         std::fs::write(&p, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nend_header\n0 0 0\n1 0\n").unwrap();
         let e = read_mesh(&p).unwrap_err().to_string();
-        assert!(e.contains("bad.ply") && e.contains("ends early"), "{e}");
+        assert!(e.contains("bad.ply") && e.contains("truncated"), "{e}");
         let p = dir.path().join("m.xyz");
         std::fs::write(&p, "x").unwrap();
         assert!(read_mesh(&p).unwrap_err().to_string().contains("unknown mesh format"));
