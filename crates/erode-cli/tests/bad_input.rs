@@ -68,6 +68,9 @@ fn fixtures(d: &Path) {
     std::fs::File::create(d.join("huge.r32")).unwrap().set_len(5 << 30).unwrap();
     let bomb: String = (0..40).map(|_| "element vertex 50000000\nproperty float x\n").collect();
     std::fs::write(d.join("bomb.ply"), format!("ply\nformat ascii 1.0\n{bomb}end_header\n0\n")).unwrap();
+    // a binary STL whose count says 1000 triangles, holding 10
+    let lie = [&[0u8; 80][..], &1000u32.to_le_bytes(), &[0u8; 500]].concat();
+    std::fs::write(d.join("lie.stl"), lie).unwrap();
     tiff_with(d, "rotated.tif", |img| {
         let m = [1.0, 0.5, 0.0, 0.0, 0.5, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
         img.encoder().write_tag(tiff::tags::Tag::ModelTransformationTag, &m[..]).unwrap();
@@ -124,6 +127,7 @@ fn tiff_with(d: &Path, name: &str, tags: impl FnOnce(&mut Image<'_>)) {
 
 /// (arguments, what the one line must name).
 const CASES: &[(&str, &str)] = &[
+    ("simulate sph lie.stl -o o --iterations 1", "a binary STL of 1000 triangles (its count) is 50084 bytes"),
     // header bombs and files that are no files, refused before reading
     ("info pipe.tif", "not a regular file"),
     ("info huge.r32", "--max-cells"),

@@ -170,10 +170,29 @@ fn decode_stl(bytes: &[u8]) -> Result<Decoded, FormatError> {
             return Ok(weld(tris));
         }
     }
-    let text =
-        std::str::from_utf8(bytes).map_err(|_| corrupt("STL", "neither a binary STL of the right size nor ASCII"))?;
-    if !text.trim_start().starts_with("solid") {
-        return Err(corrupt("STL", "an ASCII STL starts with `solid`"));
+    let binary_size = |what: &str| -> FormatError {
+        let count = u32::from_le_bytes([bytes[80], bytes[81], bytes[82], bytes[83]]);
+        let want = 84 + 50 * u64::from(count);
+        FormatError::Truncated(format!(
+            "{what}: a binary STL of {count} triangles (its count) is {want} bytes, the file {}",
+            bytes.len()
+        ))
+    };
+    let ascii = bytes.trim_ascii_start().starts_with(b"solid");
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        // not text: a binary file whose count does not fit its length
+        return Err(if bytes.len() >= 84 && !ascii {
+            binary_size("not ASCII")
+        } else {
+            corrupt("STL", "neither a binary STL of the right size nor ASCII")
+        });
+    };
+    if !ascii {
+        return Err(if bytes.len() >= 84 {
+            binary_size("not an ASCII STL (it would start with `solid`)")
+        } else {
+            corrupt("STL", "an ASCII STL starts with `solid`")
+        });
     }
     let mut corners = Vec::new();
     for (no, line) in text.lines().enumerate() {
