@@ -135,6 +135,8 @@ fn a_full_disk_fails_with_one_line_and_leaves_no_partial_set() {
         assert_eq!(run.status.code(), Some(2), "room {room}: {err}");
         assert_eq!(err.lines().count(), 1, "room {room}: {err}");
         assert!(err.contains("No space left"), "room {room}: {err}");
+        // the file as the user will find it, not the staging folder's copy
+        assert!(!err.contains(".erode-staging") && !err.contains(".erode-tmp"), "room {room}: {err}");
         // whatever is there: no map, no report, no staging folder, no temporary file
         let left: Vec<String> = if out.is_dir() {
             files_in(&out).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect()

@@ -53,7 +53,13 @@ pub fn check_output(path: &Path) -> Result<(), Error> {
 /// renamed over `path`. On any failure the temporary file is removed and `path` is untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let dir = parent_of(path);
-    let io = |e: std::io::Error| Error::io(path, e);
+    // the error of the file as the user will find it: tempfile's errors name the temporary
+    // (tempfile appends ` at path <temporary>` to the system's message)
+    let io = |e: std::io::Error| {
+        let text = e.to_string();
+        let plain = text.split(" at path ").next().unwrap_or(&text).to_string();
+        Error::io(path, std::io::Error::new(e.kind(), plain))
+    };
     let mut tmp = tempfile::Builder::new().prefix(crate::run::TEMPORARY_PREFIX).tempfile_in(&dir).map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
     // tempfile creates 0600; an output is an ordinary file (0644 less the umask would need libc)

@@ -170,7 +170,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let write = erode_io::WriteOptions::default();
     let mut report_levels = Vec::new();
     for (k, level) in levels.iter().enumerate() {
-        erode_io::write(&dir.join(format!("level-{k}.tif")), &level.map, &write)?;
+        erode_io::write(&dir.join(format!("level-{k}.tif")), &level.map, &write).map_err(|e| staging.as_placed(e))?;
         let g = &level.map.heights;
         let stats = level.map.stats();
         report_levels.push(serde_json::json!({
@@ -186,7 +186,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         }));
     }
     let result = &levels.last().context("no level")?.map;
-    erode_io::write(&dir.join("height.tif"), result, &write)?;
+    erode_io::write(&dir.join("height.tif"), result, &write).map_err(|e| staging.as_placed(e))?;
     let g = &result.heights;
     let longest = g.width().max(g.height());
     let preview_map = if longest > 2048 {
@@ -198,7 +198,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         result.clone()
     };
     let image = erode::preview::render(&preview_map, None, None, &Default::default());
-    erode_io::write_rgb_png(&dir.join("preview.png"), &image)?;
+    erode_io::write_rgb_png(&dir.join("preview.png"), &image).map_err(|e| staging.as_placed(e))?;
     let report = serde_json::json!({
         "command": "amplify",
         "input": a.input_file.as_ref().map(|p| p.display().to_string()),
@@ -210,7 +210,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         "files": staging.names()?,
     });
     let text = serde_json::to_string_pretty(&report)?;
-    erode_io::write_atomic(&dir.join("report.json"), text.as_bytes())?;
+    erode_io::write_atomic(&dir.join("report.json"), text.as_bytes()).map_err(|e| staging.as_placed(e))?;
     staging.commit(a.input_file.as_slice())?;
     Ok(())
 }

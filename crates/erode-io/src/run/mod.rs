@@ -357,7 +357,10 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
         || front.write_outputs(model, staging.path()),
     );
     checkpoint?;
-    outputs?;
+    outputs.map_err(|e| match e {
+        RunError::File(e) => RunError::File(staging.as_placed(e)),
+        e => e,
+    })?;
     let mut report = Map::new();
     for (key, value) in [
         ("model", json!(name)),
@@ -382,7 +385,7 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
     report.extend(front.report(model));
     report.insert("files".into(), json!(staging.names()?));
     let text = serde_json::to_string_pretty(&report).map_err(|e| RunError::Other(format!("report.json: {e}")))?;
-    crate::write_atomic(&staging.path().join("report.json"), text.as_bytes())?;
+    crate::write_atomic(&staging.path().join("report.json"), text.as_bytes()).map_err(|e| staging.as_placed(e))?;
     staging.commit(&job.inputs)?;
     outcome.map_err(|e| RunError::Stopped { output: job.output.clone(), source: Box::new(e) })
 }

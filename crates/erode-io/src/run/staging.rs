@@ -162,6 +162,18 @@ impl Staging {
         &self.dir
     }
 
+    /// `e` naming the file it will be in the output folder instead of the staging folder's copy
+    /// (the user never sees the staging folder).
+    pub fn as_placed(&self, e: Error) -> Error {
+        let place = |p: PathBuf| p.strip_prefix(&self.dir).map_or(p.clone(), |rest| self.out.join(rest));
+        match e {
+            Error::Io { path, source } => Error::Io { path: place(path), source },
+            Error::Format { path, source } => Error::Format { path: place(path), source },
+            Error::Output { path, reason } => Error::Output { path: place(path), reason },
+            Error::UnknownFormat { path } => Error::UnknownFormat { path: place(path) },
+        }
+    }
+
     /// The names of the files written into the staging folder so far.
     pub fn names(&self) -> Result<Vec<String>, Error> {
         let mut names: Vec<String> = std::fs::read_dir(&self.dir)
