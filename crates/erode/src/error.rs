@@ -82,6 +82,14 @@ pub enum TerrainError {
         /// What is accepted.
         expected: &'static str,
     },
+    /// Every square of a mesh over a heightmap reads a nodata cell: nothing is left to mesh.
+    #[error("every square of the mesh reads a nodata cell ({nodata} of {cells} cells are nodata): no terrain to mesh")]
+    AllNodata {
+        /// Nodata cells.
+        nodata: usize,
+        /// Cells of the map.
+        cells: usize,
+    },
 }
 
 /// A model parameter is out of range.

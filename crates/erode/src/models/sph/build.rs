@@ -202,7 +202,8 @@ impl HeightmapMesh {
             let keep = squares_with_data(mask, w, h, nx as usize, ny as usize);
             leaves.retain(|l| keep[(l.y * nx + l.x) as usize]);
             if leaves.is_empty() {
-                return Err(bad("nodata", mask.len() as f64, "some squares of terrain with data"));
+                let nodata = mask.iter().filter(|&&m| m).count();
+                return Err(TerrainError::AllNodata { nodata, cells: mask.len() });
             }
         }
         // 3. triangulate each leaf: two triangles, or a fan around its centre through the
@@ -502,6 +503,11 @@ mod tests {
         let spec = HeightmapMesh { columns: 4, rows: 4, levels: 0, refine: Refine::None, base_depth: 1.0 };
         let mesh = spec.build_with_holes(&heights, Some(&mask)).unwrap();
         crate::models::sph::check_mesh(&mesh, mesh.default_min_area()).unwrap();
+        // a nodata cell in every square: said as it is (it read as a parameter `nodata` before)
+        let every: Vec<bool> = (0..25).map(|i| (i / 5) % 2 == 1 && (i % 5) % 2 == 1).collect();
+        let e = spec.build_with_holes(&heights, Some(&every)).unwrap_err();
+        assert_eq!(e, TerrainError::AllNodata { nodata: 4, cells: 25 });
+        assert!(e.to_string().starts_with("every square of the mesh reads a nodata cell"), "{e}");
     }
     use crate::grid::CellSize;
 
