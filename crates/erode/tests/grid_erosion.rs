@@ -364,13 +364,13 @@ fn maps_with_values_they_cannot_mean_are_refused_with_the_first_one() {
     assert!(matches!(err, erode::SimError::MapValue { what: "hardness", .. }), "{err}");
 }
 
-/// Rain at its bound (1 m/s, a hundred times any storm) stays finite; past it, refused (1e308
+/// Rain at its bound (10 m/s, a thousand times any storm) stays finite; past it, refused (1e308
 /// overflowed the f32 depths).
 #[test]
 fn rain_at_its_bound_stays_finite() {
     use erode::models::grid::params::MAX_RAIN_RATE;
     let params = Params { rain_rate: MAX_RAIN_RATE, ..Params::default() };
     let st = run(&params, &noise_terrain(48, 2), None, 200);
-    assert!(st.terrain.iter().chain(&st.water).all(|v| v.is_finite()), "not finite at rain_rate = 1 m/s");
+    assert!(st.terrain.iter().chain(&st.water).all(|v| v.is_finite()), "not finite at rain_rate = 10 m/s");
     assert!(Params { rain_rate: 1e308, ..Params::default() }.validate().is_err());
 }

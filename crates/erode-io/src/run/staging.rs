@@ -64,6 +64,9 @@ impl OutputLock {
                         ),
                     });
                 }
+                // a file system without locks (some network and FUSE ones): the run goes on
+                // unlocked rather than not at all
+                Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {}
                 Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
             }
             if !same_file(&file, &path) {
