@@ -31,7 +31,7 @@ fn a_run_never_writes_over_its_input_under_any_name() {
             if model == "stream-power" {
                 // cells in its range, so no note comes before the refusal
                 a.extend(["--cell-size", "100"]);
-                a[5] = "--years";
+                (a[5], a[6]) = ("--years", "20000");
             }
             common::refused(&a, d, "it is the input");
         }
