@@ -15,7 +15,7 @@ pub fn bar(len: u64, unit: &str, quiet: bool) -> ProgressBar {
 }
 
 /// What the user sees of a simulation run: its bar, its notes (unless quiet), and Ctrl-C as a
-/// request to stop.
+/// request to stop at the next batch.
 pub struct RunWatch {
     bar: std::sync::OnceLock<ProgressBar>,
     quiet: bool,
@@ -30,6 +30,9 @@ impl RunWatch {
 
 impl erode_io::run::Watch for RunWatch {
     fn begin(&self, model: &'static str, total: u64, unit: &'static str, at: u64) {
+        // the run loop checks for a stop between batches: a signal now stops it there, with a
+        // checkpoint
+        crate::interrupt::cooperate();
         let label = match unit {
             "droplet" => "droplets",
             "iteration" => "it",

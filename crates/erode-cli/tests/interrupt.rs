@@ -1,6 +1,7 @@
 //! Runs that are stopped or starved: a real SIGINT or SIGTERM mid-run leaves a checkpoint and no
-//! output set or temporary file, and `--resume` then gives the straight run's bytes; a full disk
-//! (a small tmpfs) fails with one line and leaves no partial set.
+//! output set or temporary file, and `--resume` then gives the straight run's bytes; a second
+//! signal stops it at once, leaving no temporary; every other command stops at once on a signal,
+//! leaving nothing; a full disk (a small tmpfs) fails with one line and leaves no partial set.
 
 mod common;
 
@@ -71,6 +72,107 @@ fn a_signal_mid_run_leaves_a_checkpoint_and_resume_equals_a_straight_run() {
         let a = std::fs::read(d.join(&out).join("height.tif")).unwrap();
         let b = std::fs::read(d.join(&straight).join("height.tif")).unwrap();
         assert!(a == b, "{model}: stopped at {stopped_at} and resumed to {target} differs from a straight run");
+    }
+}
+
+/// Names in `dir` and below that a stopped process must not leave: temporaries, staging
+/// folders, locks.
+fn leftovers(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for p in files_in_or_none(dir) {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with(".erode") {
+            found.push(p.display().to_string());
+        }
+        if p.is_dir() {
+            found.extend(leftovers(&p));
+        }
+    }
+    found
+}
+
+#[test]
+fn a_second_signal_stops_a_run_at_once_leaving_no_temporary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "512", "--seed", "4", "-o", "t.tif"], d);
+    let args = ["simulate", "grid", "t.tif", "-o", "out", "-q", "--iterations", "100000", "--checkpoint-every", "10"];
+    let child =
+        Command::new(env!("CARGO_BIN_EXE_erode")).args(args).current_dir(d).stderr(Stdio::piped()).spawn().unwrap();
+    let ckpts = d.join("out/checkpoints");
+    let started = Instant::now();
+    while !files_in_or_none(&ckpts).iter().any(|p| p.extension().is_some_and(|e| e == "ckpt"))
+        && started.elapsed() < Duration::from_secs(30)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // two signals 50 ms apart: the first asks for a stop at the batch's end, the second is at once
+    for _ in 0..2 {
+        let _ = Command::new("kill").arg("-INT").arg(child.id().to_string()).status();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let signalled = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(signalled.elapsed() < Duration::from_secs(1), "took {:?} to stop", signalled.elapsed());
+    assert_eq!(leftovers(d), Vec::<String>::new(), "{err}");
+    // no output set: the checkpoints only
+    let names: Vec<_> = files_in(&d.join("out")).iter().map(|p| p.file_name().unwrap().to_owned()).collect();
+    assert_eq!(names, ["checkpoints"], "{err}");
+}
+
+/// Every command that is not a simulation stops at once on a signal, at any point of its work:
+/// status 130 within a second, nothing written, nothing left (or, signalled too late, its
+/// output complete).
+#[test]
+fn every_other_command_stops_at_once_on_a_signal_leaving_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "2048", "--seed", "5", "-o", "big.tif"], d);
+    ok(&["resample", "big.tif", "--size", "4096", "-o", "bigger.tif"], d);
+    let cases: [(&str, &[&str], &str); 5] = [
+        ("generate", &["generate", "--size", "4096", "-o", "out.tif"], "out.tif"),
+        ("analyze", &["analyze", "big.tif", "--json", "-o", "plots"], "plots"),
+        ("convert", &["convert", "bigger.tif", "-o", "out.png"], "out.png"),
+        ("render", &["render", "bigger.tif", "-o", "out.png"], "out.png"),
+        ("resample", &["resample", "big.tif", "--size", "6144", "-o", "out.tif"], "out.tif"),
+    ];
+    for (name, args, output) in cases {
+        let mut stopped = 0;
+        for (k, delay) in [300u64, 900, 1500, 2100].into_iter().enumerate() {
+            let signal = if k % 2 == 0 { "INT" } else { "TERM" };
+            let child = Command::new(env!("CARGO_BIN_EXE_erode"))
+                .args(args)
+                .current_dir(d)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(delay));
+            let sent = Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status().unwrap();
+            let signalled = Instant::now();
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            let left = leftovers(d);
+            assert!(left.is_empty(), "{name} signalled after {delay} ms left {left:?}: {err}");
+            let path = d.join(output);
+            if sent.success() && out.status.code() == Some(130) {
+                stopped += 1;
+                assert!(signalled.elapsed() < Duration::from_secs(1), "{name}: {:?} to stop", signalled.elapsed());
+                assert!(!path.exists(), "{name} signalled after {delay} ms left {output}: {err}");
+            } else {
+                // it ended before the signal: its output is whole
+                assert_eq!(out.status.code(), Some(0), "{name} after {delay} ms: {err}");
+                assert!(path.exists(), "{name}: {output} missing");
+            }
+            if path.is_dir() {
+                std::fs::remove_dir_all(&path).unwrap();
+            } else if path.exists() {
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+        assert!(stopped > 0, "{name} always ended before the signal: make it longer");
     }
 }
 

@@ -163,3 +163,56 @@ fn a_run_leaves_one_set_its_inputs_kept() {
     );
     assert!(d.join("out/water.tif").exists(), "an input was removed with the set before");
 }
+
+#[test]
+fn a_resume_refuses_maps_that_changed_naming_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "24", "--cell-size", "2", "-o", "dem.tif"], d);
+    for seed in ["1", "2"] {
+        ok(&["generate", "--size", "24", "--relief", "1", "--seed", seed, "-o", &format!("m{seed}.tif")], d);
+    }
+    // (model, count option, its first and resumed counts, the map's option)
+    let cases = [
+        ("grid", "--iterations", "10", "20", "--hardness-map"),
+        ("grid", "--iterations", "10", "20", "--rain-map"),
+        ("droplet", "--droplets", "2000", "4000", "--rain-map"),
+        ("stream-power", "--years", "40000", "80000", "--uplift-map"),
+    ];
+    for (model, count, first, then, map) in cases {
+        let out = format!("{model}{map}");
+        let run = |n: &str, with: Option<&str>, resume: bool| {
+            let mut a = vec!["simulate", model, "dem.tif", "-o", &out, count, n, "-q"];
+            if model == "grid" && map == "--rain-map" {
+                a.extend(["--set", "rain_mode=\"map\""]);
+            }
+            if model == "stream-power" {
+                // cells it suits, so no note comes before a refusal
+                a.extend(["--dt-years", "20000", "--cell-size", "100"]);
+            }
+            if let Some(m) = with {
+                a.extend([map, m]);
+            }
+            if resume {
+                a.push("--resume");
+            }
+            a.into_iter().map(String::from).collect::<Vec<_>>()
+        };
+        let strs = |v: &[String]| v.iter().map(String::clone).collect::<Vec<_>>();
+        let go = |v: Vec<String>| ok(&v.iter().map(String::as_str).collect::<Vec<_>>(), d);
+        let refused = |v: Vec<String>, needle: &str| {
+            common::refused(&v.iter().map(String::as_str).collect::<Vec<_>>(), d, needle);
+        };
+        go(run(first, Some("m1.tif"), false));
+        // another map, or none where the run had one: refused, naming what was given
+        refused(strs(&run(then, Some("m2.tif"), true)), &format!("dem.tif {map} m2.tif: not the inputs"));
+        if map == "--hardness-map" {
+            // the grid's hardness map sets its mode parameter: left out, the parameters differ
+            refused(strs(&run(then, None, true)), "the parameters differ");
+        } else {
+            refused(strs(&run(then, None, true)), "dem.tif: not the inputs the checkpoint");
+        }
+        // the same map: resumed
+        go(run(then, Some("m1.tif"), true));
+    }
+}

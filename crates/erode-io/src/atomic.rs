@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::temporaries::{self, Kind};
 
 /// The folder a file will be written into (`.` for a bare file name).
 fn parent_of(path: &Path) -> PathBuf {
@@ -42,9 +43,8 @@ pub fn check_output(path: &Path) -> Result<(), Error> {
     if !dir.is_dir() {
         return Err(out(format!("{} is not a folder", dir.display())));
     }
-    tempfile::Builder::new()
-        .prefix(".erode-check-")
-        .tempfile_in(&dir)
+    let probe = || tempfile::Builder::new().prefix(crate::run::TEMPORARY_PREFIX).tempfile_in(&dir);
+    temporaries::make(Kind::File, probe, |t| t.path().to_path_buf())
         .map(drop)
         .map_err(|e| out(format!("cannot create files in {}: {e}", dir.display())))
 }
@@ -60,7 +60,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         let plain = text.split(" at path ").next().unwrap_or(&text).to_string();
         Error::io(path, std::io::Error::new(e.kind(), plain))
     };
-    let mut tmp = tempfile::Builder::new().prefix(crate::run::TEMPORARY_PREFIX).tempfile_in(&dir).map_err(io)?;
+    let create = || tempfile::Builder::new().prefix(crate::run::TEMPORARY_PREFIX).tempfile_in(&dir);
+    let (mut tmp, _held) = temporaries::make(Kind::File, create, |t| t.path().to_path_buf()).map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
     // tempfile creates 0600; an output is an ordinary file (0644 less the umask would need libc)
     #[cfg(unix)]
@@ -69,7 +70,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(io)?;
     }
     tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
+    temporaries::settle(|| tmp.persist(path)).map_err(|e| io(e.error))?;
     Ok(())
 }
 

@@ -40,6 +40,7 @@ pub mod params;
 pub mod run;
 mod samples;
 pub mod scene;
+mod temporaries;
 
 use std::path::Path;
 
@@ -47,6 +48,7 @@ pub use atomic::{check_not_input, check_output, write_atomic};
 pub use erode::{CellSize, Heightmap};
 pub use error::{Error, FormatError};
 pub use geotiff::{CrsKind, GeoRef};
+pub use temporaries::remove_all_then as remove_temporaries_then;
 
 /// Largest grid a reader accepts by default: 2^28 cells (16384 x 16384), 1 GiB as f32.
 pub const DEFAULT_MAX_CELLS: u64 = 1 << 28;

@@ -39,6 +39,28 @@ pub fn heightmap_hash(heights: &crate::Grid<f32>, nodata: Option<&[bool]>) -> u6
     h.0
 }
 
+/// The input hash of a run that began from a heightmap and maps (hardness, rain, uplift…): the
+/// heightmap's [`heightmap_hash`] when no map is given (what a run without maps always
+/// recorded), else that folded with each given map's name, size and cells' bits. A resume with a
+/// map changed, added or left out then differs.
+pub fn inputs_hash(
+    heights: &crate::Grid<f32>,
+    nodata: Option<&[bool]>,
+    maps: &[(&str, Option<&crate::Grid<f32>>)],
+) -> u64 {
+    let mut h = Fnv(heightmap_hash(heights, nodata));
+    for (name, map) in maps {
+        let Some(map) = map else { continue };
+        h.bytes(name.as_bytes());
+        h.bytes(&(map.width() as u64).to_le_bytes());
+        h.bytes(&(map.height() as u64).to_le_bytes());
+        for v in map.as_slice() {
+            h.bytes(&v.to_bits().to_le_bytes());
+        }
+    }
+    h.0
+}
+
 /// What every frame says after its magic and version.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Header {

@@ -97,6 +97,17 @@ fn summary(name: &str, f: &Figures) -> String {
     s
 }
 
+/// The names of the maps `--output` holds.
+const MAP_NAMES: [&str; 7] = [
+    "drainage_area",
+    "drainage_area_mfd",
+    "slope",
+    "profile_curvature",
+    "plan_curvature",
+    "depression_depth",
+    "fine_relief",
+];
+
 pub fn run(a: Args) -> anyhow::Result<()> {
     let options = Options {
         min_area_cells: a.min_area,
@@ -106,24 +117,34 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     options.validate()?;
     let formats = output::formats(&a.format)?;
+    if let Some(out) = &a.output {
+        erode_io::run::check_inputs_kept(out, std::slice::from_ref(&a.heightmap), || {
+            let maps = MAP_NAMES.iter().flat_map(|n| formats.iter().map(move |f| format!("{n}.{}", f.extension())));
+            maps.chain(["channels.png", "slope-area.png", "analysis.json"].map(String::from)).collect()
+        })?;
+    }
     let loaded = a.input.read(&a.heightmap)?;
     let g = &loaded.map.heights;
     crate::memory::check(g.width(), g.height(), crate::memory::Work::Analyze, a.input.max_memory)?;
     let result = analysis::analyze(&loaded.map, &options).with_context(|| a.heightmap.display().to_string())?;
     let figures = &result.figures;
-    if let (Some(dir), Some(maps)) = (&a.output, &result.maps) {
-        std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output folder", dir.display()))?;
+    if let (Some(out), Some(maps)) = (&a.output, &result.maps) {
+        // written as one set, as a run's: a stop or failure midway leaves the folder as it was
+        let _lock = erode_io::run::create_output_folder(out)?;
+        let staging = erode_io::run::Staging::new(out)?;
+        let dir = staging.path();
+        let placed = |e: erode_io::Error| staging.as_placed(e);
         let fields = [
-            ("drainage_area", &maps.drainage_area),
-            ("drainage_area_mfd", &maps.drainage_area_mfd),
-            ("slope", &maps.slope),
-            ("profile_curvature", &maps.profile_curvature),
-            ("plan_curvature", &maps.plan_curvature),
-            ("depression_depth", &maps.depression_depth),
-            ("fine_relief", &maps.fine_relief),
+            &maps.drainage_area,
+            &maps.drainage_area_mfd,
+            &maps.slope,
+            &maps.profile_curvature,
+            &maps.plan_curvature,
+            &maps.depression_depth,
+            &maps.fine_relief,
         ];
-        for (name, field) in fields {
-            erode_io::outputs::write_map(dir, name, &formats, &loaded, field.to_vec())?;
+        for (name, field) in MAP_NAMES.into_iter().zip(fields) {
+            erode_io::outputs::write_map(dir, name, &formats, &loaded, field.to_vec()).map_err(placed)?;
         }
         // the channel network in blue over the hillshade, stronger with log drainage area
         let threshold = a.channel_area * loaded.map.heights.cell_size().area();
@@ -134,13 +155,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .collect();
         let channels = erode::Grid::from_vec(figures.width, figures.height, loaded.map.heights.cell_size(), channels)?;
         let image = render(&loaded.map, None, Some(&channels), &PreviewStyle::default());
-        erode_io::write_rgb_png(&dir.join("channels.png"), &image)?;
+        erode_io::write_rgb_png(&dir.join("channels.png"), &image).map_err(placed)?;
         // a thinned sample is enough for the cloud of points
         let step = (maps.slope_area_samples.len() / 20_000).max(1);
         let sample: Vec<(f64, f64)> = maps.slope_area_samples.iter().step_by(step).copied().collect();
         let name = a.heightmap.file_name().map_or_else(|| "terrain".into(), |n| n.to_string_lossy().into_owned());
-        erode_io::write_rgb_png(&dir.join("slope-area.png"), &crate::plot::slope_area(figures, &sample, &name)?)?;
-        erode_io::write_atomic(&dir.join("analysis.json"), serde_json::to_string_pretty(figures)?.as_bytes())?;
+        erode_io::write_rgb_png(&dir.join("slope-area.png"), &crate::plot::slope_area(figures, &sample, &name)?)
+            .map_err(placed)?;
+        erode_io::write_atomic(&dir.join("analysis.json"), serde_json::to_string_pretty(figures)?.as_bytes())
+            .map_err(placed)?;
+        staging.commit(std::slice::from_ref(&a.heightmap))?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(figures)?);

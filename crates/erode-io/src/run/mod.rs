@@ -63,9 +63,9 @@ pub enum RunError {
         /// How they differ: "other parameters", "another input", "unreadable".
         why: &'static str,
     },
-    /// The checkpoints were made from another input.
-    #[error("{input}: not the input the checkpoint {} was made from (its contents differ); give that input, \
-             or start afresh without --resume", checkpoint.display())]
+    /// The checkpoints were made from other inputs (heightmap, maps).
+    #[error("{input}: not the inputs the checkpoint {} was made from (the heightmap or a map differs, or a map \
+             was added or left out); give those it began with, or start afresh without --resume", checkpoint.display())]
     OtherInput {
         /// The input given now.
         input: String,

@@ -21,13 +21,18 @@ pub struct SphFront {
     scale: Option<sph::ModelScale>,
     /// The top speed was said to pass the scene's bound.
     spray_noted: bool,
+    /// Where the starting mesh and its picture are kept during the run.
+    start_dir: Option<std::path::PathBuf>,
 }
+
+/// The starting mesh and its picture.
+const START_NAMES: [&str; 2] = ["start.ply", "start.png"];
 
 impl SphFront {
     /// The outputs of a run of scene `scene`, with a snapshot every `snapshot_every` iterations
     /// (0: none), its previews seen as `view`.
     pub fn new(scene: &str, snapshot_every: u64, view: View) -> Self {
-        Self { scene: scene.into(), snapshot_every, view, scale: None, spray_noted: false }
+        Self { scene: scene.into(), snapshot_every, view, scale: None, spray_noted: false, start_dir: None }
     }
 
     /// The same, for a heightmap's scale model: meshes and particles are written in the
@@ -91,11 +96,16 @@ fn write_results(out: &Path, st: &sph::State, view: View, scale: Option<sph::Mod
 
 impl Front<SphRun> for SphFront {
     fn begin(&mut self, model: &SphRun, out: &Path, fresh: bool, _watch: &dyn Watch) -> Result<(), RunError> {
+        // the starting mesh and its picture are kept with the checkpoints (the run's own, until
+        // its output set is written; a resumed run finds them there)
+        let dir = super::checkpoints::folder(out);
         if fresh {
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
             let start = Written::of(model.state(), self.scale);
-            write_mesh(&out.join("start.ply"), &start.mesh, VertexValues::default())?;
-            crate::write_rgb_png(&out.join("start.png"), &preview(model.state(), self.view))?;
+            write_mesh(&dir.join(START_NAMES[0]), &start.mesh, VertexValues::default())?;
+            crate::write_rgb_png(&dir.join(START_NAMES[1]), &preview(model.state(), self.view))?;
         }
+        self.start_dir = Some(dir);
         Ok(())
     }
     fn after_advance(&mut self, model: &SphRun, watch: &dyn Watch) {
@@ -114,7 +124,7 @@ impl Front<SphRun> for SphFront {
         self.snapshot_every
     }
     fn snapshot(&mut self, model: &SphRun, out: &Path) -> Result<(), RunError> {
-        // the mesh written with each snapshot is the last consistent one
+        // the output set's files come with its report only: a snapshot writes its own
         let st = model.state();
         let snapshots = out.join("snapshots");
         std::fs::create_dir_all(&snapshots).map_err(|e| Error::io(&snapshots, e))?;
@@ -123,11 +133,17 @@ impl Front<SphRun> for SphFront {
         write_particles(&file, &w.positions, &w.velocities, &w.sediment)?;
         // one picture per snapshot: an image sequence to make a video of
         let picture = snapshots.join(format!("mesh-{:08}.png", st.iteration));
-        crate::write_rgb_png(&picture, &preview(st, self.view))?;
-        Ok(write_results(out, st, self.view, self.scale)?)
+        Ok(crate::write_rgb_png(&picture, &preview(st, self.view))?)
     }
     fn write_outputs(&self, model: &SphRun, dir: &Path) -> Result<(), RunError> {
-        Ok(write_results(dir, model.state(), self.view, self.scale)?)
+        write_results(dir, model.state(), self.view, self.scale)?;
+        // the starting mesh, if this run (or the one it resumes) began in this folder
+        for name in START_NAMES {
+            let Some(from) = self.start_dir.as_ref().map(|d| d.join(name)).filter(|p| p.is_file()) else { continue };
+            let to = dir.join(name);
+            std::fs::copy(&from, &to).map_err(|e| Error::io(&to, e))?;
+        }
+        Ok(())
     }
     fn file_names(&self, _model: &SphRun) -> Vec<String> {
         ["mesh.obj", "mesh.ply", "mesh.glb", "preview.png", "particles.ply", "start.ply", "start.png"]

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use crate::temporaries::{self, Held, Kind};
 
 /// Prefix of the folder an output set is written into before it moves into place.
 const STAGING_PREFIX: &str = ".erode-staging-";
@@ -17,9 +18,16 @@ const LOCK_NAME: &str = ".erode-lock";
 /// it) and removes what a killed run left there. The folder is this run's while the returned
 /// lock lives.
 pub fn create_output_folder(dir: &Path) -> Result<OutputLock, Error> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    // a folder made here goes again, if still empty, when the process must stop at once
+    let made = if dir.is_dir() {
+        None
+    } else {
+        let create = || std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e));
+        Some(temporaries::make(Kind::EmptyFolder, create, |_| dir.to_path_buf())?.1)
+    };
     crate::check_output(&dir.join("report.json"))?;
-    let lock = OutputLock::take(dir)?;
+    let mut lock = OutputLock::take(dir)?;
+    lock.made = made;
     // no other run is in the folder: what temporaries it holds are a killed run's
     remove_stale_temporaries(dir);
     Ok(lock)
@@ -32,6 +40,10 @@ pub fn create_output_folder(dir: &Path) -> Result<OutputLock, Error> {
 pub struct OutputLock {
     file: std::fs::File,
     path: PathBuf,
+    /// The lock file on the list of temporaries.
+    _held: Held,
+    /// The output folder, if this run made it.
+    made: Option<Held>,
 }
 
 impl OutputLock {
@@ -43,16 +55,13 @@ impl OutputLock {
         // a run ending removes the file before it lets go: a lock taken on the file it removed
         // is no lock, and the file is opened again
         for _ in 0..100 {
-            let mut file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(io)?;
+            let open = || std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path);
+            let (mut file, held) = temporaries::make(Kind::File, open, |_| path.clone()).map_err(io)?;
             match file.try_lock() {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => {
+                    // another run's file: not this process's to remove
+                    drop(held);
                     let mut holder = String::new();
                     let _ = file.read_to_string(&mut holder);
                     let holder = holder.trim();
@@ -77,7 +86,7 @@ impl OutputLock {
             file.set_len(0).map_err(io)?;
             file.rewind().map_err(io)?;
             file.write_all(text.as_bytes()).map_err(io)?;
-            return Ok(Self { file, path });
+            return Ok(Self { file, path, _held: held, made: None });
         }
         Err(io(std::io::Error::other("the lock file keeps being replaced")))
     }
@@ -147,6 +156,8 @@ pub fn check_inputs_kept(
 pub struct Staging {
     dir: PathBuf,
     out: PathBuf,
+    /// The staging folder on the list of temporaries.
+    _held: Held,
 }
 
 impl Staging {
@@ -156,8 +167,9 @@ impl Staging {
         if dir.exists() {
             std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         }
-        std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
-        Ok(Self { dir, out: out.to_path_buf() })
+        let create = || std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, e));
+        let ((), held) = temporaries::make(Kind::Tree, create, |_| dir.clone())?;
+        Ok(Self { dir, out: out.to_path_buf(), _held: held })
     }
 
     /// Where the set's files are written.
@@ -190,6 +202,11 @@ impl Staging {
     /// (the `files` its `report.json` lists) that this set does not have are removed, so the
     /// folder holds one set; none of `keep` (the run's inputs) is.
     pub fn commit(self, keep: &[PathBuf]) -> Result<(), Error> {
+        // whole: a stop at once waits for the set to be in place
+        temporaries::settle(|| self.move_into_place(keep))
+    }
+
+    fn move_into_place(&self, keep: &[PathBuf]) -> Result<(), Error> {
         let report = self.out.join("report.json");
         let before: Vec<String> = std::fs::read(&report)
             .ok()

@@ -24,6 +24,18 @@ impl Stamp {
         Self { hash: erode::checkpoint::heightmap_hash(&map.heights, map.nodata_mask()), input: input.into() }
     }
 
+    /// The stamp of this heightmap run with maps: `hash` the model's hash of its inputs (its
+    /// `StartMaps::input_hash`), `maps` the options and files of those given, for the message.
+    pub fn with_maps<'a>(self, hash: u64, maps: impl IntoIterator<Item = (&'a str, Option<&'a Path>)>) -> Self {
+        let mut input = self.input;
+        for (option, file) in maps {
+            if let Some(file) = file {
+                input += &format!(" {option} {}", file.display());
+            }
+        }
+        Self { hash, input }
+    }
+
     /// Refuses `model`, resumed from `checkpoint`, when its run began from another input.
     /// Checkpoints written before they recorded their input are taken as they are.
     pub(crate) fn check(&self, model: &impl Model, checkpoint: &Path) -> Result<(), RunError> {

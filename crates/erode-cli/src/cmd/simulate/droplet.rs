@@ -70,6 +70,12 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
     let terrain = input.terrain();
     params.step_rule(terrain.cell_size()).with_context(|| format!("{}: on this map", input.stamp.input))?;
     let total = droplet_count(a.droplets, a.droplets_per_cell, terrain.len())?;
+    let maps = droplet::StartMaps {
+        hardness: input.hardness.as_ref(),
+        rain: input.rain.as_ref(),
+        nodata: input.loaded.map.nodata_mask(),
+    };
+    let stamp = input.stamp.clone().with_maps(maps.input_hash(terrain), files.named());
     let checkpoint = a.run.checkpoint("droplet")?;
     let mut model = match &checkpoint {
         Some(c) => {
@@ -77,11 +83,6 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
             input.resume(c, resume, |m| (m.state().width, m.state().height, m.state().cell_size))?
         }
         None => {
-            let maps = droplet::StartMaps {
-                hardness: input.hardness.as_ref(),
-                rain: input.rain.as_ref(),
-                nodata: input.loaded.map.nodata_mask(),
-            };
             let st = droplet::State::with_maps(terrain, maps).map_err(|e| name_the_map_file(e, files))?;
             DropletRun::new(params.clone(), st)?
         }
@@ -111,7 +112,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
     super::say_scale(params.scale_note(input.terrain().cell_size()));
     let front = DropletFront::new(input.loaded, formats, preset);
     let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
-    a.run.job(model, front, Until::Count(total), checkpoint, input.stamp, &files)
+    a.run.job(model, front, Until::Count(total), checkpoint, stamp, &files)
 }
 
 /// The droplets a run goes to: `--droplets`, or `--droplets-per-cell` (default 1) times the cells.

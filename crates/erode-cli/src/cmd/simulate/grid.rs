@@ -64,6 +64,13 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     params.validate()?;
     let files = MapFiles { hardness: a.hardness_map.as_deref(), rain: a.rain_map.as_deref() };
     let input = Input::read(&a.maps, files, &a.run, "grid", crate::memory::Work::Grid)?;
+    let maps = StartMaps {
+        hardness: input.hardness.as_ref(),
+        rain: input.rain.as_ref(),
+        water: None,
+        nodata: input.loaded.map.nodata_mask(),
+    };
+    let stamp = input.stamp.clone().with_maps(maps.input_hash(input.terrain()), files.named());
     let checkpoint = a.run.checkpoint("grid")?;
     let mut model = match &checkpoint {
         Some(c) => {
@@ -71,12 +78,6 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
             input.resume(c, resume, |m| (m.state().width, m.state().height, m.state().cell_size))?
         }
         None => {
-            let maps = StartMaps {
-                hardness: input.hardness.as_ref(),
-                rain: input.rain.as_ref(),
-                water: None,
-                nodata: input.loaded.map.nodata_mask(),
-            };
             let st = State::new(input.terrain(), &params, maps).map_err(|e| name_the_map_file(e, files))?;
             GridRun::new(params.clone(), st)?
         }
@@ -96,7 +97,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     super::say_scale(params.scale_note(input.terrain().cell_size()));
     let front = GridFront::new(&model, input.loaded, formats, preset);
     let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
-    a.run.job(model, front, until, checkpoint, input.stamp, &files)
+    a.run.job(model, front, until, checkpoint, stamp, &files)
 }
 
 /// Seconds from `90`, `90s`, `30min` or `2h`.

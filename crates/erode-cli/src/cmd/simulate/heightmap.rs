@@ -112,6 +112,13 @@ pub struct MapFiles<'a> {
     pub rain: Option<&'a Path>,
 }
 
+impl MapFiles<'_> {
+    /// The maps with the options that name them.
+    pub fn named(&self) -> [(&'static str, Option<&Path>); 2] {
+        [("--hardness-map", self.hardness), ("--rain-map", self.rain)]
+    }
+}
+
 /// A model's error about a map given on the command line, prefixed with that map's file.
 pub fn name_the_map_file(e: erode::SimError, files: MapFiles) -> anyhow::Error {
     let file = match &e {

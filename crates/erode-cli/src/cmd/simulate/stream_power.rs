@@ -99,6 +99,18 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
     let terrain = input.terrain();
     let uplift = read_map(a.uplift_map.as_deref(), "uplift", terrain)?;
     let erodibility = read_map(a.erodibility_map.as_deref(), "erodibility", terrain)?;
+    let maps = StartMaps {
+        uplift: uplift.as_ref(),
+        erodibility: erodibility.as_ref(),
+        hardness: input.hardness.as_ref(),
+        nodata: input.loaded.map.nodata_mask(),
+    };
+    let named = [
+        ("--uplift-map", a.uplift_map.as_deref()),
+        ("--erodibility-map", a.erodibility_map.as_deref()),
+        ("--hardness-map", a.hardness_map.as_deref()),
+    ];
+    let stamp = input.stamp.clone().with_maps(maps.input_hash(terrain), named);
     let checkpoint = a.run.checkpoint("stream-power")?;
     let model = match &checkpoint {
         Some(c) => {
@@ -106,12 +118,6 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
             input.resume(c, resume, |m| (m.state().width, m.state().height, m.state().cell_size))?
         }
         None => {
-            let maps = StartMaps {
-                uplift: uplift.as_ref(),
-                erodibility: erodibility.as_ref(),
-                hardness: input.hardness.as_ref(),
-                nodata: input.loaded.map.nodata_mask(),
-            };
             let name = |e: erode::SimError| {
                 let file = match &e {
                     erode::SimError::MapValue { what: "uplift", .. } => a.uplift_map.as_deref(),
@@ -136,5 +142,5 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
         a.erodibility_map.as_deref(),
         a.hardness_map.as_deref(),
     ];
-    a.run.job(model, front, Until::Count(steps as u64), checkpoint, input.stamp, &files)
+    a.run.job(model, front, Until::Count(steps as u64), checkpoint, stamp, &files)
 }

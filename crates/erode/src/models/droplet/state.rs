@@ -55,7 +55,7 @@ pub struct State {
     /// Cells outside the domain (`true` = nodata), if any: no droplet starts in, crosses or
     /// changes them (see `Params::nodata_border`).
     pub nodata: Option<Vec<bool>>,
-    /// Hash of the input (heights, nodata mask) the run began from, as the grid model's
+    /// Hash of the inputs (heights, nodata mask, maps) the run began from, as the grid model's
     /// [`crate::models::grid::State::input`]: checkpoints carry it (0: not recorded).
     pub input: u64,
     /// The ground one cell beyond the map's edge, m ([`beyond_edge`]): what a droplet leaving an
@@ -135,6 +135,14 @@ pub struct StartMaps<'a> {
     pub nodata: Option<&'a [bool]>,
 }
 
+impl StartMaps<'_> {
+    /// The hash of a run's inputs, `terrain` and these maps ([`crate::checkpoint::inputs_hash`]):
+    /// what its checkpoints record, so a resume with other inputs is refused.
+    pub fn input_hash(&self, terrain: &Grid<f32>) -> u64 {
+        crate::checkpoint::inputs_hash(terrain, self.nodata, &[("hardness", self.hardness), ("rain", self.rain)])
+    }
+}
+
 impl State {
     /// A run on `terrain` (metres). Refuses non-finite heights.
     pub fn new(terrain: &Grid<f32>) -> Result<Self, SimError> {
@@ -173,7 +181,7 @@ impl State {
         let n = terrain.len();
         let nodata = nodata_mask(maps.nodata, terrain)?;
         let mut st = Self {
-            input: crate::checkpoint::heightmap_hash(terrain, nodata.as_deref()),
+            input: maps.input_hash(terrain),
             width: w,
             height: h,
             cell_size: terrain.cell_size(),

@@ -38,9 +38,9 @@ pub struct Books {
 /// [`State::to_bytes`]) continues a run bit for bit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
-    /// The input this run began from: [`crate::checkpoint::heightmap_hash`] of the heights and
-    /// nodata mask it started on (0: not recorded, in checkpoints older than it). Checkpoints
-    /// carry it, so a resume from another input can be refused.
+    /// The inputs this run began from: [`StartMaps::input_hash`] of the heights, nodata mask and
+    /// maps it started on (0: not recorded, in checkpoints older than it). Checkpoints carry it,
+    /// so a resume from other inputs can be refused.
     pub input: u64,
     /// Columns.
     pub width: usize,
@@ -111,6 +111,18 @@ pub struct StartMaps<'a> {
     pub water: Option<&'a Grid<f32>>,
     /// Cells outside the domain (`true` = nodata; see [`crate::Heightmap::nodata_mask`]).
     pub nodata: Option<&'a [bool]>,
+}
+
+impl StartMaps<'_> {
+    /// The hash of a run's inputs, `terrain` and these maps ([`crate::checkpoint::inputs_hash`]):
+    /// what its checkpoints record, so a resume with other inputs is refused.
+    pub fn input_hash(&self, terrain: &Grid<f32>) -> u64 {
+        crate::checkpoint::inputs_hash(
+            terrain,
+            self.nodata,
+            &[("hardness", self.hardness), ("rain", self.rain), ("water", self.water)],
+        )
+    }
 }
 
 /// Refuses a map holding a value outside `lo..=hi` (NaN included), naming the first.
@@ -214,7 +226,7 @@ impl State {
         let start_soil = b.iter().map(|&v| f64::from(v)).sum::<f64>() * area;
         let start_water = water.iter().map(|&v: &f32| f64::from(v)).sum::<f64>() * area;
         let _ = hi;
-        let input = crate::checkpoint::heightmap_hash(terrain, nodata.as_deref());
+        let input = maps.input_hash(terrain);
         let mut state = Self {
             input,
             width: w,

@@ -40,6 +40,18 @@ pub struct StartMaps<'a> {
     pub nodata: Option<&'a [bool]>,
 }
 
+impl StartMaps<'_> {
+    /// The hash of a run's inputs, `terrain` and these maps ([`crate::checkpoint::inputs_hash`]):
+    /// what its checkpoints record, so a resume with other inputs is refused.
+    pub fn input_hash(&self, terrain: &Grid<f32>) -> u64 {
+        crate::checkpoint::inputs_hash(
+            terrain,
+            self.nodata,
+            &[("uplift", self.uplift), ("erodibility", self.erodibility), ("hardness", self.hardness)],
+        )
+    }
+}
+
 /// Terrain and maps of a stream-power run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
@@ -71,7 +83,8 @@ pub struct State {
     pub start_volume: f64,
     /// Lowest input height, m: the reference of the volumes.
     pub reference_height: f64,
-    /// Hash of the input (heights, nodata mask): checkpoints carry it.
+    /// Hash of the inputs (heights, nodata mask, maps; [`StartMaps::input_hash`]): checkpoints
+    /// carry it.
     pub input: u64,
 }
 
@@ -122,7 +135,7 @@ impl State {
         let reference = (0..heights.len()).filter(|&i| !outside(i)).map(|i| heights[i]).fold(f64::INFINITY, f64::min);
         let n = terrain.len();
         let mut st = Self {
-            input: crate::checkpoint::heightmap_hash(terrain, nodata.as_deref()),
+            input: maps.input_hash(terrain),
             width: w,
             height: h,
             cell_size: terrain.cell_size(),
