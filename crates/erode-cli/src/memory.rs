@@ -113,6 +113,47 @@ fn show(bytes: u64) -> String {
 pub fn check(width: usize, height: usize, work: Work, limit: Option<u64>) -> anyhow::Result<()> {
     let cells = (width as u64).saturating_mul(height as u64);
     let need = cells.saturating_mul(work.bytes_per_cell()).saturating_add(BASE);
+    let what = format!("{width} x {height} cells: {} needs", work.name());
+    refuse_over(need, &what, &format!("~{} B per cell", work.bytes_per_cell()), "a smaller map", limit)
+}
+
+/// Peak bytes of an SPH run per particle alive (measured 1.16 KB from 80,000 to 290,000
+/// particles, tank scene; rounded up) and per face of its mesh (measured ~130 B).
+const SPH_PARTICLE_BYTES: u64 = 1300;
+const SPH_FACE_BYTES: u64 = 400;
+
+/// Refuses an SPH run of up to `particles` particles on a mesh of `faces` faces when its estimate
+/// exceeds `limit` or the memory available.
+pub fn check_sph(particles: usize, faces: usize, limit: Option<u64>) -> anyhow::Result<()> {
+    let need = (particles as u64)
+        .saturating_mul(SPH_PARTICLE_BYTES)
+        .saturating_add((faces as u64).saturating_mul(SPH_FACE_BYTES))
+        .saturating_add(BASE);
+    let what = format!("{particles} particles on {faces} faces: the SPH model needs");
+    let per = format!("~{SPH_PARTICLE_BYTES} B per particle");
+    refuse_over(need, &what, &per, "fewer particles (--particles, --particle-cap) or faces (--faces)", limit)
+}
+
+/// Peak bytes of reading a mesh file, per byte of the file (the bytes, then the triangles
+/// decoded and welded: at most ~3x a binary STL's).
+const MESH_READ_BYTES_PER_BYTE: u64 = 4;
+
+/// Refuses reading the mesh `path` when that would need more than `limit` or the memory
+/// available (checked before the file is read).
+pub fn check_mesh_file(path: &std::path::Path, limit: Option<u64>) -> anyhow::Result<()> {
+    // a file past the reader's bound is the reader's to refuse, with its own message
+    let Some(len) = std::fs::metadata(path).ok().map(|m| m.len()).filter(|&l| l <= erode_io::mesh::MAX_MESH_BYTES)
+    else {
+        return Ok(());
+    };
+    let need = len.saturating_mul(MESH_READ_BYTES_PER_BYTE).saturating_add(BASE);
+    let what = format!("{}: reading this {} mesh needs", path.display(), show(len));
+    refuse_over(need, &what, &format!("~{MESH_READ_BYTES_PER_BYTE} B per byte of the file"), "a smaller mesh", limit)
+}
+
+/// Refuses `need` bytes when they exceed `limit` (`--max-memory`) or, without one, the memory
+/// available: "`what` about N (`per`), ...; use `instead`".
+fn refuse_over(need: u64, what: &str, per: &str, instead: &str, limit: Option<u64>) -> anyhow::Result<()> {
     let (have, limit_text) = match limit {
         Some(l) => (l, format!("--max-memory is {}", show(l))),
         None => match available() {
@@ -122,10 +163,8 @@ pub fn check(width: usize, height: usize, work: Work, limit: Option<u64>) -> any
     };
     if need > have {
         bail!(
-            "{width} x {height} cells: {} needs about {} (~{} B per cell), {limit_text}; use a smaller map{}",
-            work.name(),
+            "{what} about {} ({per}), {limit_text}; use {instead}{}",
             show(need),
-            work.bytes_per_cell(),
             if limit.is_some() {
                 " or raise --max-memory"
             } else {

@@ -68,13 +68,83 @@ fn fixtures(d: &Path) {
     std::fs::File::create(d.join("huge.r32")).unwrap().set_len(5 << 30).unwrap();
     let bomb: String = (0..40).map(|_| "element vertex 50000000\nproperty float x\n").collect();
     std::fs::write(d.join("bomb.ply"), format!("ply\nformat ascii 1.0\n{bomb}end_header\n0\n")).unwrap();
+    // heightmaps whose headers claim 16000 x 16000 cells (1 GB of floats) in a few hundred bytes:
+    // a PNG, a PGM, an uncompressed and a deflated TIFF
+    let png_chunk = |kind: &[u8], data: &[u8]| {
+        let body = [kind, data].concat();
+        [&(data.len() as u32).to_be_bytes()[..], &body, &crc32(&body).to_be_bytes()].concat()
+    };
+    let ihdr = [&16000u32.to_be_bytes()[..], &16000u32.to_be_bytes(), &[16, 0, 0, 0, 0]].concat();
+    // a stored (uncompressed) deflate block of 1000 zeros, in a zlib stream
+    let idat = [&[0x78, 0x01, 0x01, 0xe8, 0x03, 0x17, 0xfc][..], &[0u8; 1000]].concat();
+    let png =
+        [&b"\x89PNG\r\n\x1a\n"[..], &png_chunk(b"IHDR", &ihdr), &png_chunk(b"IDAT", &idat), &png_chunk(b"IEND", &[])];
+    std::fs::write(d.join("bomb.png"), png.concat()).unwrap();
+    std::fs::write(d.join("bomb.pgm"), [&b"P5\n16000 16000\n65535\n"[..], &[0u8; 100]].concat()).unwrap();
+    std::fs::write(d.join("bomb.tif"), tiff_claiming(16000, 1, 16000 * 16000 * 4)).unwrap();
+    std::fs::write(d.join("bombz.tif"), tiff_claiming(16000, 8, 100)).unwrap();
+    // a mesh past the readers' bound (sparse), and one to read under a small --max-memory
+    std::fs::File::create(d.join("huge.obj")).unwrap().set_len(5 << 30).unwrap();
+    std::fs::File::create(d.join("ten.obj")).unwrap().set_len(10 << 20).unwrap();
     // a binary STL whose count says 1000 triangles, holding 10
     let lie = [&[0u8; 80][..], &1000u32.to_le_bytes(), &[0u8; 500]].concat();
     std::fs::write(d.join("lie.stl"), lie).unwrap();
+    // sample types erode does not read: the message in words, not the decoder's types
+    let mut signed64 = tiff_claiming(2, 1, 32);
+    let at = signed64.len() - 4 - 12 * 10;
+    for entry in signed64[at..].chunks_mut(12) {
+        match u16::from_le_bytes([entry[0], entry[1]]) {
+            258 => entry[8..12].copy_from_slice(&64u32.to_le_bytes()),
+            339 => entry[8..12].copy_from_slice(&5u32.to_le_bytes()),
+            _ => {}
+        }
+    }
+    std::fs::write(d.join("format5.tif"), signed64).unwrap();
     tiff_with(d, "rotated.tif", |img| {
         let m = [1.0, 0.5, 0.0, 0.0, 0.5, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
         img.encoder().write_tag(tiff::tags::Tag::ModelTransformationTag, &m[..]).unwrap();
     });
+}
+
+/// CRC-32 (ISO 3309, as PNG's chunks carry it).
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in bytes {
+        c ^= u32::from(b);
+        for _ in 0..8 {
+            c = if c & 1 == 1 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+        }
+    }
+    !c
+}
+
+/// A little-endian float TIFF of `size` x `size` cells in one strip of `strip_bytes` (as its
+/// header says), compressed by `compression` (1 none, 8 deflate), holding 100 zero bytes.
+fn tiff_claiming(size: u32, compression: u16, strip_bytes: u32) -> Vec<u8> {
+    let mut entries: Vec<(u16, u16, u32)> = vec![
+        (256, 4, size),
+        (257, 4, size),
+        (258, 3, 32),
+        (259, 3, u32::from(compression)),
+        (262, 3, 1),
+        (273, 4, 8),
+        (277, 3, 1),
+        (278, 4, size),
+        (279, 4, strip_bytes),
+        (339, 3, 3),
+    ];
+    entries.sort();
+    let mut out = [&b"II*\0"[..], &108u32.to_le_bytes(), &[0u8; 100]].concat();
+    out.extend((entries.len() as u16).to_le_bytes());
+    for (tag, kind, value) in entries {
+        out.extend(tag.to_le_bytes());
+        out.extend(kind.to_le_bytes());
+        out.extend(1u32.to_le_bytes());
+        // a SHORT sits in the first two bytes of the value field
+        out.extend(value.to_le_bytes());
+    }
+    out.extend(0u32.to_le_bytes());
+    out
 }
 
 /// OBJ text of 10 m cubes at `corners`, their faces wound outwards (or inwards).
@@ -132,10 +202,28 @@ const CASES: &[(&str, &str)] = &[
     ("info pipe.tif", "not a regular file"),
     ("info huge.r32", "--max-cells"),
     ("simulate sph bomb.ply -o o --iterations 1", "the header's elements need"),
+    ("info bomb.png", "bomb.png"),
+    ("info bomb.pgm", "truncated"),
+    ("info bomb.tif", "claim more bytes than its"),
+    ("info bombz.tif", "bombz.tif"),
+    ("info format5.tif", "samples of SampleFormat 5 (erode reads one band"),
+    ("simulate grid bomb.pgm -o o", "truncated"),
+    ("simulate sph huge.obj -o o", "more than a mesh"),
+    ("simulate sph ten.obj -o o --max-memory 100M", "--max-memory"),
+    // SPH estimates its memory like the other models
+    ("simulate sph --scene tank --particles 200000 --max-memory 100M -o o", "--max-memory"),
+    ("simulate sph --scene tank --particles 5000000 --max-memory 1G -o o", "5000000 particles"),
     // rates past any landscape's, which made runs go non-finite
     ("simulate grid good.tif -o o --set rain_rate=1e308", "rain_rate"),
     ("simulate stream-power good.tif -o o --set uplift=1e300", "uplift"),
     ("simulate stream-power good.tif -o o --set erodibility=1e300", "erodibility"),
+    // bounds past which a run went non-finite or a derived value overflowed, in short numbers
+    ("simulate grid good.tif -o o --set friction=1e30", "`friction` = 1e30 is out of range"),
+    ("simulate grid good.tif -o o --set talus_scale=-1e3", "`talus_scale` = -1000"),
+    ("simulate sph --scene tank --set sound_speed=1e300 -o o", "`sound_speed` = 1e300"),
+    ("simulate sph --scene tank --set kinematic_viscosity=1e300 -o o", "kinematic_viscosity"),
+    ("generate --relief 9e299 -o x.tif", "`relief` = 9e299 is out of range"),
+    ("generate --base -1e300 -o x.tif", "base"),
     // stream power: a step longer than the run, in short numbers
     ("simulate stream-power good.tif -o o --years 2e6 --dt-years 1e308", "dt_years 1e308"),
     // generate

@@ -19,9 +19,18 @@ pub const MESH_EXTENSIONS: &str = ".obj, .ply, .stl (read); .obj, .ply, .glb (wr
 /// Most vertices or faces a file may claim.
 const MAX_ELEMENTS: u64 = 50_000_000;
 
+/// Longest mesh file read, bytes: room for [`MAX_ELEMENTS`] faces in a binary STL (50 bytes
+/// each) or vertices and faces in a text OBJ or PLY (about 40 bytes a line).
+pub const MAX_MESH_BYTES: u64 = 4 << 30;
+
 /// Reads a mesh, the format chosen by the extension.
 pub fn read_mesh(path: &Path) -> Result<TriMesh, Error> {
-    let bytes = crate::read_file(path, u64::MAX, |_| String::new())?;
+    let bytes = crate::read_file(path, MAX_MESH_BYTES, |len| {
+        format!(
+            "the file is {len} bytes, more than a mesh of at most {MAX_ELEMENTS} vertices and faces takes \
+             ({MAX_MESH_BYTES} bytes)"
+        )
+    })?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let fmt = |e| Error::format(path, e);
     let (positions, faces) = match ext.as_str() {

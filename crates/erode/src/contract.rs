@@ -300,7 +300,18 @@ impl Model for GridRun {
     }
     fn is_finite(&self) -> bool {
         let s = &self.state;
-        all_finite(&[&s.terrain, &s.water, &s.sediment, &s.hardness, &s.velocity_x, &s.velocity_y])
+        let maps = [
+            &s.terrain,
+            &s.water,
+            &s.sediment,
+            &s.hardness,
+            &s.velocity_x,
+            &s.velocity_y,
+            &s.eroded,
+            &s.deposited,
+            &s.discharge_integral,
+        ];
+        all_finite(&maps.map(Vec::as_slice)) && all_finite(&s.flux.iter().map(Vec::as_slice).collect::<Vec<_>>())
     }
     fn backend(&self) -> Backend {
         #[cfg(feature = "gpu")]

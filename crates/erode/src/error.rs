@@ -73,7 +73,7 @@ pub enum TerrainError {
     #[error(transparent)]
     Grid(#[from] GridError),
     /// A generator parameter is out of range.
-    #[error("terrain parameter `{name}` = {value} is out of range: {expected}")]
+    #[error("terrain parameter `{name}` = {} is out of range: {expected}", short_number(*.value))]
     Parameter {
         /// Parameter name.
         name: &'static str,
@@ -107,7 +107,25 @@ pub struct ParamError {
 /// The value in a [`ParamError`]'s message: NaN stands for a value that is no number (a text
 /// parameter's, or a NaN), which the message does not echo.
 fn given(value: f64) -> String {
-    if value.is_nan() { " is not accepted:".into() } else { format!(" = {value} is out of range:") }
+    if value.is_nan() { " is not accepted:".into() } else { format!(" = {} is out of range:", short_number(value)) }
+}
+
+/// A number for a message: as Rust writes it when that is short (0.25, 1500, -3), else in short
+/// scientific form (1e300, 2.5e-7, 1.235e8), never hundreds of digits.
+pub fn short_number(v: f64) -> String {
+    let plain = format!("{v}");
+    if plain.len() <= 12 || !v.is_finite() {
+        return plain;
+    }
+    let sci = format!("{v:.3e}");
+    match sci.split_once('e') {
+        Some((mantissa, exponent)) => {
+            let mantissa =
+                if mantissa.contains('.') { mantissa.trim_end_matches('0').trim_end_matches('.') } else { mantissa };
+            format!("{mantissa}e{exponent}")
+        }
+        None => sci,
+    }
 }
 
 /// A simulation could not be set up or continued.
@@ -134,7 +152,7 @@ pub enum SimError {
         want_h: usize,
     },
     /// A map given to the model holds a value it cannot mean.
-    #[error("the {what} map holds {value} at row {row}, column {col}; expected {expected}")]
+    #[error("the {what} map holds {} at row {row}, column {col}; expected {expected}", short_number(*.value))]
     MapValue {
         /// Which map.
         what: &'static str,
@@ -181,7 +199,7 @@ pub enum SimError {
     NotOnGpu(&'static str),
     /// The parameters ask for more work per step than a run can do (the estimate says how much
     /// and which parameter drives it), refused before any of it starts.
-    #[error("parameter `{name}` = {value}: {why}")]
+    #[error("parameter `{name}` = {}: {why}", short_number(*.value))]
     TooMuchWork {
         /// The parameter (TOML key) to change.
         name: &'static str,
@@ -315,7 +333,7 @@ pub enum AnalysisError {
     #[error("every cell is nodata: nothing to analyse")]
     NoData,
     /// An option is out of range.
-    #[error("analysis option `{name}` = {value} is out of range: expected {expected}")]
+    #[error("analysis option `{name}` = {} is out of range: expected {expected}", short_number(*.value))]
     Option {
         /// Option name.
         name: &'static str,
@@ -364,7 +382,7 @@ pub enum TransformError {
         height: f64,
     },
     /// A number out of its range.
-    #[error("{name} {value}: expected {expected}")]
+    #[error("{name} {}: expected {expected}", short_number(*.value))]
     Parameter {
         /// What it is (`relief`, `factor`, `base`).
         name: &'static str,
@@ -383,4 +401,20 @@ pub enum TransformError {
         /// The limit, metres.
         limit: f64,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_number;
+
+    #[test]
+    fn numbers_in_messages_are_short() {
+        assert_eq!(short_number(0.25), "0.25");
+        assert_eq!(short_number(1500.0), "1500");
+        assert_eq!(short_number(-3.0), "-3");
+        assert_eq!(short_number(1e300), "1e300");
+        assert_eq!(short_number(-2.5e-9), "-2.5e-9");
+        assert_eq!(short_number(123_456_789.123), "1.235e8");
+        assert_eq!(short_number(f64::INFINITY), "inf");
+    }
 }

@@ -22,12 +22,61 @@ fn read_error(e: TiffError) -> FormatError {
             FormatError::Truncated("the TIFF ends before its data".into())
         }
         TiffError::FormatError(TiffFormatError::TiffSignatureNotFound) => corrupt(NAME, "no TIFF signature"),
-        TiffError::UnsupportedError(u) => unsupported(NAME, u),
+        TiffError::UnsupportedError(u) => unsupported(NAME, unsupported_words(&u)),
         TiffError::LimitsExceeded => {
             FormatError::Options("the TIFF exceeds the size limit (raise it with --max-cells)".into())
         }
         e => corrupt(NAME, e),
     }
+}
+
+/// What the files erode reads hold, for messages.
+const READS: &str = "erode reads one band of 8/16/32-bit integers or 32/64-bit floats";
+
+/// A `tiff` crate's refusal in plain words (its own messages print its types' Debug forms).
+fn unsupported_words(u: &::tiff::TiffUnsupportedError) -> String {
+    use ::tiff::TiffUnsupportedError as U;
+    use ::tiff::tags::SampleFormat;
+    match u {
+        U::UnsupportedSampleFormat(formats) => {
+            let words: Vec<String> = formats
+                .iter()
+                .map(|f| match f {
+                    SampleFormat::Uint => "unsigned integers".into(),
+                    SampleFormat::Int => "signed integers".into(),
+                    SampleFormat::IEEEFP => "floating point".into(),
+                    SampleFormat::Void => "undefined data (SampleFormat 4)".into(),
+                    other => format!("SampleFormat {}", other.to_u16()),
+                })
+                .collect();
+            format!("samples of {} ({READS})", words.join(", "))
+        }
+        U::UnsupportedColorType(c) => colour_words(*c),
+        U::UnsupportedBitsPerChannel(bits) | U::UnsupportedSampleDepth(bits) => {
+            format!("{bits}-bit samples ({READS})")
+        }
+        U::UnsupportedCompressionMethod(m) => format!("compression method {} is not supported", m.to_u16()),
+        other => other.to_string(),
+    }
+}
+
+/// Why an image of colour type `c` is no heightmap, in plain words.
+fn colour_words(c: ColorType) -> String {
+    let (what, bits) = match c {
+        ColorType::Gray(b) => return format!("{b}-bit samples ({READS})"),
+        ColorType::RGB(b) => ("an RGB image", b),
+        ColorType::RGBA(b) => ("an RGBA image", b),
+        ColorType::Palette(b) => ("a palette image", b),
+        ColorType::GrayA(b) => ("a grey image with alpha", b),
+        ColorType::CMYK(b) | ColorType::CMYKA(b) => ("a CMYK image", b),
+        ColorType::YCbCr(b) => ("a YCbCr image", b),
+        ColorType::Lab(b) => ("a Lab image", b),
+        ColorType::Multiband { bit_depth, num_samples } => {
+            return format!("{num_samples} bands of {bit_depth} bits: a heightmap has one band");
+        }
+        _ => ("an image of several bands", 0),
+    };
+    format!("{what} of {bits}-bit samples: a heightmap has one band")
 }
 
 fn tag_f64s(d: &mut Decoder<Cursor<&[u8]>>, tag: Tag) -> Result<Option<Vec<f64>>, FormatError> {
@@ -117,7 +166,7 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
     let (width, height) = check_size(u64::from(w), u64::from(h), options)?;
     match d.colortype().map_err(read_error)? {
         ColorType::Gray(_) => {}
-        other => return Err(unsupported(NAME, format!("{other:?}: a heightmap has one band"))),
+        other => return Err(unsupported(NAME, colour_words(other))),
     }
     let geo = georef(&mut d)?;
     geo.check_transformation().map_err(|e| unsupported(NAME, e))?;
@@ -152,7 +201,13 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
             format!("the GeoTIFF pixel scale {sx} x {sy} is no cell size (give the cell size with --cell-size)"),
         ));
     }
-    let image = d.read_image().map_err(read_error)?;
+    let image = d.read_image().map_err(|e| match e {
+        // the size passed the cells' limit above: a strip or tile claims more than the file holds
+        TiffError::LimitsExceeded => {
+            FormatError::Truncated(format!("the TIFF's strips or tiles claim more bytes than its {} hold", bytes.len()))
+        }
+        e => read_error(e),
+    })?;
     let n = width * height;
     let int = |values: Vec<i32>, full_scale: u32| Samples::Int { values, full_scale, kind: IntKind::Metres };
     let (samples, sample_type) = match image {
@@ -171,10 +226,7 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
                 DecodingResult::F16(_) => "float16",
                 _ => "this",
             };
-            return Err(unsupported(
-                NAME,
-                format!("{kind} samples (erode reads 8/16/32-bit integers and 32/64-bit floats)"),
-            ));
+            return Err(unsupported(NAME, format!("{kind} samples ({READS})")));
         }
     };
     let len = match &samples {

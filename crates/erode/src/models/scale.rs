@@ -46,6 +46,8 @@ impl fmt::Display for ScaleNote {
 fn short(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
+    } else if v < 0.01 {
+        crate::error::short_number(v)
     } else {
         format!("{:.3}", v).trim_end_matches('0').trim_end_matches('.').to_string()
     }

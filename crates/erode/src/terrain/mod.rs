@@ -113,11 +113,13 @@ impl TerrainSpec {
     /// Checks every parameter; the error names the first one out of range.
     pub fn validate(&self) -> Result<(), TerrainError> {
         let bad = |name, value: f64, expected| Err(TerrainError::Parameter { name, value, expected });
-        if !(self.relief.is_finite() && self.relief >= 0.0) {
-            return bad("relief", self.relief, "a finite number of metres >= 0");
+        // the bound a rescaled map's heights keep
+        let most = crate::transform::MAX_HEIGHT;
+        if !(self.relief >= 0.0 && self.relief <= most) {
+            return bad("relief", self.relief, "0 to 1e6 m");
         }
-        if !self.base.is_finite() {
-            return bad("base", self.base, "a finite number of metres");
+        if !(self.base.abs() <= most && self.base.abs() + self.relief <= most) {
+            return bad("base", self.base, "a height within ±1e6 m, with the relief");
         }
         if !(self.feature_size.is_finite() && self.feature_size >= 1.0) {
             return bad("feature_size", self.feature_size, "at least 1 cell");

@@ -9,4 +9,4 @@ mod rescale;
 
 pub use crop::{Window, crop};
 pub use resample::{Filter, resample};
-pub use rescale::{Rescale, rescale};
+pub use rescale::{MAX_HEIGHT, Rescale, rescale};

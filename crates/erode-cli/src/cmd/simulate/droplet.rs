@@ -129,7 +129,10 @@ fn droplet_count(droplets: Option<u64>, per_cell: Option<f64>, cells: usize) -> 
     }
     let n = (d * cells as f64).round();
     if n > MAX_DROPLETS {
-        bail!("--droplets-per-cell {d}: {n:e} droplets on {cells} cells, more than {MAX_DROPLETS:e}");
+        bail!(
+            "--droplets-per-cell {}: {n:e} droplets on {cells} cells, more than {MAX_DROPLETS:e}",
+            erode::error::short_number(d)
+        );
     }
     Ok(n as u64)
 }

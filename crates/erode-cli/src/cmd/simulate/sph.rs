@@ -61,6 +61,10 @@ pub struct Args {
 /// Validates `a` into a job: the mesh, the fluid, the parameters, the checkpoint.
 pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
     let read = a.run.input.options()?;
+    let limit = a.run.input.max_memory;
+    if let Some(file) = a.input_file.as_deref().filter(|f| erode_io::scene::is_mesh(f)) {
+        crate::memory::check_mesh_file(file, limit)?;
+    }
     let source = SphSource {
         input: a.input_file.as_deref(),
         scene: a.scene.as_deref(),
@@ -78,6 +82,15 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
     if a.particle_cap > 0 {
         s.inflow.particle_cap = a.particle_cap;
     }
+    // the most particles the run may hold: those it starts with, or the inflow's cap
+    let most = if s.inflow.emitters.is_empty() {
+        s.max_particles
+    } else if s.inflow.particle_cap > 0 {
+        s.inflow.particle_cap.max(s.max_particles)
+    } else {
+        (4 * s.max_particles).max(10_000)
+    };
+    crate::memory::check_sph(most, s.mesh.faces.len(), limit)?;
     let params: sph::Params = match &a.run.params {
         Some(f) => erode_io::params::load(Some(f), &a.run.sets)?,
         None => erode_io::params::apply_sets(&s.params, &a.run.sets)?,

@@ -150,6 +150,10 @@ fn cells() -> Units {
     Units::Cells
 }
 
+/// Largest bed friction `friction` (dimensionless): rivers have 0.001–0.1; far past this the
+/// friction term overflows.
+pub const MAX_FRICTION: f64 = 1e6;
+
 /// Grid model parameters (Jákó & Tóth 2011 with McLeod, Chen & Hu's and bshishov's options). Heights in metres, time in seconds.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -350,7 +354,7 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     },
     ParamDoc {
         name: "friction",
-        doc: "bed friction Cf (dimensionless, >= 0): flux loses Cf*|u|*u per unit depth; 0 = none",
+        doc: "bed friction Cf (dimensionless, 0 to 1e6): flux loses Cf*|u|*u per unit depth; 0 = none",
     },
     ParamDoc {
         name: "max_flow_depth",
@@ -473,7 +477,8 @@ impl Params {
         check(finite(self.dt) && self.dt >= 0.0, "dt", self.dt, ">= 0 seconds (0 = auto)")?;
         check(finite(self.gravity) && self.gravity > 0.0, "gravity", self.gravity, "> 0 m/s^2")?;
         check(finite(self.pipe_area) && self.pipe_area >= 0.0, "pipe_area", self.pipe_area, ">= 0 m^2")?;
-        check(finite(self.friction) && self.friction >= 0.0, "friction", self.friction, ">= 0")?;
+        // past ~1e25 the friction term Cf·|u|·u overflows f32 to a NaN; 1e6 is 10^7 times a river's
+        check((0.0..=MAX_FRICTION).contains(&self.friction), "friction", self.friction, "0 to 1e6")?;
         check(
             finite(self.max_flow_depth) && self.max_flow_depth >= 0.0,
             "max_flow_depth",
@@ -571,13 +576,15 @@ impl Params {
             ">= 0 with thermal_rate * dt <= 1",
         )?;
         check(finite(self.talus_scale), "talus_scale", self.talus_scale, "finite")?;
-        for (name, r) in [("talus_bias", 0.0), ("talus_bias", 1.0)] {
+        // the bias alone is the talus of hardness 0; with the scale, of hardness 1: the one that
+        // takes the angle out of range is named
+        for (name, value, r) in [("talus_bias", self.talus_bias, 0.0), ("talus_scale", self.talus_scale, 1.0)] {
             let tan = self.talus_scale * r + self.talus_bias;
             check(
                 finite(tan) && tan > 0.0 && tan.atan() < std::f64::consts::FRAC_PI_2 * 0.999,
                 name,
-                self.talus_bias,
-                "talus angle inside (0, 90) degrees for every hardness",
+                value,
+                "talus angle (tan = talus_scale * hardness + talus_bias) inside (0, 90) degrees for every hardness",
             )?;
         }
         check(

@@ -120,12 +120,12 @@ impl Default for Params {
 pub const PARAM_DOCS: &[(&str, &str)] = &[
     ("rest_density", "fluid density at rest, kg/m³"),
     ("smoothing_ratio", "smoothing length / particle spacing (kernel support is twice it)"),
-    ("sound_speed", "m/s, >= 10x the scene's top speed; 0 = exactly that"),
+    ("sound_speed", "m/s, >= 10x the scene's top speed, at most 1e5; 0 = exactly that"),
     ("tait_exponent", "gamma of the Tait equation of state"),
     ("viscosity", "artificial viscosity alpha (Monaghan)"),
     ("density_diffusion", "delta of delta-SPH (density noise smoothing); 0 = off"),
     ("mirror_walls", "1 = walls as mirror particles, 0 = as the kernel's missing share (tables)"),
-    ("kinematic_viscosity", "laminar viscosity, m²/s"),
+    ("kinematic_viscosity", "laminar viscosity, m²/s (0 to 1e4)"),
     ("gravity", "m/s², along -z"),
     ("dt", "time step, s; 0 = the largest the CFL and viscous limits allow"),
     ("cfl", "the step is at most cfl·h/c"),
@@ -143,6 +143,11 @@ pub const PARAM_DOCS: &[(&str, &str)] = &[
     ("min_area_ratio", "smallest face area, share of the starting mean face area"),
 ];
 
+/// Largest sound speed, m/s (water's is 1,480; SPH takes ten times the top flow speed).
+pub const MAX_SOUND_SPEED: f64 = 1e5;
+/// Largest kinematic viscosity, m²/s (water's is 1e-6, honey's ~1e-2, lava's up to ~1e3).
+pub const MAX_KINEMATIC_VISCOSITY: f64 = 1e4;
+
 impl Params {
     /// Checks every range; the limits that depend on the scene (sound speed, time step) are
     /// checked when the simulator is built.
@@ -152,12 +157,24 @@ impl Params {
         };
         check("rest_density", self.rest_density, self.rest_density > 0.0, "> 0 kg/m³")?;
         check("smoothing_ratio", self.smoothing_ratio, (1.0..=2.0).contains(&self.smoothing_ratio), "1 to 2")?;
-        check("sound_speed", self.sound_speed, self.sound_speed >= 0.0, ">= 0 m/s (0 = derived)")?;
+        // the step shrinks with the sound speed and the viscosity: past these it is so small that
+        // the derived wall stiffness (0.2/dt)² overflows
+        check(
+            "sound_speed",
+            self.sound_speed,
+            (0.0..=MAX_SOUND_SPEED).contains(&self.sound_speed),
+            "0 to 1e5 m/s (0 = derived)",
+        )?;
         check("tait_exponent", self.tait_exponent, (1.0..=10.0).contains(&self.tait_exponent), "1 to 10")?;
         check("viscosity", self.viscosity, (0.0..=1.0).contains(&self.viscosity), "0 to 1")?;
         check("density_diffusion", self.density_diffusion, (0.0..=1.0).contains(&self.density_diffusion), "0 to 1")?;
         check("mirror_walls", self.mirror_walls, self.mirror_walls == 0.0 || self.mirror_walls == 1.0, "0 or 1")?;
-        check("kinematic_viscosity", self.kinematic_viscosity, self.kinematic_viscosity >= 0.0, ">= 0 m²/s")?;
+        check(
+            "kinematic_viscosity",
+            self.kinematic_viscosity,
+            (0.0..=MAX_KINEMATIC_VISCOSITY).contains(&self.kinematic_viscosity),
+            "0 to 1e4 m²/s",
+        )?;
         check("gravity", self.gravity, self.gravity >= 0.0, ">= 0 m/s²")?;
         check("dt", self.dt, self.dt >= 0.0, ">= 0 s (0 = derived)")?;
         check("cfl", self.cfl, self.cfl > 0.0 && self.cfl <= 0.4, "in (0, 0.4]")?;
