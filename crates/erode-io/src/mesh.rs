@@ -23,28 +23,55 @@ const MAX_ELEMENTS: u64 = 50_000_000;
 /// each) or vertices and faces in a text OBJ or PLY (about 40 bytes a line).
 pub const MAX_MESH_BYTES: u64 = 4 << 30;
 
+/// The mesh formats erode reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MeshFormat {
+    /// Wavefront OBJ (text; polygons fanned into triangles).
+    Obj,
+    /// PLY, text or binary.
+    Ply,
+    /// STL, text or binary (separate triangles, welded).
+    Stl,
+}
+
+impl MeshFormat {
+    /// The format a file's extension names, if it is one erode reads.
+    pub fn from_path(path: &Path) -> Option<Self> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "obj" => Some(Self::Obj),
+            "ply" => Some(Self::Ply),
+            "stl" => Some(Self::Stl),
+            _ => None,
+        }
+    }
+}
+
 /// Reads a mesh, the format chosen by the extension.
 pub fn read_mesh(path: &Path) -> Result<TriMesh, Error> {
+    let Some(format) = MeshFormat::from_path(path) else {
+        return Err(Error::Output {
+            path: path.to_path_buf(),
+            reason: format!("unknown mesh format; use {MESH_EXTENSIONS}"),
+        });
+    };
     let bytes = crate::read_file(path, MAX_MESH_BYTES, |len| {
         format!(
             "the file is {len} bytes, more than a mesh of at most {MAX_ELEMENTS} vertices and faces takes \
              ({MAX_MESH_BYTES} bytes)"
         )
     })?;
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    let fmt = |e| Error::format(path, e);
-    let (positions, faces) = match ext.as_str() {
-        "obj" => decode_obj(&bytes).map_err(fmt)?,
-        "ply" => decode_ply(&bytes).map_err(fmt)?,
-        "stl" => decode_stl(&bytes).map_err(fmt)?,
-        _ => {
-            return Err(Error::Output {
-                path: path.to_path_buf(),
-                reason: format!("unknown mesh format; use {MESH_EXTENSIONS}"),
-            });
-        }
+    decode_mesh(&bytes, format).map_err(|e| Error::format(path, e))
+}
+
+/// Decodes a mesh from the bytes of a file of `format`: every header's claims are checked
+/// against the bytes before anything is allocated for them.
+pub fn decode_mesh(bytes: &[u8], format: MeshFormat) -> Result<TriMesh, FormatError> {
+    let (positions, faces) = match format {
+        MeshFormat::Obj => decode_obj(bytes)?,
+        MeshFormat::Ply => decode_ply(bytes)?,
+        MeshFormat::Stl => decode_stl(bytes)?,
     };
-    TriMesh::new(positions, faces).map_err(|e| fmt(corrupt("mesh", e)))
+    TriMesh::new(positions, faces).map_err(|e| corrupt("mesh", e))
 }
 
 /// Per-vertex values written with a mesh, m³.

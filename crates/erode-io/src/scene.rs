@@ -324,10 +324,7 @@ fn scale_model(path: &Path, read: &crate::ReadOptions, particles: usize, faces: 
 
 /// Whether a file is a mesh (by its extension), not a heightmap.
 pub fn is_mesh(p: &Path) -> bool {
-    matches!(
-        p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref(),
-        Some("obj" | "ply" | "stl")
-    )
+    crate::mesh::MeshFormat::from_path(p).is_some()
 }
 
 /// A mesh file (checked: closed, outward, no degenerate face, no two faces crossing) or a

@@ -3,7 +3,8 @@
 //! extreme values, inserted, removed; files truncated and spliced), returns a heightmap or a
 //! typed error: it never panics, and never allocates more than the size limit allows. Seeded:
 //! a failure names the seed and case, and writes the input to `target/mutations-failure.bin`.
-//! (`fuzz/` runs the same property under libFuzzer on nightly for longer.)
+//! The same holds for the mesh readers (OBJ, PLY, STL), their memory bounded by the bytes they
+//! are given. (`fuzz/` runs the same properties under libFuzzer on nightly for longer.)
 //
 // A counting allocator is the only way to see a decoder's allocations from outside it.
 #![allow(unsafe_code)]
@@ -119,6 +120,98 @@ fn mutated_files_of_every_format_give_a_map_or_an_error_within_the_size_limit() 
                 panic!(
                     "{format:?}, seed {seed:#x}, case {case}: {} (input in {})",
                     if outcome.is_err() { "panicked".to_string() } else { format!("held {peak} bytes") },
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+/// Most bytes one mesh decode may hold at once for an input of `len` bytes: its claims are
+/// checked against its length, so what it holds grows with the bytes it has (vertices, faces,
+/// the weld's and the mesh check's tables), never with what a header says.
+fn mesh_bytes_allowed(len: usize) -> usize {
+    (4 << 20) + 400 * len
+}
+
+/// Valid files of every mesh format erode reads: a closed tube block as OBJ and binary PLY
+/// (as erode writes them), text PLY, binary and text STL.
+fn good_meshes() -> Vec<(erode_io::mesh::MeshFormat, Vec<u8>)> {
+    use erode_io::mesh::{MeshFormat, VertexValues, write_mesh};
+    let mesh = erode::models::sph::build::tube_block(2.0, 1.0, 0.4, 8, 2).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let written = |ext: &str| {
+        let p = dir.path().join(format!("m.{ext}"));
+        write_mesh(&p, &mesh, VertexValues::default()).unwrap();
+        std::fs::read(p).unwrap()
+    };
+    let mut text_ply = format!(
+        "ply\nformat ascii 1.0\nelement vertex {}\nproperty float x\nproperty float y\nproperty float z\n\
+         element face {}\nproperty list uchar int vertex_indices\nend_header\n",
+        mesh.positions.len(),
+        mesh.faces.len()
+    );
+    for p in &mesh.positions {
+        text_ply += &format!("{} {} {}\n", p.x, p.y, p.z);
+    }
+    for f in &mesh.faces {
+        text_ply += &format!("3 {} {} {}\n", f[0], f[1], f[2]);
+    }
+    let mut stl = vec![0u8; 80];
+    stl.extend_from_slice(&(mesh.faces.len() as u32).to_le_bytes());
+    let mut text_stl = String::from("solid m\n");
+    for f in 0..mesh.faces.len() {
+        stl.extend_from_slice(&[0u8; 12]);
+        text_stl += "facet normal 0 0 0\nouter loop\n";
+        for c in mesh.corners(f) {
+            for x in [c.x, c.y, c.z] {
+                stl.extend_from_slice(&(x as f32).to_le_bytes());
+            }
+            text_stl += &format!("vertex {} {} {}\n", c.x, c.y, c.z);
+        }
+        stl.extend_from_slice(&[0, 0]);
+        text_stl += "endloop\nendfacet\n";
+    }
+    text_stl += "endsolid m\n";
+    vec![
+        (MeshFormat::Obj, written("obj")),
+        (MeshFormat::Ply, written("ply")),
+        (MeshFormat::Ply, text_ply.into_bytes()),
+        (MeshFormat::Stl, stl),
+        (MeshFormat::Stl, text_stl.into_bytes()),
+    ]
+}
+
+#[test]
+fn mutated_meshes_of_every_format_give_a_mesh_or_an_error_within_their_size() {
+    let all = good_meshes();
+    for (k, format) in
+        [erode_io::mesh::MeshFormat::Obj, erode_io::mesh::MeshFormat::Ply, erode_io::mesh::MeshFormat::Stl]
+            .into_iter()
+            .enumerate()
+    {
+        let good: Vec<Vec<u8>> = all.iter().filter(|(f, _)| *f == format).map(|(_, b)| b.clone()).collect();
+        // the valid files read
+        for bytes in &good {
+            erode_io::mesh::decode_mesh(bytes, format).unwrap();
+        }
+        let seed = 0x3e5b_0000 + k as u64;
+        let mut rng = SplitMix64::new(seed);
+        for case in 0..CASES / 5 {
+            let bytes = mutate(&mut rng, &good);
+            let before = LIVE.load(Ordering::Relaxed);
+            PEAK.store(before, Ordering::Relaxed);
+            let outcome = std::panic::catch_unwind(|| {
+                let _ = erode_io::mesh::decode_mesh(&bytes, format);
+            });
+            let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+            if outcome.is_err() || peak > mesh_bytes_allowed(bytes.len()) {
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mutations-failure.bin");
+                let _ = std::fs::write(&path, &bytes);
+                panic!(
+                    "{format:?}, seed {seed:#x}, case {case}: {} (input of {} bytes in {})",
+                    if outcome.is_err() { "panicked".to_string() } else { format!("held {peak} bytes") },
+                    bytes.len(),
                     path.display()
                 );
             }
