@@ -83,6 +83,18 @@ fn fixtures(d: &Path) {
     std::fs::write(d.join("bomb.pgm"), [&b"P5\n16000 16000\n65535\n"[..], &[0u8; 100]].concat()).unwrap();
     std::fs::write(d.join("bomb.tif"), tiff_claiming(16000, 1, 16000 * 16000 * 4)).unwrap();
     std::fs::write(d.join("bombz.tif"), tiff_claiming(16000, 8, 100)).unwrap();
+    let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': (16000, 16000), }}{:50}\n", "");
+    let npy = [&b"\x93NUMPY\x01\x00"[..], &(header.len() as u16).to_le_bytes(), header.as_bytes(), &[0u8; 100]];
+    std::fs::write(d.join("bomb.npy"), npy.concat()).unwrap();
+    // an OpenEXR file of 16 x 16 whose windows say 16000 x 16000
+    ok(&["generate", "--size", "16", "-o", "small.exr"], d);
+    let mut exr = std::fs::read(d.join("small.exr")).unwrap();
+    for name in [&b"dataWindow\0box2i\0"[..], b"displayWindow\0box2i\0"] {
+        let at = exr.windows(name.len()).position(|w| w == name).unwrap() + name.len() + 4;
+        exr[at + 8..at + 16].copy_from_slice(&[15999i32.to_le_bytes(), 15999i32.to_le_bytes()].concat());
+    }
+    std::fs::write(d.join("bomb.exr"), exr).unwrap();
+    std::fs::remove_file(d.join("small.exr")).unwrap();
     // a mesh past the readers' bound (sparse), and one to read under a small --max-memory
     std::fs::File::create(d.join("huge.obj")).unwrap().set_len(5 << 30).unwrap();
     std::fs::File::create(d.join("ten.obj")).unwrap().set_len(10 << 20).unwrap();
@@ -206,6 +218,8 @@ const CASES: &[(&str, &str)] = &[
     ("info bomb.pgm", "truncated"),
     ("info bomb.tif", "claim more bytes than its"),
     ("info bombz.tif", "bombz.tif"),
+    ("info bomb.npy", "truncated"),
+    ("info bomb.exr", "bomb.exr"),
     ("info format5.tif", "samples of SampleFormat 5 (erode reads one band"),
     ("simulate grid bomb.pgm -o o", "truncated"),
     ("simulate sph huge.obj -o o", "more than a mesh"),
