@@ -78,9 +78,8 @@ fn grid_of(array: &Bound<'_, PyAny>, what: &str, cell_size: f64) -> PyResult<Gri
             "{what}: a 2-D numpy array of float32 (rows, columns), not {found}; use .astype(numpy.float32)"
         )));
     };
-    if !(cell_size.is_finite() && cell_size > 0.0) {
-        return Err(PyValueError::new_err(format!("cell_size {cell_size}: must be positive metres")));
-    }
+    // the one check of a cell size, as the command line and files have it
+    CellSize::square(cell_size).check().map_err(|e| value_error(format!("cell_size: {e}")))?;
     let [rows, cols] = [a.shape()[0], a.shape()[1]];
     let values: Vec<f32> = a.as_array().iter().copied().collect();
     Grid::from_vec(cols, rows, CellSize::square(cell_size), values).map_err(|e| value_error(format!("{what}: {e}")))

@@ -189,6 +189,12 @@ def test_bad_arguments_raise_with_the_command_lines_messages(terrain, tmp_path):
         erode.Grid(heights, rian_rate=1e-5)
     with pytest.raises(ValueError, match="dt"):
         erode.Grid(heights, dt=-1.0)
+    # the cell size's bound and the parameters' bounds are the command line's
+    for cell in [0.0, 1e-30, float("nan"), 1e300]:
+        with pytest.raises(ValueError, match="cell_size"):
+            erode.Grid(heights, cell_size=cell)
+    with pytest.raises(ValueError, match="friction"):
+        erode.Grid(heights, friction=1e30)
     with pytest.raises(ValueError, match="lunar"):
         erode.Droplets(heights, preset="lunar")
     with pytest.raises(ValueError, match="checksum|truncated|not an erode"):
