@@ -131,12 +131,15 @@ fn every_other_command_stops_at_once_on_a_signal_leaving_nothing() {
     let d = tmp.path();
     ok(&["generate", "--size", "2048", "--seed", "5", "-o", "big.tif"], d);
     ok(&["resample", "big.tif", "--size", "4096", "-o", "bigger.tif"], d);
-    let cases: [(&str, &[&str], &str); 5] = [
+    let cases: [(&str, &[&str], &str); 8] = [
         ("generate", &["generate", "--size", "4096", "-o", "out.tif"], "out.tif"),
         ("analyze", &["analyze", "big.tif", "--json", "-o", "plots"], "plots"),
         ("convert", &["convert", "bigger.tif", "-o", "out.png"], "out.png"),
         ("render", &["render", "bigger.tif", "-o", "out.png"], "out.png"),
         ("resample", &["resample", "big.tif", "--size", "6144", "-o", "out.tif"], "out.tif"),
+        ("rescale", &["rescale", "bigger.tif", "--factor", "2", "-o", "out.png"], "out.png"),
+        ("amplify", &["amplify", "--size", "2048", "--levels", "2", "-o", "out", "-q"], "out"),
+        ("demo", &["demo", "--size", "256", "--iterations", "3000", "-o", "out", "-q"], "out"),
     ];
     for (name, args, output) in cases {
         let mut stopped = 0;

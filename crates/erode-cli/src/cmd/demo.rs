@@ -1,7 +1,6 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Context;
 use erode::contract::{GridRun, Model};
 use erode::models::grid::{Params, StartMaps, State};
 use erode::preview::{PreviewStyle, render};
@@ -39,10 +38,13 @@ pub struct Args {
 }
 
 pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&a.output)
-        .with_context(|| format!("{}: cannot create the output folder", a.output.display()))?;
-    let out = |name: &str| a.output.join(name);
-    erode_io::check_output(&out("height.tif"))?;
+    if a.output.exists() && !a.output.is_dir() {
+        anyhow::bail!("{}: the output is a folder, and this is a file", a.output.display());
+    }
+    // the folder may not exist yet: then its parent must take it (it is made at the end, with
+    // the whole set: a stopped demo leaves nothing)
+    let probe = if a.output.is_dir() { a.output.join("report.json") } else { a.output.clone() };
+    erode_io::check_output(&probe)?;
     if a.size < 16 {
         anyhow::bail!("--size {}: at least 16 cells", a.size);
     }
@@ -61,9 +63,6 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         };
         before = generate(&spec)?;
     }
-    erode_io::write(&out("height-before.tif"), &before, &Default::default())?;
-    erode_io::write_rgb_png(&out("before.png"), &render(&before, None, None, &PreviewStyle::default()))?;
-
     let params = Params::default();
     let st = State::new(&before.heights, &params, StartMaps::default())?;
     let mut run = GridRun::new(params, st)?;
@@ -81,14 +80,24 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let seconds = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
 
+    // the set, written as a whole
+    let _lock = erode_io::run::create_output_folder(&a.output)?;
+    let staging = erode_io::run::Staging::new(&a.output)?;
+    let out = |name: &str| staging.path().join(name);
+    let placed = |e: erode_io::Error| staging.as_placed(e);
     let st = run.state();
     let grid = |v: &[f32]| Grid::from_vec(st.width, st.height, st.cell_size, v.to_vec());
     let after = Heightmap::new(grid(&st.heights())?)?;
     let erosion = grid(&st.eroded)?;
-    erode_io::write(&out("height.tif"), &after, &Default::default())?;
-    erode_io::write(&out("erosion.tif"), &Heightmap::new(erosion.clone())?, &Default::default())?;
-    erode_io::write(&out("deposition.tif"), &Heightmap::new(grid(&st.deposited)?)?, &Default::default())?;
-    erode_io::write_rgb_png(&out("after.png"), &render(&after, None, None, &PreviewStyle::default()))?;
+    erode_io::write(&out("height-before.tif"), &before, &Default::default()).map_err(placed)?;
+    erode_io::write_rgb_png(&out("before.png"), &render(&before, None, None, &PreviewStyle::default()))
+        .map_err(placed)?;
+    erode_io::write(&out("height.tif"), &after, &Default::default()).map_err(placed)?;
+    erode_io::write(&out("erosion.tif"), &Heightmap::new(erosion.clone())?, &Default::default()).map_err(placed)?;
+    erode_io::write(&out("deposition.tif"), &Heightmap::new(grid(&st.deposited)?)?, &Default::default())
+        .map_err(placed)?;
+    erode_io::write_rgb_png(&out("after.png"), &render(&after, None, None, &PreviewStyle::default()))
+        .map_err(placed)?;
     let balance = st.balance();
     let report = json!({
         "model": "grid", "backend": "cpu", "width": st.width, "height": st.height,
@@ -96,8 +105,10 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         "simulated_seconds": st.time, "terrain_seconds": st.terrain_time,
         "iterations_per_second": st.iteration as f64 / seconds.max(1e-9),
         "mass_balance": { "relative_error": balance.relative_error, "books": st.books },
+        "files": staging.names()?,
     });
-    erode_io::write_atomic(&out("report.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
+    erode_io::write_atomic(&out("report.json"), serde_json::to_string_pretty(&report)?.as_bytes()).map_err(placed)?;
+    staging.commit(&[])?;
     if !quiet {
         eprintln!(
             "eroded {} x {} cells for {} iterations in {:.1} s; wrote {}",

@@ -60,6 +60,9 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
     if a.maps.backend == super::Backend::Gpu {
         bail!("--backend gpu: the stream-power model runs on the CPU only");
     }
+    if let Some(seed) = a.maps.seed {
+        bail!("--seed {seed}: the stream-power model has no random parts (a seed would change nothing)");
+    }
     let preset = a.preset.as_deref().unwrap_or("default");
     let base = stream_power::preset(preset).context("--preset")?;
     let mut params: stream_power::Params = erode_io::params::load_onto(&base, a.run.params.as_deref(), &a.run.sets)?;

@@ -160,7 +160,8 @@ pub const MAX_FRICTION: f64 = 1e6;
 pub struct Params {
     /// Time step of one iteration, s; 0 = auto: each iteration takes the largest stable step for
     /// the water of the moment (see [`Params::iteration_dt`]). A fixed step past the stable limit
-    /// of the flux form is split into sub-steps (see [`Params::stable_dt`]). Default 0.05.
+    /// of the flux form is split into sub-steps (see [`Params::stable_dt`]). Default 0 (auto;
+    /// the `classic` preset's is 0.05).
     pub dt: f64,
     /// Gravity, m/s². Default 9.81.
     pub gravity: f64,
@@ -171,36 +172,37 @@ pub struct Params {
     /// Pipe cross-section. Default depth.
     pub cross_section: CrossSection,
     /// Bed friction `Cf` (Darcy–Weisbach/Chezy, dimensionless): the flux loses
-    /// `Cf·|u|·u` per unit depth, applied semi-implicitly. Default 0.3 (rough overland flow); 0 = none
-    /// (the documents').
+    /// `Cf·|u|·u` per unit depth, applied semi-implicitly. Default 0.05 (a river; the `classic`
+    /// preset's 0.3 is rough overland flow); 0 = none (the documents').
     pub friction: f64,
     /// Flow depth the depth cross-section counts at most, m; 0 = no limit. Deep lakes then keep
     /// their level and volume but pass waves no faster than water this deep, so they do not
-    /// shrink the time step. Default 0.
+    /// shrink the time step. Default 1.
     pub max_flow_depth: f64,
-    /// Pipes per cell: 4 (axes) or 8 (with diagonals, no axis-aligned channels). Default 4.
+    /// Pipes per cell: 4 (axes) or 8 (with diagonals, no axis-aligned channels). Default 8.
     pub pipes: u32,
-    /// Borders. Default closed.
+    /// Borders. Default open.
     pub border: Border,
-    /// The edges of nodata holes (cells outside the domain). Default closed.
+    /// The edges of nodata holes (cells outside the domain). Default open.
     pub nodata_border: NodataBorder,
-    /// The water at the start when no water map is given. Default dry.
+    /// The water at the start when no water map is given. Default steady.
     pub start_water: StartWater,
     /// Rain placement. Default uniform.
     pub rain_mode: RainMode,
-    /// Rain, m/s of water depth (Jákó & Tóth's `Kr·r`). Default 0.005 (a storm sped up, as erosion tools do).
+    /// Rain, m/s of water depth (Jákó & Tóth's `Kr·r`). Default 1e-4 (a downpour of 360 mm/h;
+    /// the `classic` preset's 0.005 is a storm sped up, as erosion tools do).
     pub rain_rate: f64,
     /// Buckets per step (rain mode buckets). Default 8.
     pub bucket_count: u32,
     /// Bucket radius, cells. Default 4.
     pub bucket_radius: f64,
-    /// Evaporation `Ke`, 1/s: each step keeps `1 − Ke·Δt` of the water. Default 0.02.
+    /// Evaporation `Ke`, 1/s: each step keeps `1 − Ke·Δt` of the water. Default 0.
     pub evaporation: f64,
-    /// Capacity model. Default mei.
+    /// Capacity model. Default shear.
     pub capacity_model: CapacityModel,
-    /// Sediment capacity constant `Kc`, s (metres of sediment per m/s of flow). Default 0.05.
+    /// Sediment capacity constant `Kc`, s (metres of sediment per m/s of flow). Default 1.
     pub capacity: f64,
-    /// Bed shear stress over `ρ·g` below which the shear capacity is 0, m. Default 0.005.
+    /// Bed shear stress over `ρ·g` below which the shear capacity is 0, m. Default 0.002.
     pub critical_shear: f64,
     /// Morphological acceleration `F` (Roelvink 2006): the terrain changes as in `F` seconds of
     /// flow per second of water simulated (the capacity and thermal erosion × `F`, the water
@@ -209,26 +211,26 @@ pub struct Params {
     /// Terrain time per iteration, s; 0 = use `morphological_factor`. Each iteration then moves
     /// the terrain as this many seconds of the storm would, whatever the water's step (`F` is
     /// this over the step), so an iteration changes a 2 m terrain as much as a 30 m one and the
-    /// run's length in iterations is its length in terrain time. Default 0.
+    /// run's length in iterations is its length in terrain time. Default 60000.
     pub morphological_step: f64,
     /// Largest bed change by dissolving or deposition in one sub-step, as a share of the water
     /// depth (0..1); 0 = no limit. Keeps an accelerated terrain from outrunning the flow.
-    /// Default 0.
+    /// Default 0.1.
     pub bed_change_limit: f64,
     /// Minimum sine of the slope used in the capacity, so flat ground still carries. Default 0.05.
     pub min_tilt: f64,
     /// Depth at and beyond which the mei capacity's `lmax` is 0 (deep water does not erode), m.
     /// Default 2.
     pub max_erosion_depth: f64,
-    /// Dissolving rate `Ks`, 1/s. Default 0.5.
+    /// Dissolving rate `Ks`, 1/s. Default 0.002.
     pub dissolve: f64,
-    /// Deposition rate `Kd`, 1/s. Default 0.3.
+    /// Deposition rate `Kd`, 1/s. Default 0.005.
     pub deposit: f64,
     /// Softening `Kh` (eq. 11, read with hardness as resistance): hardness lost per metre of
     /// sediment deposited, 1/m, so fresh deposits erode easily and slump at a low talus. Default 0
     /// (off).
     pub softening: f64,
-    /// Initial hardness `H` (0..1): resistance, 1 erodes least, 0 is loose soil. Default 0.
+    /// Initial hardness `H` (0..1): resistance, 1 erodes least, 0 is loose soil. Default 0.5.
     pub hardness: f64,
     /// Erodibility of hardness 1 relative to loose soil (hardness 0 erodes with 1), 0..1: the
     /// erodibility of hardness `H` is `1 − H·(1 − rock_erodibility)`, for water and thermal
@@ -243,11 +245,11 @@ pub struct Params {
     /// Sediment transport. Default conservative.
     pub transport: Transport,
     /// Thermal erosion rate `Kt`, 1/s of terrain time (eq. 14; accelerated like the water's
-    /// erosion). Default 0.05; 0 turns thermal erosion off.
+    /// erosion). Default 3e-6; 0 turns thermal erosion off.
     pub thermal_rate: f64,
-    /// Talus slope from hardness (bshishov): `tan α = talus_scale·H + talus_bias`. Default 0.4.
+    /// Talus slope from hardness (bshishov): `tan α = talus_scale·H + talus_bias`. Default 1.
     pub talus_scale: f64,
-    /// See `talus_scale`. Default 0.4 (so tan α = 0.8, about 39°, at R = 1).
+    /// See `talus_scale`. Default 0.05 (so tan α = 0.55, about 29°, at the default hardness 0.5).
     pub talus_bias: f64,
     /// McLeod, Chen & Hu's smoothing at local extrema: height difference to the 4-neighbour mean tolerated, m.
     /// Default 0.
@@ -377,7 +379,8 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     ParamDoc { name: "evaporation", doc: "evaporation Ke, 1/s (0 <= Ke*dt < 1)" },
     ParamDoc {
         name: "capacity_model",
-        doc: "\"mei\" (Jákó & Tóth eq. 8, slope along the flow, depth limit) or \"sine\" (McLeod, Chen & Hu, depth clamped to 1 m)",
+        doc: "\"shear\" (excess bed shear, the default), \"mei\" (Jákó & Tóth eq. 8, slope along the flow, depth \
+              limit) or \"sine\" (McLeod, Chen & Hu, depth clamped to 1 m)",
     },
     ParamDoc { name: "capacity", doc: "sediment capacity constant Kc, s (>= 0)" },
     ParamDoc {
@@ -417,7 +420,7 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
         doc: "\"conservative\" (flux form, mass exact) or \"semi-lagrangian\" (Jákó & Tóth eq. 12, drift reported)",
     },
     ParamDoc { name: "thermal_rate", doc: "thermal erosion Kt, 1/s (0 <= Kt*dt <= 1; 0 = off)" },
-    ParamDoc { name: "talus_scale", doc: "tan(talus) = talus_scale * R + talus_bias (bshishov)" },
+    ParamDoc { name: "talus_scale", doc: "tan(talus) = talus_scale * hardness + talus_bias (bshishov)" },
     ParamDoc { name: "talus_bias", doc: "see talus_scale; tan(talus) must stay > 0" },
     ParamDoc {
         name: "smoothing_threshold",

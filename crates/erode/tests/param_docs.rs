@@ -1,0 +1,80 @@
+//! Every default a parameter's documentation states is the value `Params::default()` holds: the
+//! field docs are read from the source and each "Default X" compared with the default params'
+//! serialised field, for every model.
+
+use serde_json::Value;
+
+/// (field, the text after "Default ") for every field of `struct Params` in `source` whose doc
+/// comment states a default.
+fn documented_defaults(source: &str) -> Vec<(String, String)> {
+    let start = source.find("pub struct Params {").expect("no struct Params");
+    let body = &source[start..];
+    let body = &body[..body.find("\n}\n").expect("no end of struct Params")];
+    let mut found = Vec::new();
+    let mut doc = String::new();
+    for line in body.lines().skip(1) {
+        let line = line.trim();
+        if let Some(text) = line.strip_prefix("///") {
+            doc.push(' ');
+            doc.push_str(text.trim());
+        } else if let Some(rest) = line.strip_prefix("pub ") {
+            let field = rest.split(':').next().unwrap_or("").trim().to_string();
+            if let Some(at) = doc.find("Default ") {
+                let token = doc[at + "Default ".len()..].split_whitespace().next().unwrap_or("").to_string();
+                found.push((field, token));
+            }
+            doc.clear();
+        } else if !line.starts_with("#[") {
+            doc.clear();
+        }
+    }
+    found
+}
+
+/// Whether the documented `token` says `value`.
+fn says(token: &str, value: &Value) -> bool {
+    let token = token.trim_end_matches(['.', ',', ';', ':', ')']).trim_matches(['"', '`', '(']);
+    match value {
+        Value::Number(n) => {
+            let v = n.as_f64().unwrap_or(f64::NAN);
+            let t = token.replace(',', "");
+            t.parse::<f64>().is_ok_and(|t| t == v || (t - v).abs() <= 1e-12 * v.abs())
+        }
+        Value::String(s) => s.eq_ignore_ascii_case(token),
+        Value::Bool(b) => token == b.to_string(),
+        // a float the JSON has no number for
+        Value::Null => token == "-inf" || token == "inf",
+        _ => false,
+    }
+}
+
+fn check(model: &str, source: &str, defaults: Value) {
+    let documented = documented_defaults(source);
+    assert!(!documented.is_empty(), "{model}: no documented default found");
+    let wrong: Vec<String> = documented
+        .iter()
+        .filter_map(|(field, token)| {
+            let value = defaults.get(field).unwrap_or_else(|| panic!("{model}: no field {field} in the defaults"));
+            (!says(token, value)).then(|| format!("{field}: documented {token}, default {value}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{model}: field docs disagree with Params::default():\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_documented_default_is_the_default() {
+    use erode::models::{droplet, grid, sph, stream_power};
+    let json = |v: Result<Value, serde_json::Error>| v.unwrap();
+    check("grid", include_str!("../src/models/grid/params.rs"), json(serde_json::to_value(grid::Params::default())));
+    check(
+        "droplet",
+        include_str!("../src/models/droplet/params.rs"),
+        json(serde_json::to_value(droplet::Params::default())),
+    );
+    check(
+        "stream power",
+        include_str!("../src/models/stream_power/params.rs"),
+        json(serde_json::to_value(stream_power::Params::default())),
+    );
+    check("sph", include_str!("../src/models/sph/params.rs"), json(serde_json::to_value(sph::Params::default())));
+}
