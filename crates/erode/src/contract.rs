@@ -155,6 +155,9 @@ pub struct GridRun {
 }
 
 impl GridRun {
+    /// The model's name: [`Model::name`], its checkpoints' prefix and its command.
+    pub const NAME: &'static str = "grid";
+
     /// A run of `params` from `state` on the CPU.
     pub fn new(params: grid::Params, state: grid::State) -> Result<Self, SimError> {
         let cpu = grid::CpuSim::new(params, &state)?;
@@ -215,7 +218,7 @@ impl GridRun {
 
 impl Model for GridRun {
     fn name(&self) -> &'static str {
-        "grid"
+        Self::NAME
     }
     fn unit(&self) -> Unit {
         Unit::Iteration
@@ -334,6 +337,9 @@ pub struct DropletRun {
 }
 
 impl DropletRun {
+    /// The model's name: [`Model::name`], its checkpoints' prefix and its command.
+    pub const NAME: &'static str = "droplet";
+
     /// A run of `params` from `state` on the CPU.
     pub fn new(params: droplet::Params, state: droplet::State) -> Result<Self, SimError> {
         let cpu = droplet::CpuSim::new(params, &state)?;
@@ -389,7 +395,7 @@ impl DropletRun {
 
 impl Model for DropletRun {
     fn name(&self) -> &'static str {
-        "droplet"
+        Self::NAME
     }
     fn unit(&self) -> Unit {
         Unit::Droplet
@@ -487,6 +493,9 @@ pub struct StreamPowerRun {
 }
 
 impl StreamPowerRun {
+    /// The model's name: [`Model::name`], its checkpoints' prefix and its command.
+    pub const NAME: &'static str = "stream-power";
+
     /// A run of `params` from `state`.
     pub fn new(params: stream_power::Params, state: stream_power::State) -> Result<Self, SimError> {
         let cpu = stream_power::CpuSim::new(params, &state)?;
@@ -523,7 +532,7 @@ impl StreamPowerRun {
 
 impl Model for StreamPowerRun {
     fn name(&self) -> &'static str {
-        "stream-power"
+        Self::NAME
     }
     fn unit(&self) -> Unit {
         Unit::Step
@@ -586,6 +595,9 @@ pub struct SphRun {
 }
 
 impl SphRun {
+    /// The model's name: [`Model::name`], its checkpoints' prefix and its command.
+    pub const NAME: &'static str = "sph";
+
     /// A run of `params` from `state`.
     pub fn new(params: sph::Params, state: sph::State) -> Result<Self, SimError> {
         let sim = sph::CpuSim::new(params, &state)?;
@@ -625,7 +637,7 @@ impl SphRun {
 
 impl Model for SphRun {
     fn name(&self) -> &'static str {
-        "sph"
+        Self::NAME
     }
     fn unit(&self) -> Unit {
         Unit::Iteration

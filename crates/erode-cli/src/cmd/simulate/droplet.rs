@@ -76,7 +76,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
         nodata: input.loaded.map.nodata_mask(),
     };
     let stamp = input.stamp.clone().with_maps(maps.input_hash(terrain), files.named());
-    let checkpoint = a.run.checkpoint("droplet")?;
+    let checkpoint = a.run.checkpoint(DropletRun::NAME)?;
     let mut model = match &checkpoint {
         Some(c) => {
             let resume = |b: &[u8]| DropletRun::resume(params.clone(), b, a.run.input.max_cells);

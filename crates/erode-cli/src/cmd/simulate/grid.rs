@@ -71,7 +71,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         nodata: input.loaded.map.nodata_mask(),
     };
     let stamp = input.stamp.clone().with_maps(maps.input_hash(input.terrain()), files.named());
-    let checkpoint = a.run.checkpoint("grid")?;
+    let checkpoint = a.run.checkpoint(GridRun::NAME)?;
     let mut model = match &checkpoint {
         Some(c) => {
             let resume = |b: &[u8]| GridRun::resume(params.clone(), b, a.run.input.max_cells);

@@ -97,7 +97,7 @@ pub fn job(a: Args) -> anyhow::Result<Job<SphRun, SphFront>> {
     };
     params.validate()?;
     let stamp = Stamp { hash: s.input_hash(), input: s.name.clone() };
-    let checkpoint = a.run.checkpoint("sph")?;
+    let checkpoint = a.run.checkpoint(SphRun::NAME)?;
     let model = match &checkpoint {
         // the checkpoint holds the mesh and the particles
         Some(c) => c.resume(|bytes| SphRun::resume(params, bytes))?,

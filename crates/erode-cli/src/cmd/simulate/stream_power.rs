@@ -114,7 +114,7 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
         ("--hardness-map", a.hardness_map.as_deref()),
     ];
     let stamp = input.stamp.clone().with_maps(maps.input_hash(terrain), named);
-    let checkpoint = a.run.checkpoint("stream-power")?;
+    let checkpoint = a.run.checkpoint(StreamPowerRun::NAME)?;
     let model = match &checkpoint {
         Some(c) => {
             let resume = |b: &[u8]| StreamPowerRun::resume(params.clone(), b, a.run.input.max_cells);
