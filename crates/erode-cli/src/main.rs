@@ -61,8 +61,33 @@ fn usage_error(e: clap::Error) -> ExitCode {
     let text = e.render().to_string();
     let first = text.lines().next().unwrap_or("invalid arguments");
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    eprintln!("erode: error: {first} (see `erode --help`)");
+    eprintln!("erode: error: {} (see `erode --help`)", short_digits(first));
     ExitCode::from(2)
+}
+
+/// `text` with every run of more than 16 digits cut to its first 6 and its length: clap echoes
+/// a 300-digit number whole.
+fn short_digits(text: &str) -> String {
+    let mut out = String::new();
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.len() > 16 {
+            out.push_str(&format!("{}… ({} digits)", &run[..6], run.len()));
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
 }
 
 /// The error and its causes on one line, skipping a cause whose text the line already holds
@@ -121,7 +146,7 @@ fn main() -> ExitCode {
             ExitCode::from(130)
         }
         Err(e) => {
-            eprintln!("erode: error: {}", one_line(&e));
+            eprintln!("erode: error: {}", short_digits(&one_line(&e)));
             ExitCode::from(2)
         }
     }

@@ -247,6 +247,9 @@ const CASES: &[(&str, &str)] = &[
     ("generate --octaves 0 -o x.tif", "octaves"),
     // a negative number is a value of its option, not an unknown argument
     ("generate --seed -1 -o x.tif", "invalid value '-1' for '--seed"),
+    // numbers of hundreds of digits are not echoed whole
+    ("generate --size 999999999999999999999999999999999999999999999999999999999999 -o x.tif", "999999… (60 digits)"),
+    ("simulate grid good.tif -o o --set gravity=999999999999999999999999999999999999999999", "999999… (42 digits)"),
     ("generate -o x.bmp", "x.bmp"),
     ("generate --size 0 -o x.tif", "0"),
     ("generate --size 100000 -o x.tif", "100000 x 100000"),
