@@ -6,26 +6,33 @@ use erode::models::stream_power;
 /// Print a model's default parameters (or a grid preset's) as commented TOML (a starting point
 /// for --params).
 #[derive(clap::Args)]
-#[command(after_help = "Grid presets: rivers (the default: channel networks, valley deposits), gentle (weathering
-only), badlands (dense gullies), alpine (hard rock, steep channels and talus), classic (Jákó &
-Tóth 2011 as written).
-Droplet presets: default (rills and gullies, valleys kept), gentle (light weathering), beyer (Beyer
-2015's numbers read at 1 m cells).
-Stream-power presets: default (1 mm/yr uplift, m/n = 0.45), slow (0.1 mm/yr), nonlinear (n = 2).
-
-Examples:
-  erode params grid > grid.toml
-  erode params grid --preset badlands > badlands.toml
-  erode params droplet > droplet.toml
-  erode params sph > sph.toml
-  erode params stream-power --preset nonlinear > sp.toml
-  erode simulate grid dem.tif --params grid.toml -o out")]
+#[command(after_help = after_help())]
 pub struct Args {
     /// The model.
     model: Model,
     /// Grid, droplet or stream-power: print this preset instead of the defaults.
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
+}
+
+/// The presets of each model, from the models' own lists, then examples.
+fn after_help() -> String {
+    let list = |presets: Vec<(&str, &str)>| {
+        presets.iter().map(|(name, summary)| format!("\n  {name:<10} {summary}")).collect::<String>()
+    };
+    let grid = list(grid::PRESETS.iter().map(|p| (p.name, p.summary)).collect());
+    let droplet = list(droplet::PRESETS.iter().map(|p| (p.0, p.1)).collect());
+    let stream_power = list(stream_power::PRESETS.iter().map(|p| (p.0, p.1)).collect());
+    format!(
+        "Grid presets:{grid}\nDroplet presets:{droplet}\nStream-power presets:{stream_power}\n\n\
+         Examples:\n  \
+         erode params grid > grid.toml\n  \
+         erode params grid --preset badlands > badlands.toml\n  \
+         erode params droplet > droplet.toml\n  \
+         erode params sph > sph.toml\n  \
+         erode params stream-power --preset nonlinear > sp.toml\n  \
+         erode simulate grid dem.tif --params grid.toml -o out"
+    )
 }
 
 #[derive(clap::ValueEnum, Clone, Copy)]
