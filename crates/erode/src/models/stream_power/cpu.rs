@@ -70,6 +70,9 @@ impl Stage {
     }
 }
 
+/// Key of Rho8's random diagonal factors; each step's key is this with its step count.
+const RHO8_KEY: u64 = 0x7268_6f38_0000_0000;
+
 /// The CPU simulator: parameters, the grid's geometry, scratch and stage timers.
 #[derive(Debug)]
 pub struct CpuSim {
@@ -78,6 +81,8 @@ pub struct CpuSim {
     routing: Routing,
     /// The multiple-flow routing, when `flow` is MFD.
     multiple: Option<MultipleFlow>,
+    /// Rho8 routing (`flow = "rho8"`).
+    rho8: bool,
     powers: AreaPower,
     lowering: Lowering,
     diffusion: DiffusionScratch,
@@ -128,11 +133,13 @@ impl CpuSim {
         }
         let powers = AreaPower::new(params.m);
         let multiple = (params.flow_kind()? == Flow::Multiple).then(MultipleFlow::default);
+        let rho8 = params.flow_kind()? == Flow::Rho8;
         Ok(Self {
             params,
             cells,
             routing: Routing::default(),
             multiple,
+            rho8,
             powers,
             lowering: Lowering::default(),
             diffusion: DiffusionScratch::default(),
@@ -217,6 +224,8 @@ impl CpuSim {
         };
         lap(&mut self.times, Stage::Diffusion);
 
+        // Rho8: this step's random diagonal factors, the same on any thread count
+        self.routing.rho8 = self.rho8.then_some(RHO8_KEY ^ st.steps);
         let mut pits = self.routing.receivers(cells, &st.terrain);
         let mut filled = 0.0;
         if pits > st.terrain.len() / MANY_PITS {

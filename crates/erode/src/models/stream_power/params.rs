@@ -35,8 +35,10 @@ pub struct Params {
     /// How water leaves a cell: `"d8"`, all of it to the steepest lower neighbour (O'Callaghan &
     /// Mark 1984), or `"mfd"`, shared among every lower neighbour in proportion to
     /// `slope^flow_exponent` (multiple flow directions, Freeman 1991; as in FastScape's multiple
-    /// receivers). D8 cuts single-cell channels and is faster; MFD spreads water over hillslopes
-    /// and ridges. Default "d8".
+    /// receivers), or `"rho8"`, D8 with each cell's diagonal slopes scaled by a random factor
+    /// every step (Fairfield & Leymarie 1991). D8 cuts single-cell channels and is faster; MFD
+    /// spreads water over hillslopes and ridges; Rho8 costs what D8 does without its preference
+    /// for the eight directions. Default "d8".
     pub flow: String,
     /// The exponent `p` of MFD's shares, `slope^p` (0: equal shares; larger values approach
     /// D8). Unused with D8. Default 1.1 (Freeman 1991; `erode analyze --mfd` uses the same).
@@ -50,6 +52,10 @@ pub enum Flow {
     D8,
     /// Shared among the lower neighbours by slope.
     Multiple,
+    /// All to the steepest lower neighbour, the diagonal slopes scaled by a random factor drawn
+    /// per cell and step (Fairfield & Leymarie 1991's Rho8): the mean diagonal is D8's, but no
+    /// direction wins everywhere, so channels need not run along the axes and diagonals.
+    Rho8,
 }
 
 impl Default for Params {
@@ -168,7 +174,8 @@ impl Params {
         match self.flow.to_ascii_lowercase().as_str() {
             "d8" => Ok(Flow::D8),
             "mfd" => Ok(Flow::Multiple),
-            _ => Err(ParamError { name: "flow", value: f64::NAN, expected: "\"d8\" or \"mfd\"" }),
+            "rho8" => Ok(Flow::Rho8),
+            _ => Err(ParamError { name: "flow", value: f64::NAN, expected: "\"d8\", \"mfd\" or \"rho8\"" }),
         }
     }
 
@@ -205,7 +212,11 @@ pub const PARAM_DOCS: &[(&str, &str)] = &[
     ("sea_level", "cells at or below it are sea, base level, m (-inf: no sea)"),
     ("open_edges", "map edges at base level: letters among n, e, s, w (\"\" closes all; needs a sea_level)"),
     ("rock_erodibility", "erodibility at hardness 1 relative to 0 (0..1): K*(1 - H*(1 - rock_erodibility))"),
-    ("flow", "\"d8\" (all water to the steepest neighbour) or \"mfd\" (shared among lower neighbours by slope)"),
+    (
+        "flow",
+        "\"d8\" (all water to the steepest neighbour), \"mfd\" (shared among lower neighbours by slope) or \"rho8\" \
+         (D8 with random diagonal slopes, Fairfield & Leymarie 1991)",
+    ),
     ("flow_exponent", "MFD shares ~ slope^flow_exponent (0..20; 0 equal shares, large values approach D8)"),
 ];
 

@@ -135,6 +135,24 @@ pub struct Routing {
     pub(super) queue: Vec<u32>,
     /// Per cell, a bit per direction of [`STEPS`] whose neighbour drains to it.
     pub(super) donors: Vec<u8>,
+    /// Rho8 (Fairfield & Leymarie 1991): the key of this step's random diagonal factors; `None`
+    /// for plain D8.
+    pub rho8: Option<u64>,
+}
+
+/// Rho8's factor on cell `i`'s diagonal slopes in the step keyed `key`: `√2·ρ`, `ρ = 1/(2 − r)`
+/// with `r` uniform in [0, 1) (Fairfield & Leymarie 1991). `ρ` is 1/√2 on average, a diagonal
+/// step's D8 weight, so the factor is about 1 on average and 0.71 to 1.41 cell by cell.
+#[inline]
+fn rho8_factor(key: u64, i: usize) -> f64 {
+    let r = crate::rng::SplitMix64::keyed(key, i as u64).next_f64();
+    std::f64::consts::SQRT_2 / (2.0 - r)
+}
+
+/// Whether direction `k` of [`STEPS`] is diagonal.
+#[inline]
+fn diagonal(k: usize) -> bool {
+    STEPS[k].0 != 0 && STEPS[k].1 != 0
 }
 
 impl Routing {
@@ -145,6 +163,11 @@ impl Routing {
         self.receiver.resize(n, 0);
         self.direction.resize(n, NO_DIRECTION);
         let w = cells.width;
+        let rho8 = self.rho8;
+        let one = |i: usize| match rho8 {
+            Some(key) => steepest_scaled(cells, z, i, rho8_factor(key, i)),
+            None => steepest(cells, z, i),
+        };
         self.pits = self
             .receiver
             .par_chunks_mut(w)
@@ -153,12 +176,12 @@ impl Routing {
             .map_init(SteepestRow::default, |scratch, (row, (rcv, dir))| {
                 if !cells.whole_row[row] {
                     for c in 0..w {
-                        (rcv[c], dir[c]) = steepest(cells, z, row * w + c);
+                        (rcv[c], dir[c]) = one(row * w + c);
                     }
                 } else {
-                    (rcv[0], dir[0]) = steepest(cells, z, row * w);
-                    scratch.interior(cells, z, row, rcv, dir);
-                    (rcv[w - 1], dir[w - 1]) = steepest(cells, z, row * w + w - 1);
+                    (rcv[0], dir[0]) = one(row * w);
+                    scratch.interior(cells, z, row, rcv, dir, rho8);
+                    (rcv[w - 1], dir[w - 1]) = one(row * w + w - 1);
                 }
                 (row * w..(row + 1) * w)
                     .filter(|&i| dir[i - row * w] == NO_DIRECTION && cells.kind[i] == ACTIVE && z[i] > cells.sea_level)
@@ -529,19 +552,25 @@ pub(super) const OPPOSITE: [u8; 8] = [1, 0, 3, 2, 7, 6, 5, 4];
 struct SteepestRow {
     slope: Vec<f64>,
     direction: Vec<f64>,
+    factor: Vec<f64>,
 }
 
 impl SteepestRow {
     /// [`steepest`] for the columns `1..w-1` of an interior row, direction by direction over
     /// the whole row (no branch per neighbour, so the compiler vectorises it); the same
     /// receivers as [`steepest`], ties to the first direction.
-    fn interior(&mut self, cells: &Cells, z: &[f64], row: usize, rcv: &mut [u32], dir: &mut [u8]) {
+    fn interior(&mut self, cells: &Cells, z: &[f64], row: usize, rcv: &mut [u32], dir: &mut [u8], rho8: Option<u64>) {
         let w = cells.width;
         let (start, len) = (row * w + 1, w - 2);
         self.slope.clear();
         self.slope.resize(len, 0.0);
         self.direction.clear();
         self.direction.resize(len, f64::from(NO_DIRECTION));
+        // Rho8's diagonal factors of the row's cells (none for D8, whose slopes stay as they were)
+        self.factor.clear();
+        if let Some(key) = rho8 {
+            self.factor.extend((start..start + len).map(|i| rho8_factor(key, i)));
+        }
         let centre = &z[start..start + len];
         for k in 0..8 {
             let from = (start as isize + cells.offset[k]) as usize;
@@ -549,12 +578,21 @@ impl SteepestRow {
             let inverse = cells.inverse_distance[k];
             let (slope, direction) = (&mut self.slope[..len], &mut self.direction[..len]);
             let kf = (k as f64).to_bits();
-            for c in 0..len {
-                let s = (centre[c] - other[c]) * inverse;
-                // a select by mask, not a branch: the same in every lane
+            // a select by mask, not a branch: the same in every lane
+            let mut take = |c: usize, s: f64| {
                 let keep = u64::from(s <= slope[c] || s.is_nan()).wrapping_neg();
                 slope[c] = f64::from_bits((slope[c].to_bits() & keep) | (s.to_bits() & !keep));
                 direction[c] = f64::from_bits((direction[c].to_bits() & keep) | (kf & !keep));
+            };
+            if diagonal(k) && rho8.is_some() {
+                let factor = &self.factor[..len];
+                for c in 0..len {
+                    take(c, (centre[c] - other[c]) * inverse * factor[c]);
+                }
+            } else {
+                for c in 0..len {
+                    take(c, (centre[c] - other[c]) * inverse);
+                }
             }
         }
         for c in 0..len {
@@ -565,6 +603,26 @@ impl SteepestRow {
             rcv[c + 1] = if d == NO_DIRECTION { i as u32 } else { (i as isize + cells.offset[d as usize]) as u32 };
         }
     }
+}
+
+/// [`steepest`] with the diagonal slopes times `factor` (Rho8).
+fn steepest_scaled(cells: &Cells, z: &[f64], i: usize, factor: f64) -> (u32, u8) {
+    let none = (i as u32, NO_DIRECTION);
+    if cells.kind[i] != ACTIVE || z[i] <= cells.sea_level {
+        return none;
+    }
+    let zi = z[i];
+    let mut best = none;
+    let mut steepest = 0.0;
+    cells.each_neighbour(i, |k, j| {
+        let s = (zi - z[j]) * cells.inverse_distance[k];
+        let s = if diagonal(k) { s * factor } else { s };
+        if s > steepest {
+            steepest = s;
+            best = (j as u32, k as u8);
+        }
+    });
+    best
 }
 
 /// The steepest lower neighbour of cell `i` and its direction; itself and [`NO_DIRECTION`] for
