@@ -296,6 +296,7 @@ fn extreme_parameters_stay_finite_or_are_refused() {
         ("gravity tiny", Params { gravity: 1e-6, ..base.clone() }),
         ("gravity huge", Params { gravity: 1e4, ..base.clone() }),
         ("pipe_area huge", Params { pipe_area: 1e3, ..base.clone() }),
+        ("friction at its bound", Params { friction: erode::models::grid::MAX_FRICTION, ..base.clone() }),
         ("rain huge", Params { rain_rate: 10.0, ..base.clone() }),
         ("evaporation max", Params { evaporation: 0.999 / dt, ..base.clone() }),
         ("capacity huge", Params { capacity: 1e3, ..base.clone() }),
@@ -321,9 +322,19 @@ fn extreme_parameters_stay_finite_or_are_refused() {
             Err(e) => panic!("{name}: documented value refused: {e}"),
             Ok(()) => {
                 let st = run(&params, &terrain, None, 1000);
-                let finite = [&st.terrain, &st.water, &st.sediment, &st.hardness, &st.velocity_x, &st.velocity_y]
-                    .iter()
-                    .all(|f| f.iter().all(|v| v.is_finite()));
+                let finite = [
+                    &st.terrain,
+                    &st.water,
+                    &st.sediment,
+                    &st.hardness,
+                    &st.velocity_x,
+                    &st.velocity_y,
+                    &st.eroded,
+                    &st.deposited,
+                    &st.discharge_integral,
+                ]
+                .iter()
+                .all(|f| f.iter().all(|v| v.is_finite()));
                 assert!(finite, "{name}: non-finite values");
                 assert!(
                     st.water.iter().all(|&d| d >= 0.0) && st.sediment.iter().all(|&s| s >= 0.0),

@@ -64,8 +64,8 @@ pub fn cpu_source_rates(params: &Params, state: &State) -> Result<Vec<f32>, crat
 }
 pub use derived::{Derived, SubstepTally};
 pub use params::{
-    Border, CapacityModel, CrossSection, FluxForm, HardnessMode, NodataBorder, PARAM_DOCS, Params, RainMode, Source,
-    StartWater, Transport, Units,
+    Border, CapacityModel, CrossSection, FluxForm, HardnessMode, MAX_FRICTION, MAX_RAIN_RATE, NodataBorder, PARAM_DOCS,
+    Params, RainMode, Source, StartWater, Transport, Units,
 };
 pub use presets::{PRESETS, Preset, UnknownPreset, preset};
 pub use state::{Balance, Books, StartMaps, State, params_fingerprint};

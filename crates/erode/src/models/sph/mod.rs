@@ -44,7 +44,7 @@ pub use build::{HeightmapMesh, Refine};
 pub use cpu::{CpuSim, Derived, Frame, Stage};
 pub use inflow::{Emitter, Inflow, Sink};
 pub use mesh::TriMesh;
-pub use params::{MAX_MORPHOLOGICAL_FACTOR, PARAM_DOCS, Params};
+pub use params::{MAX_KINEMATIC_VISCOSITY, MAX_MORPHOLOGICAL_FACTOR, MAX_SOUND_SPEED, PARAM_DOCS, Params};
 pub use scale_model::{ModelScale, heightmap_scene};
 pub use scenes::{Scene, SceneKind};
 pub use state::{Balance, Books, FluidBlock, State, check_mesh, input_hash};
