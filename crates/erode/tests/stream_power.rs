@@ -411,24 +411,30 @@ fn with_mfd_a_range_comes_to_erode_as_fast_as_it_rises_and_keeps_flints_law() {
 
 #[test]
 fn rho8_grooves_the_grid_less_than_d8_keeps_its_books_and_bits_on_any_thread_count() {
+    // the README's range, smaller: 10 Myr of 1 mm/yr in steps of 10,000 years
     let size = 192;
-    let plain = noisy_plain(size, 100.0, 5).unwrap();
-    let grown = |flow: &str| {
-        let p = Params { flow: flow.into(), dt_years: 2e4, ..Params::default() };
-        let mut st = state(&plain);
-        run(&p, &mut st, 250);
+    let grown = |flow: &str, seed: u64| {
+        let p = Params { flow: flow.into(), ..Params::default() };
+        let mut st = state(&noisy_plain(size, 100.0, seed).unwrap());
+        run(&p, &mut st, 1000);
         assert!(st.relative_error() < 1e-9, "{flow}: {}", st.relative_error());
         let heights = st.terrain.iter().map(|&z| z as f32).collect();
         let map = Heightmap::new(Grid::from_vec(size, size, CellSize::square(100.0), heights).unwrap()).unwrap();
         analyze(&map, &Options::default()).unwrap().figures
     };
-    let (d8, rho8) = (grown("d8"), grown("rho8"));
     // the fine relief's power along the axes over the diagonals: D8 grooves the grid, Rho8 less
+    // (by 0.03 to 0.21 on these three plains: one plain alone may show little of it)
     let power = |f: &erode::analysis::Figures| f.fine_relief.axis_to_diagonal.unwrap();
-    assert!(power(&rho8) < power(&d8) - 0.1, "axis/diagonal power: rho8 {}, d8 {}", power(&rho8), power(&d8));
-    // and its rivers keep the law's concavity as D8's do
     let theta = |f: &erode::analysis::Figures| f.slope_area.as_ref().unwrap().theta;
-    assert!((theta(&rho8) - theta(&d8)).abs() < 0.05, "θ: rho8 {}, d8 {}", theta(&rho8), theta(&d8));
+    let mut less = 0.0;
+    for seed in [5, 6, 7] {
+        let (d8, rho8) = (grown("d8", seed), grown("rho8", seed));
+        less += (power(&d8) - power(&rho8)) / 3.0;
+        // and its rivers keep the law's concavity as D8's do
+        assert!((theta(&rho8) - theta(&d8)).abs() < 0.05, "plain {seed}, θ: rho8 {}, d8 {}", theta(&rho8), theta(&d8));
+    }
+    assert!(less > 0.05, "Rho8 lowers the axis/diagonal power by {less} on average");
+    let plain = noisy_plain(size, 100.0, 5).unwrap();
     // the random factors are keyed by step and cell: the same bits on 1 and 2 threads, and
     // across a resume
     let p = Params { flow: "rho8".into(), dt_years: 2e4, ..Params::default() };
