@@ -238,7 +238,7 @@ const CASES: &[(&str, &str)] = &[
     ("simulate sph --scene tank --set kinematic_viscosity=1e300 -o o", "kinematic_viscosity"),
     ("generate --relief 9e299 -o x.tif", "`relief` = 9e299 is out of range"),
     ("generate --base -1e300 -o x.tif", "base"),
-    ("simulate stream-power good.tif -o o --seed 3", "no random parts"),
+    ("simulate stream-power good.tif -o o --seed 3", "takes no seed"),
     // stream power: a step longer than the run, in short numbers
     ("simulate stream-power good.tif -o o --years 2e6 --dt-years 1e308", "dt_years 1e308"),
     // generate

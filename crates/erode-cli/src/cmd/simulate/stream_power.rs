@@ -61,7 +61,10 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
         bail!("--backend gpu: the stream-power model runs on the CPU only");
     }
     if let Some(seed) = a.maps.seed {
-        bail!("--seed {seed}: the stream-power model has no random parts (a seed would change nothing)");
+        bail!(
+            "--seed {seed}: the stream-power model takes no seed (its one random part, Rho8's diagonal slopes, is \
+             fixed by step and cell)"
+        );
     }
     let preset = a.preset.as_deref().unwrap_or("default");
     let base = stream_power::preset(preset).context("--preset")?;
