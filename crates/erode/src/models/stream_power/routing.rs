@@ -630,19 +630,6 @@ fn steepest_scaled(cells: &Cells, z: &[f64], i: usize, factor: f64) -> (u32, u8)
 /// base level, nodata and pits.
 #[inline]
 pub(super) fn steepest(cells: &Cells, z: &[f64], i: usize) -> (u32, u8) {
-    let none = (i as u32, NO_DIRECTION);
-    if cells.kind[i] != ACTIVE || z[i] <= cells.sea_level {
-        return none;
-    }
-    let zi = z[i];
-    let mut best = none;
-    let mut steepest = 0.0;
-    cells.each_neighbour(i, |k, j| {
-        let s = (zi - z[j]) * cells.inverse_distance[k];
-        if s > steepest {
-            steepest = s;
-            best = (j as u32, k as u8);
-        }
-    });
-    best
+    // times 1 is exact: D8's slopes as they are
+    steepest_scaled(cells, z, i, 1.0)
 }
