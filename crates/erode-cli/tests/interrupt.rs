@@ -160,10 +160,16 @@ fn every_other_command_stops_at_once_on_a_signal_leaving_nothing() {
             let left = leftovers(d);
             assert!(left.is_empty(), "{name} signalled after {delay} ms left {left:?}: {err}");
             let path = d.join(output);
-            // an output there is whole: a map that reads, a folder with its report
+            // an output there is whole: a folder with its report, a PNG (a map or a picture)
+            // that decodes to its last row, a map that reads
             let whole = || {
                 if path.is_dir() {
                     path.join("report.json").is_file()
+                } else if output.ends_with(".png") {
+                    let file = std::io::BufReader::new(std::fs::File::open(&path).unwrap());
+                    let mut reader = png::Decoder::new(file).read_info().unwrap();
+                    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+                    reader.next_frame(&mut buf).is_ok()
                 } else {
                     common::erode(&["info", output], d).status.success()
                 }
