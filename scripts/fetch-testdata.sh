@@ -4,6 +4,11 @@
 #    From the PyPI wheel lidar==0.8.4 (MIT), file lidar/data/dem.tif.
 #  - terra-elev.tif: int16, LZW, geographic (WGS 84), GDAL_NODATA -32768; 95 x 90 (Luxembourg).
 #    From Debian's r-cran-terra package (GPL-3), file terra/ex/elev.tif.
+#  - jacksboro-dem.npy: int16 heights in metres, 403 x 344 cells of 3 arc-seconds (about
+#    74.4 x 92.5 m at 36.6° N): the Cumberland Mountains around the Jacksboro fault, Tennessee
+#    (a USGS DEM, public domain), 236-1076 m. From matplotlib's sample data in the PyPI wheel
+#    matplotlib==3.11.2, file matplotlib/mpl-data/sample_data/jacksboro_fault_dem.npz (member
+#    elevation.npy). Its cell size is not in the file: give `--cell-size 74.4x92.5`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p testdata
@@ -27,5 +32,17 @@ if ! check testdata/terra-elev.tif c6a4967fe5b720499e75a3453e9814f00a416167b8e09
   dpkg-deb -x "$tmp"/r-cran-terra_*.deb "$tmp/terra"
   cp "$tmp/terra/usr/lib/R/site-library/terra/ex/elev.tif" testdata/terra-elev.tif
   check testdata/terra-elev.tif c6a4967fe5b720499e75a3453e9814f00a416167b8e0926a4c55f5100ae4ddb2
+fi
+if ! check testdata/jacksboro-dem.npy 557fb99776fdf4517e56a2c1b8b45c103b9462a72346c2294168a5957199cb1e >/dev/null 2>&1; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
+    --python-version 3.11 matplotlib==3.11.2 -d "$tmp/mpl"
+  python3 - "$tmp"/mpl/matplotlib-3.11.2-*.whl testdata/jacksboro-dem.npy <<'PY'
+import io, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    npz = z.read("matplotlib/mpl-data/sample_data/jacksboro_fault_dem.npz")
+with zipfile.ZipFile(io.BytesIO(npz)) as z, open(sys.argv[2], "wb") as out:
+    out.write(z.read("elevation.npy"))
+PY
+  check testdata/jacksboro-dem.npy 557fb99776fdf4517e56a2c1b8b45c103b9462a72346c2294168a5957199cb1e
 fi
 echo "testdata: ok"

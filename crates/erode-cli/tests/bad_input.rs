@@ -234,6 +234,9 @@ const CASES: &[(&str, &str)] = &[
     // bounds past which a run went non-finite or a derived value overflowed, in short numbers
     ("simulate grid good.tif -o o --set friction=1e30", "`friction` = 1e30 is out of range"),
     ("simulate grid good.tif -o o --set talus_scale=-1e3", "`talus_scale` = -1000"),
+    ("simulate grid good.tif -o o --set repose_slope=0", "`repose_slope` = 0"),
+    ("simulate grid good.tif -o o --set soil_depth=-1", "`soil_depth` = -1"),
+    ("simulate grid good.tif -o o --set sediment_layer=2", "sediment_layer"),
     ("simulate sph --scene tank --set sound_speed=1e300 -o o", "`sound_speed` = 1e300"),
     ("simulate sph --scene tank --set kinematic_viscosity=1e300 -o o", "kinematic_viscosity"),
     ("generate --relief 9e299 -o x.tif", "`relief` = 9e299 is out of range"),

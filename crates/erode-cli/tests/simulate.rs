@@ -21,7 +21,9 @@ fn simulate_writes_every_map_preview_and_a_balanced_report() {
     let d = tmp.path();
     ok(&["generate", "--kind", "ridged", "--size", "48", "--relief", "20", "-o", "t.tif"], d);
     ok(&["simulate", "grid", "t.tif", "-o", "out", "--iterations", "200", "--format", "tif,png,exr", "--quiet"], d);
-    for map in ["height", "water", "sediment", "hardness", "erosion", "deposition", "flow", "velocity"] {
+    for map in
+        ["height", "water", "sediment", "sediment_depth", "hardness", "erosion", "deposition", "flow", "velocity"]
+    {
         for ext in ["tif", "png", "exr"] {
             assert!(d.join(format!("out/{map}.{ext}")).exists(), "missing {map}.{ext}");
         }
@@ -477,4 +479,54 @@ fn nodata_holes_are_boundaries_in_every_model() {
         (r["particles"]["left_domain"].as_u64().unwrap(), r0["particles"]["left_domain"].as_u64().unwrap());
     println!("SPH: {holed} particles left with the hole, {plain} without");
     assert!(holed > plain + 20, "no water left through the hole: {holed} with it, {plain} without");
+}
+
+/// `erode analyze --json` of a map in `d`.
+fn analysis(map: &str, d: &Path) -> serde_json::Value {
+    serde_json::from_str(&ok(&["analyze", map, "--json", "-q"], d)).unwrap()
+}
+
+/// The share of a map's cells in closed depressions, percent.
+fn flooded(a: &serde_json::Value) -> f64 {
+    100.0 * a["depressions"]["cells"].as_f64().unwrap() / a["valid_cells"].as_f64().unwrap()
+}
+
+#[test]
+fn the_grid_default_keeps_a_real_mountains_drainage_and_cliffs_and_makes_no_new_lakes() {
+    // a real mountain DEM at 74 x 92 m cells, and the same land three times as steep (cliffs to
+    // tan 2.2, as in high mountains): bedrock stands past the angle of repose
+    let Some(dem) = testdata("jacksboro-dem.npy") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let dem = dem.to_str().unwrap();
+    ok(&["convert", dem, "--cell-size", "74.4x92.5", "-o", "real.tif", "-q"], d);
+    ok(&["rescale", "real.tif", "--factor", "3", "-o", "steep.tif", "-q"], d);
+    for name in ["real", "steep"] {
+        ok(&["simulate", "grid", &format!("{name}.tif"), "-o", name, "-q"], d);
+        let (before, after) = (analysis(&format!("{name}.tif"), d), analysis(&format!("{name}/height.tif"), d));
+        let steep = |a: &serde_json::Value| a["steep_slope"].as_f64().unwrap();
+        assert!(
+            steep(&after) >= 0.8 * steep(&before),
+            "{name}: the steepest 1 % from {} before, {} after",
+            steep(&before),
+            steep(&after)
+        );
+        assert!(
+            flooded(&after) <= flooded(&before) + 0.5,
+            "{name}: {:.2} % of the map in closed depressions before, {:.2} % after",
+            flooded(&before),
+            flooded(&after)
+        );
+        if name == "real" {
+            // the real DEM keeps its drainage: the slope–area law of its channels
+            let fit = |a: &serde_json::Value, k: &str| a["slope_area"][k].as_f64().unwrap();
+            let (t0, t1) = (fit(&before, "theta"), fit(&after, "theta"));
+            let (r0, r1) = (fit(&before, "r_squared"), fit(&after, "r_squared"));
+            assert!((t1 - t0).abs() <= 0.05, "slope–area θ {t0} -> {t1}");
+            assert!((r1 - r0).abs() <= 0.03, "slope–area R² {r0} -> {r1}");
+        }
+        let r = report(&d.join(name));
+        assert!(r["mass_balance"]["deposited"].as_f64().unwrap() > 0.0, "{name}: nothing deposited");
+        assert!(d.join(format!("{name}/sediment_depth.tif")).exists());
+    }
 }

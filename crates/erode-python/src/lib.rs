@@ -221,8 +221,8 @@ impl PyGrid {
         books(py, &self.run)
     }
 
-    /// The output maps by name (height, water, sediment, hardness, erosion, deposition, flow,
-    /// velocity), each a (rows, columns) float32 array, NaN where the input had no data.
+    /// The output maps by name (height, water, sediment, sediment_depth, hardness, erosion,
+    /// deposition, flow, velocity), each a (rows, columns) float32 array, NaN where the input had no data.
     fn maps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let st = self.run.state();
         maps(py, &self.run, st.width, st.height, st.nodata.as_deref())

@@ -44,7 +44,7 @@ def test_grid_gives_the_command_lines_bytes(tmp_path, terrain):
     sim.run(50)
     assert sim.iterations == 150
     maps = sim.maps()
-    for name in ["height", "water", "sediment", "erosion", "deposition"]:
+    for name in ["height", "water", "sediment", "sediment_depth", "erosion", "deposition"]:
         want = np.load(tmp_path / "out" / f"{name}.npy")
         assert maps[name].dtype == np.float32 and maps[name].shape == heights.shape
         assert maps[name].tobytes() == want.astype(np.float32).tobytes(), name

@@ -176,8 +176,12 @@ fn every_ported_stage_matches_its_cpu_twin() {
         };
         let (w, h) = (40, 33);
         let mut cpu = scene(&params, w, h);
-        // suspended sediment, so slow water deposits; a cliff, so thermal erosion moves material
+        // suspended sediment, so slow water deposits; a cliff, so thermal erosion moves material;
+        // with a sediment layer, loose material on every third column (bare bedrock between)
         cpu.sediment.iter_mut().for_each(|s| *s = 0.02);
+        if params.sediment_layer {
+            cpu.sediment_depth.iter_mut().enumerate().filter(|(i, _)| i % 3 == 0).for_each(|(_, d)| *d = 0.3);
+        }
         for r in 0..h {
             for c in w / 2..w {
                 cpu.terrain[r * w + c] += 3.0;
@@ -227,6 +231,13 @@ fn every_ported_stage_matches_its_cpu_twin() {
                 1e-3,
             );
             close(&format!("{what}: update_and_erode hardness"), &before.hardness, &cpu.hardness, &got.hardness, 1e-3);
+            close(
+                &format!("{what}: update_and_erode sediment depth"),
+                &before.sediment_depth,
+                &cpu.sediment_depth,
+                &got.sediment_depth,
+                1e-3,
+            );
             close(&format!("{what}: update_and_erode eroded"), &before.eroded, &cpu.eroded, &got.eroded, 1e-3);
             close(
                 &format!("{what}: update_and_erode deposited"),
@@ -249,13 +260,22 @@ fn every_ported_stage_matches_its_cpu_twin() {
                 1e-3,
             );
 
-            thermal::thermal_apply(&mut cpu, &topo, &dv, &next, &tshare, &talus);
+            thermal::thermal_apply(&mut cpu, &params, &topo, &dv, &next, &tshare, &talus);
             gpu.run_stage(Stage::ThermalApply).unwrap();
             close(
                 &format!("{what}: thermal_apply"),
                 &before.terrain,
                 &cpu.terrain,
                 &gpu.read_next_terrain().unwrap(),
+                1e-3,
+            );
+            let mut got = cpu.clone();
+            gpu.read_into(&mut got).unwrap();
+            close(
+                &format!("{what}: thermal_apply sediment depth"),
+                &before.sediment_depth,
+                &cpu.sediment_depth,
+                &got.sediment_depth,
                 1e-3,
             );
             gpu.commit_terrain();

@@ -211,8 +211,8 @@ fn every_preset_keeps_its_books_its_bits_on_any_thread_count_and_resumes_exactly
     }
 }
 
-/// Hardness is resistance: 1 erodes least (water and thermal), fresh deposits get softer, and
-/// McLeod et al.'s depth gain makes low ground harder.
+/// Hardness is the bedrock's resistance: 1 erodes least (water and thermal), fresh deposits get
+/// softer, and McLeod et al.'s depth gain makes low ground harder. (Bare bedrock: no soil on it.)
 #[test]
 fn hardness_1_erodes_least_deposits_soften_and_low_ground_is_harder() {
     let terrain = noise_terrain(48, 7).map(|&h| h * 4.0);
@@ -223,6 +223,7 @@ fn hardness_1_erodes_least_deposits_soften_and_low_ground_is_harder() {
             capacity: if thermal { 0.0 } else { 1.0 },
             talus_scale: 0.0,
             talus_bias: 0.3,
+            soil_depth: 0.0,
             ..Params::default()
         };
         let st = run(&params, &terrain, None, 150);
@@ -238,7 +239,7 @@ fn hardness_1_erodes_least_deposits_soften_and_low_ground_is_harder() {
     // a hardness map: the hard half loses less than the soft half
     let (w, h) = (terrain.width(), terrain.height());
     let map = grid(w, h, 1.0, |_, c| if c < w / 2 { 1.0 } else { 0.0 });
-    let params = Params { hardness_mode: HardnessMode::Map, ..Params::default() };
+    let params = Params { hardness_mode: HardnessMode::Map, soil_depth: 0.0, ..Params::default() };
     let mut st = State::new(&terrain, &params, StartMaps { hardness: Some(&map), ..Default::default() }).unwrap();
     CpuSim::new(params, &st).unwrap().run(&mut st, 150);
     let half = |cols: std::ops::Range<usize>| -> f64 {
@@ -363,7 +364,7 @@ fn maps_with_values_they_cannot_mean_are_refused_with_the_first_one() {
     let terrain = grid(8, 6, 1.0, |r, c| (r + c) as f32);
     let hard = grid(8, 6, 1.0, |r, c| if (r, c) == (2, 5) { 1.5 } else { 0.5 });
     let wet = grid(8, 6, 1.0, |r, c| if (r, c) == (4, 1) { -0.1 } else { 0.0 });
-    let params = Params { hardness_mode: HardnessMode::Map, ..Params::default() };
+    let params = Params { hardness_mode: HardnessMode::Map, soil_depth: 0.0, ..Params::default() };
     let err = State::new(&terrain, &params, StartMaps { hardness: Some(&hard), ..Default::default() }).unwrap_err();
     assert!(matches!(err, erode::SimError::MapValue { what: "hardness", row: 2, col: 5, .. }), "{err}");
     let ok = grid(8, 6, 1.0, |_, _| 0.5);

@@ -80,13 +80,14 @@ fn summary(name: &str, f: &Figures) -> String {
     );
     let opt = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     s += &format!(
-        "  relief        {:.3}–{:.3} m (p1–p99 {:.3}–{:.3}), hypsometric integral {}, mean slope {:.4}\n",
+        "  relief        {:.3}–{:.3} m (p1–p99 {:.3}–{:.3}), hypsometric integral {}, mean slope {:.4}, steepest 1 % from {:.4}\n",
         f.relief.min,
         f.relief.max,
         f.relief.p1,
         f.relief.p99,
         opt(f.hypsometric_integral, 3),
-        f.mean_slope
+        f.mean_slope,
+        f.steep_slope
     );
     s += &format!(
         "  fine relief   {:.4} m (hillslopes {} m), axis/diagonal power {}",

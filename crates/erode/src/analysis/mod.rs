@@ -136,6 +136,9 @@ pub struct Figures {
     pub hypsometric_integral: Option<f64>,
     /// Mean slope (Horn), m/m.
     pub mean_slope: f64,
+    /// The 99th percentile of slope (Horn), m/m: how steep the steepest 1 % of the terrain is
+    /// (cliffs and scarps, what thermal erosion wears back).
+    pub steep_slope: f64,
     /// The slope–area fit; `None` when fewer than three area bins have enough channel cells.
     pub slope_area: Option<Fit>,
     /// The bins behind the fit (for plots).
@@ -240,8 +243,12 @@ pub fn analyze(map: &Heightmap, options: &Options) -> Result<Analysis, AnalysisE
         f64::from(*heights.select_nth_unstable_by(k, f32::total_cmp).1)
     };
     let (lo, hi, p1, p99) = (pct(0.0), pct(1.0), pct(0.01), pct(0.99));
-    let mean_slope = (0..domain.len()).filter(|&i| domain.inside(i)).map(|i| f64::from(surface.slope[i])).sum::<f64>()
-        / valid as f64;
+    let mut slopes: Vec<f32> = (0..domain.len()).filter(|&i| domain.inside(i)).map(|i| surface.slope[i]).collect();
+    let mean_slope = slopes.iter().map(|&v| f64::from(v)).sum::<f64>() / valid as f64;
+    let steep_slope = {
+        let k = ((slopes.len() - 1) as f64 * 0.99).round() as usize;
+        f64::from(*slopes.select_nth_unstable_by(k, f32::total_cmp).1)
+    };
 
     let figures = Figures {
         width: domain.width,
@@ -253,6 +260,7 @@ pub fn analyze(map: &Heightmap, options: &Options) -> Result<Analysis, AnalysisE
         relief: Relief { min: lo, max: hi, p1, p99, mean },
         hypsometric_integral: (hi > lo).then(|| (mean - lo) / (hi - lo)).and_then(finite),
         mean_slope,
+        steep_slope,
         slope_area: fit,
         slope_area_bins: bins,
         drainage: Drainage {

@@ -12,7 +12,9 @@ use super::heightmap::{Input, MapArgs, MapFiles, name_the_map_file};
 
 /// Shallow water in virtual pipes eroding a heightmap (Mei et al. 2007; Jákó & Tóth 2011).
 #[derive(clap::Args)]
-#[command(after_help = "Outputs in OUTDIR: height, water, sediment, hardness, erosion, deposition, flow, velocity
+#[command(
+    after_help = "Outputs in OUTDIR: height, water, sediment (suspended), sediment_depth (the loose layer on the bedrock),
+hardness, erosion, deposition, flow, velocity
 (each in every --format), preview.png and report.json; checkpoints in OUTDIR/checkpoints.
 
 Examples:
@@ -21,7 +23,8 @@ Examples:
   erode simulate grid t.tif -o out --iterations 300 --checkpoint-every 100
   erode simulate grid t.tif -o out --iterations 600 --resume
   erode simulate grid t.tif -o out --duration 2h
-  erode simulate grid t.tif -o out --backend gpu            (see erode gpu-info)")]
+  erode simulate grid t.tif -o out --backend gpu            (see erode gpu-info)"
+)]
 pub struct Args {
     #[command(flatten)]
     maps: MapArgs,

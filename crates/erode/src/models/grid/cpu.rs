@@ -253,7 +253,7 @@ impl CpuSim {
             if s.params.thermal_rate > 0.0 {
                 // the terrain before erosion is still in `next` (swapped out by erosion)
                 let sc = &s.scratch;
-                thermal::thermal_apply(st, &s.topo, &s.derived, &sc.next, &sc.thermal_share, &sc.talus);
+                thermal::thermal_apply(st, &s.params, &s.topo, &s.derived, &sc.next, &sc.thermal_share, &sc.talus);
             }
         });
     }

@@ -71,10 +71,26 @@ pub(super) struct ErosionConsts {
     depth_cap: f32,
     critical_shear: f32,
     water_per_soil: f32,
+    /// 1 with a sediment layer (deposits join it), 0 without (it stays 0).
+    layer: f32,
+}
+
+/// What [`erode_cell`] leaves in a cell and moved there.
+pub(super) struct Eroded {
+    pub height: f32,
+    pub sediment: f32,
+    pub water: f32,
+    pub hardness: f32,
+    /// Depth of the loose layer.
+    pub loose: f32,
+    pub dissolved: f32,
+    pub deposited: f32,
+    pub water_out: f32,
 }
 
 /// One cell: capacity, then dissolve (eq. 9) or deposit (eq. 10) and soften (eq. 11), computed
-/// without branches. Returns (height, sediment, water, hardness, dissolved, deposited, water out).
+/// without branches. `loose` is the depth of the sediment layer: the flow takes it first, with
+/// erodibility 1, then bedrock with its hardness's; deposits join it.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn erode_cell(
@@ -87,7 +103,8 @@ pub(super) fn erode_cell(
     s: f32,
     d: f32,
     hard: f32,
-) -> (f32, f32, f32, f32, f32, f32, f32) {
+    loose: f32,
+) -> Eroded {
     let cap = capacity(k, bx, by, u, v, d);
     let above = height - k.floor;
     let above = if above > 0.0 { above } else { 0.0 };
@@ -99,8 +116,11 @@ pub(super) fn erode_cell(
     // its erodibility's share of it (1 for loose soil, H = 0; `rock_erodibility` at H = 1)
     let pull = k.dt * k.ks * (cap - s);
     let pull = if pull < most { pull } else { most };
-    let want = (1.0 - hard * k.loss) * pull;
+    let from_loose = if pull < loose { pull } else { loose };
+    let want = from_loose + (1.0 - hard * k.loss) * (pull - from_loose);
     let dissolved = if want < above { want } else { above };
+    let loose_left = loose - dissolved;
+    let loose_left = if loose_left > 0.0 { loose_left } else { 0.0 };
     let settle = k.dt * k.kd * (s - cap);
     let deposited = if settle < s { settle } else { s };
     let deposited = if deposited < most { deposited } else { most };
@@ -110,9 +130,27 @@ pub(super) fn erode_cell(
     let softened = hard - k.kh * deposited;
     let softened = if softened > 0.0 { softened } else { 0.0 };
     if cap > s {
-        (height - dissolved, s + dissolved, d + dissolved * k.water_per_soil, hard, dissolved, 0.0, 0.0)
+        Eroded {
+            height: height - dissolved,
+            sediment: s + dissolved,
+            water: d + dissolved * k.water_per_soil,
+            hardness: hard,
+            loose: loose_left,
+            dissolved,
+            deposited: 0.0,
+            water_out: 0.0,
+        }
     } else {
-        (height + deposited, s - deposited, d - water_out, softened, 0.0, deposited, water_out)
+        Eroded {
+            height: height + deposited,
+            sediment: s - deposited,
+            water: d - water_out,
+            hardness: softened,
+            loose: loose + k.layer * deposited,
+            dissolved: 0.0,
+            deposited,
+            water_out,
+        }
     }
 }
 
@@ -138,11 +176,12 @@ impl ErosionConsts {
             loss: (1.0 - p.rock_erodibility) as f32,
             floor: st.floor,
             cf_over_g: (p.friction / p.gravity) as f32,
-            bed_step: p.bed_change_limit as f32,
+            bed_step: dv.bed_step,
             bed_unlimited: if p.bed_change_limit > 0.0 { 0.0 } else { f32::MAX },
             depth_cap: dv.depth_cap.min(f32::MAX),
             critical_shear: p.critical_shear as f32,
             water_per_soil: (1.0 / dv.morphological_factor) as f32,
+            layer: f32::from(u8::from(p.sediment_layer)),
         }
     }
 }

@@ -25,8 +25,9 @@ pub struct Pass {
     pub evaporated: f64,
 }
 
-/// The nine rows [`update_erode_row`] writes, in its order: `next` then the state's depth,
-/// velocity x and y, discharge integral, sediment, hardness, eroded and deposited. A macro, so
+/// The ten rows [`update_erode_row`] writes, in its order: `next` then the state's depth,
+/// velocity x and y, discharge integral, sediment, hardness, eroded, deposited and sediment
+/// depth. A macro, so
 /// the caller can still read the state's flux and terrain while these are borrowed.
 macro_rules! update_outputs {
     ($st:expr, $next:expr) => {
@@ -40,6 +41,7 @@ macro_rules! update_outputs {
             &mut $st.hardness[..],
             &mut $st.eroded[..],
             &mut $st.deposited[..],
+            &mut $st.sediment_depth[..],
         ]
     };
 }
@@ -51,7 +53,7 @@ pub fn update_and_erode(st: &mut State, p: &Params, dv: &Derived, topo: &Topolog
     let k = UpdateErodeConsts::new(st, p, dv);
     let w = st.width;
     let (flux, b) = (&st.flux, &st.terrain);
-    let mut outs: [&mut [f32]; 9] = update_outputs!(st, next);
+    let mut outs: [&mut [f32]; 10] = update_outputs!(st, next);
     let sums = par::rows(&mut outs, w, |r, out| {
         let around: [Around<'_>; 8] = std::array::from_fn(|e| Around::of(&flux[e % flux.len()], topo, r));
         update_erode_row(r, topo, &around[..flux.len()], b, out, &k)
@@ -112,7 +114,8 @@ impl UpdateErodeConsts {
 
 /// Row `r` of the fused pass: `flux` holds each pipe's new flux around the row (`P` of them),
 /// `b` the whole terrain before erosion; `out` row `r` of next terrain, depth, velocity x and y,
-/// discharge integral, sediment, hardness, eroded and deposited. Returns (outflow m³, dissolved,
+/// discharge integral, sediment, hardness, eroded, deposited and sediment depth. Returns
+/// (outflow m³, dissolved,
 /// deposited, water removed, evaporated, all m of height).
 pub(super) fn update_erode_row(
     r: usize,
@@ -169,25 +172,26 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
         // central differences; across an edge or a hole the cell itself stands in
         let bx = (b[topo.beside(r, c, 0)] - b[topo.beside(r, c, 1)]) * inv2x;
         let by = (b[topo.beside(r, c, 2)] - b[topo.beside(r, c, 3)]) * inv2y;
-        let (hh, ss, dd, rr, dis, dep, wout) = erode_cell(&ke, bx, by, u, v, b[i], out[5][c], d2, out[6][c]);
+        let e = erode_cell(&ke, bx, by, u, v, b[i], out[5][c], d2, out[6][c], out[9][c]);
         // the last stage, `evaporation` (`d ← d·keep`, eq. 13), runs here: no stage after
         // `water_update` reads the depth
-        let kept = dd * k.keep;
-        out[0][c] = hh;
+        let kept = e.water * k.keep;
+        out[0][c] = e.height;
         out[1][c] = kept;
         if k.velocity {
             out[2][c] = u;
             out[3][c] = v;
         }
         out[4][c] += dq;
-        out[5][c] = ss;
-        out[6][c] = rr;
-        out[7][c] += dis;
-        out[8][c] += dep;
-        totals[0] += f64::from(dis);
-        totals[1] += f64::from(dep);
-        totals[2] += f64::from(wout);
-        totals[3] += f64::from(dd - kept);
+        out[5][c] = e.sediment;
+        out[6][c] = e.hardness;
+        out[7][c] += e.dissolved;
+        out[8][c] += e.deposited;
+        out[9][c] = e.loose;
+        totals[0] += f64::from(e.dissolved);
+        totals[1] += f64::from(e.deposited);
+        totals[2] += f64::from(e.water_out);
+        totals[3] += f64::from(e.water - kept);
     };
     for c in topo.border_columns(r) {
         border_cell(c, out, &mut totals);
@@ -195,7 +199,7 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     for &(a, z) in topo.interior_spans(r) {
         let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e].mid()[a..z]);
         let back: [&[f32]; P] = std::array::from_fn(|e| flux[opposite(e)].tri().span(a, z).shifted(e));
-        let [next, d, u, v, q, s, hard, eroded, deposited] = out else { return [0.0; 5] };
+        let [next, d, u, v, q, s, hard, eroded, deposited, loose] = out else { return [0.0; 5] };
         let i = a..z;
         row::<P, SIGNED, VELOCITY>(
             &own,
@@ -210,7 +214,8 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
                 s: &mut s[i.clone()],
                 hard: &mut hard[i.clone()],
                 eroded: &mut eroded[i.clone()],
-                deposited: &mut deposited[i],
+                deposited: &mut deposited[i.clone()],
+                loose: &mut loose[i],
             },
             &mut totals,
             ku,
@@ -234,6 +239,7 @@ struct Rows<'r> {
     hard: &'r mut [f32],
     eroded: &'r mut [f32],
     deposited: &'r mut [f32],
+    loose: &'r mut [f32],
 }
 
 /// Columns per chunk of a row: the chunk's scratch lives on the stack.
@@ -298,7 +304,8 @@ fn row<'a, const P: usize, const SIGNED: bool, const VELOCITY: bool>(
             &mut o.s[span.clone()],
             &mut o.hard[span.clone()],
             &mut o.eroded[span.clone()],
-            &mut o.deposited[span],
+            &mut o.deposited[span.clone()],
+            &mut o.loose[span],
             &mut dissolved[..len],
             &mut settled[..len],
             &mut water_out[..len],
@@ -334,6 +341,7 @@ fn cells<const P: usize, const VELOCITY: bool>(
     hard: &mut [f32],
     eroded: &mut [f32],
     deposited: &mut [f32],
+    loose: &mut [f32],
     dissolved: &mut [f32],
     settled: &mut [f32],
     water_out: &mut [f32],
@@ -346,27 +354,29 @@ fn cells<const P: usize, const VELOCITY: bool>(
     let nets: [&[f32]; P] = std::array::from_fn(|e| &nets[e][..n]);
     let (gx, gy, bc, d, u, v, q) = (&gx[..n], &gy[..n], &bc[..n], &mut d[..n], &mut u[..n], &mut v[..n], &mut q[..n]);
     let (s, hard, eroded, deposited) = (&mut s[..n], &mut hard[..n], &mut eroded[..n], &mut deposited[..n]);
+    let loose = &mut loose[..n];
     let (dissolved, settled, water_out) = (&mut dissolved[..n], &mut settled[..n], &mut water_out[..n]);
     let evaporated = &mut evaporated[..n];
     for c in 0..n {
         let netc: [f32; P] = std::array::from_fn(|e| nets[e][c]);
         let (d2, uu, vv, dq) = update_cell::<P>(d[c], &netc, &ku);
-        let (hh, ss, dd, rr, dis, dep, wout) = erode_cell(&ke, gx[c], gy[c], uu, vv, bc[c], s[c], d2, hard[c]);
-        let kept = dd * keep;
-        next[c] = hh;
+        let e = erode_cell(&ke, gx[c], gy[c], uu, vv, bc[c], s[c], d2, hard[c], loose[c]);
+        let kept = e.water * keep;
+        next[c] = e.height;
         d[c] = kept;
         if VELOCITY {
             u[c] = uu;
             v[c] = vv;
         }
         q[c] += dq;
-        s[c] = ss;
-        hard[c] = rr;
-        eroded[c] += dis;
-        deposited[c] += dep;
-        dissolved[c] = dis;
-        settled[c] = dep;
-        water_out[c] = wout;
-        evaporated[c] = dd - kept;
+        s[c] = e.sediment;
+        hard[c] = e.hardness;
+        eroded[c] += e.dissolved;
+        deposited[c] += e.deposited;
+        loose[c] = e.loose;
+        dissolved[c] = e.dissolved;
+        settled[c] = e.deposited;
+        water_out[c] = e.water_out;
+        evaporated[c] = e.water - kept;
     }
 }

@@ -183,8 +183,10 @@ pub struct UpdateUniforms {
     pub bed_unlimited: f32,
     /// Deepest water the bed change limit counts, m (`max_flow_depth`; `f32::MAX`: none).
     pub depth_cap: f32,
+    /// 1 with a sediment layer (deposits join it), 0 without.
+    pub layer: f32,
     /// Padding to 16 bytes.
-    pub pad3: [f32; 2],
+    pub pad3: f32,
 }
 
 /// `thermal_flux`'s and `thermal_apply`'s parameters (WGSL `ThermalUniforms`).
@@ -209,6 +211,12 @@ pub struct ThermalUniforms {
     pub talus_bias: f32,
     /// `1 − rock_erodibility`: erodibility lost per unit of hardness.
     pub erodibility_loss: f32,
+    /// Talus of loose material (`repose_slope`).
+    pub repose: f32,
+    /// 1 with a sediment layer, 0 without.
+    pub layer: u32,
+    /// Padding to 16 bytes.
+    pub pad1: [u32; 2],
 }
 
 /// `max_depth`'s parameters (WGSL `DepthUniforms`).
@@ -279,10 +287,11 @@ impl UpdateUniforms {
             cf_over_g: (p.friction / p.gravity) as f32,
             critical_shear: p.critical_shear as f32,
             water_per_soil: (1.0 / dv.morphological_factor) as f32,
-            bed_step: p.bed_change_limit as f32,
+            bed_step: dv.bed_step,
             bed_unlimited: if p.bed_change_limit > 0.0 { 0.0 } else { f32::MAX },
             depth_cap: dv.depth_cap.min(f32::MAX),
-            pad3: [0.0; 2],
+            layer: f32::from(u8::from(p.sediment_layer)),
+            pad3: 0.0,
         }
     }
 }
@@ -300,6 +309,9 @@ impl ThermalUniforms {
             talus_scale: p.talus_scale as f32,
             talus_bias: p.talus_bias as f32,
             erodibility_loss: (1.0 - p.rock_erodibility) as f32,
+            repose: p.repose_slope as f32,
+            layer: u32::from(p.sediment_layer),
+            pad1: [0; 2],
         }
     }
 }
@@ -393,7 +405,9 @@ struct Buffers {
     velocity: wgpu::Buffer,
     sediment: wgpu::Buffer,
     sediment_next: wgpu::Buffer,
-    hardness: wgpu::Buffer,
+    /// Hardness, then the sediment layer's depth (one buffer: the erosion stage has eight
+    /// storage bindings, the most every adapter allows).
+    ground: wgpu::Buffer,
     /// Per-cell books, [`Book`] by [`Book`].
     books: wgpu::Buffer,
     thermal_share: wgpu::Buffer,
@@ -497,7 +511,7 @@ impl GpuSim {
             velocity: ctx.storage("velocity", &velocity),
             sediment: ctx.storage("sediment", &state.sediment),
             sediment_next: ctx.storage("sediment_next", &state.sediment),
-            hardness: ctx.storage("hardness", &state.hardness),
+            ground: ctx.storage("ground", &[&state.hardness[..], &state.sediment_depth[..]].concat()),
             books: ctx.storage("books", &books),
             thermal_share: ctx.storage("thermal_share", &vec![0.0; n]),
             talus: ctx.storage("talus", &vec![0.0; n]),
@@ -551,7 +565,7 @@ impl GpuSim {
                 &ctx,
                 "thermal_flux",
                 THERMAL_FLUX_WGSL,
-                &[&uniforms.thermal, &b.terrain, &b.hardness, &b.thermal_share, &b.talus],
+                &[&uniforms.thermal, &b.terrain, &b.ground, &b.thermal_share, &b.talus],
             )?,
             update_and_erode: kernel(
                 &ctx,
@@ -565,7 +579,7 @@ impl GpuSim {
                     &b.water,
                     &b.velocity,
                     &b.sediment,
-                    &b.hardness,
+                    &b.ground,
                     &b.books,
                 ],
             )?,
@@ -579,7 +593,7 @@ impl GpuSim {
                 &ctx,
                 "thermal_apply",
                 THERMAL_APPLY_WGSL,
-                &[&uniforms.thermal, &b.terrain, &b.thermal_share, &b.talus, &b.terrain_next],
+                &[&uniforms.thermal, &b.terrain, &b.thermal_share, &b.talus, &b.terrain_next, &b.ground],
             )?,
             max_depth: kernel(
                 &ctx,
@@ -787,7 +801,9 @@ impl GpuSim {
         state.velocity_y.copy_from_slice(&velocity[n..2 * n]);
         state.discharge_integral.copy_from_slice(&velocity[2 * n..]);
         state.sediment = read(&b.sediment)?;
-        state.hardness = read(&b.hardness)?;
+        let ground = read(&b.ground)?;
+        state.hardness.copy_from_slice(&ground[..n]);
+        state.sediment_depth.copy_from_slice(&ground[n..]);
         let books = read(&b.books)?;
         let book = |k: Book| &books[k as usize * n..(k as usize + 1) * n];
         state.eroded.copy_from_slice(book(Book::Eroded));
@@ -819,7 +835,8 @@ impl GpuSim {
         [&self.buffers.terrain, &self.buffers.water, &self.buffers.sediment]
     }
 
-    /// Writes the fields an editor changes by hand (terrain, water depth, hardness) from `state`,
+    /// Writes the fields an editor changes by hand (terrain, water depth, hardness, sediment
+    /// depth) from `state`,
     /// which must have this simulator's size. Fluxes, velocities, sediment and books stay as they
     /// are on the GPU. Rain maps and sources are parameters of the build: make a new `GpuSim`.
     pub fn write_edited(&mut self, state: &State) -> Result<(), SimError> {
@@ -837,7 +854,11 @@ impl GpuSim {
         let b = &self.buffers;
         q.write_buffer(&b.terrain, 0, bytemuck::cast_slice(&state.terrain[..n]));
         q.write_buffer(&b.water, 0, bytemuck::cast_slice(&state.water[..n]));
-        q.write_buffer(&b.hardness, 0, bytemuck::cast_slice(&state.hardness[..n]));
+        q.write_buffer(
+            &b.ground,
+            0,
+            bytemuck::cast_slice(&[&state.hardness[..n], &state.sediment_depth[..n]].concat()),
+        );
         Ok(())
     }
 

@@ -214,8 +214,9 @@ pub struct Params {
     /// run's length in iterations is its length in terrain time. Default 60000.
     pub morphological_step: f64,
     /// Largest bed change by dissolving or deposition in one sub-step, as a share of the water
-    /// depth (0..1); 0 = no limit. Keeps an accelerated terrain from outrunning the flow.
-    /// Default 0.1.
+    /// depth (0..1), on cells up to 2 m; coarser cells scale it by `√(2 m / cell)` (see
+    /// `derived::BED_CHANGE_CELL`); 0 = no limit. Keeps an accelerated terrain from outrunning
+    /// the flow. Default 0.1.
     pub bed_change_limit: f64,
     /// Minimum sine of the slope used in the capacity, so flat ground still carries. Default 0.05.
     pub min_tilt: f64,
@@ -247,10 +248,23 @@ pub struct Params {
     /// Thermal erosion rate `Kt`, 1/s of terrain time (eq. 14; accelerated like the water's
     /// erosion). Default 3e-6; 0 turns thermal erosion off.
     pub thermal_rate: f64,
-    /// Talus slope from hardness (bshishov): `tan α = talus_scale·H + talus_bias`. Default 1.
+    /// Talus slope of bedrock from its hardness (bshishov): `tan α = talus_scale·H + talus_bias`.
+    /// Default 2.
     pub talus_scale: f64,
-    /// See `talus_scale`. Default 0.05 (so tan α = 0.55, about 29°, at the default hardness 0.5).
+    /// See `talus_scale`. Default 0.4 (so bedrock of the default hardness 0.5 stands up to
+    /// tan α = 1.4, about 54°).
     pub talus_bias: f64,
+    /// A layer of loose material over the bedrock (after Cordonnier et al. 2017's layered
+    /// terrain): deposits are loose, water takes loose material first and with erodibility 1,
+    /// thermal erosion moves loose material at `repose_slope` and bedrock only past its talus;
+    /// the layer's depth is the `sediment_depth` map. Default true; false keeps one material
+    /// (Jákó & Tóth's model as written).
+    pub sediment_layer: bool,
+    /// Angle of repose of loose material (`sediment_layer`), as its tangent. Default 0.7 (35°).
+    pub repose_slope: f64,
+    /// Loose material (soil) on every cell at the start, m (`sediment_layer`): soil-mantled
+    /// hillslopes slump at the angle of repose while the bedrock under them stands. Default 2.5.
+    pub soil_depth: f64,
     /// McLeod, Chen & Hu's smoothing at local extrema: height difference to the 4-neighbour mean tolerated, m.
     /// Default 0.
     pub smoothing_threshold: f64,
@@ -320,6 +334,9 @@ impl Params {
             thermal_rate: 0.05,
             talus_scale: 0.4,
             talus_bias: 0.8,
+            sediment_layer: false,
+            repose_slope: 0.7,
+            soil_depth: 0.0,
             smoothing_threshold: 0.0,
             smoothing_strength: 0.0,
             velocity_epsilon: 1e-4,
@@ -395,7 +412,10 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
         name: "morphological_step",
         doc: "terrain time per iteration, s (>= 0; 0 = use morphological_factor): iterations count terrain time",
     },
-    ParamDoc { name: "bed_change_limit", doc: "fastest bed change per metre of water depth, 1/s (>= 0; 0 = no limit)" },
+    ParamDoc {
+        name: "bed_change_limit",
+        doc: "most bed change per sub-step per metre of water depth on cells up to 2 m, times sqrt(2 m / cell) on coarser ones (0..1; 0 = no limit)",
+    },
     ParamDoc { name: "min_tilt", doc: "minimum sine of the slope in the capacity (0..1)" },
     ParamDoc { name: "max_erosion_depth", doc: "depth where lmax reaches 0 (mei capacity), m (> 0)" },
     ParamDoc { name: "dissolve", doc: "dissolving rate Ks, 1/s (0 <= Ks*dt <= 1)" },
@@ -422,6 +442,12 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     ParamDoc { name: "thermal_rate", doc: "thermal erosion Kt, 1/s (0 <= Kt*dt <= 1; 0 = off)" },
     ParamDoc { name: "talus_scale", doc: "tan(talus) = talus_scale * hardness + talus_bias (bshishov)" },
     ParamDoc { name: "talus_bias", doc: "see talus_scale; tan(talus) must stay > 0" },
+    ParamDoc {
+        name: "sediment_layer",
+        doc: "loose material over bedrock: deposits loose, eroded first, slump at repose_slope (true/false)",
+    },
+    ParamDoc { name: "repose_slope", doc: "tan of the angle of repose of loose material (sediment_layer; > 0)" },
+    ParamDoc { name: "soil_depth", doc: "loose material on every cell at the start, m (sediment_layer; >= 0)" },
     ParamDoc {
         name: "smoothing_threshold",
         doc: "McLeod, Chen & Hu's smoothing: tolerated difference to the 4-neighbour mean at extrema, m (>= 0)",
@@ -590,6 +616,18 @@ impl Params {
                 "talus angle (tan = talus_scale * hardness + talus_bias) inside (0, 90) degrees for every hardness",
             )?;
         }
+        check(
+            finite(self.repose_slope) && self.repose_slope > 0.0 && self.repose_slope <= 1e3,
+            "repose_slope",
+            self.repose_slope,
+            "> 0 and <= 1000 (tan of an angle below 90 degrees)",
+        )?;
+        check(
+            finite(self.soil_depth) && (0.0..=1e6).contains(&self.soil_depth),
+            "soil_depth",
+            self.soil_depth,
+            "0 to 1e6 m",
+        )?;
         check(
             finite(self.smoothing_threshold) && self.smoothing_threshold >= 0.0,
             "smoothing_threshold",

@@ -97,8 +97,10 @@ pub fn rivers() -> Params {
         hardness_mode: HardnessMode::Uniform,
         softening: 0.0,
         thermal_rate: 3e-6,
-        talus_scale: 1.0,
-        talus_bias: 0.05,
+        talus_scale: 2.0,
+        talus_bias: 0.4,
+        sediment_layer: true,
+        soil_depth: 2.5,
         ..Params::classic()
     }
 }
@@ -117,7 +119,15 @@ pub fn gentle() -> Params {
 
 /// Dense gullies: soft ground, a low threshold, heavy rain, little slumping.
 pub fn badlands() -> Params {
-    Params { hardness: 0.2, critical_shear: 0.0005, rain_rate: 2e-4, thermal_rate: 5e-7, talus_bias: 0.4, ..rivers() }
+    Params {
+        hardness: 0.2,
+        critical_shear: 0.0005,
+        rain_rate: 2e-4,
+        thermal_rate: 5e-7,
+        talus_scale: 1.0,
+        talus_bias: 0.4,
+        ..rivers()
+    }
 }
 
 /// Hard rock that stands steep and fresh deposits that slump gently.

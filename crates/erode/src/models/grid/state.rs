@@ -57,8 +57,13 @@ pub struct State {
     pub water: Vec<f32>,
     /// Suspended sediment `s`, m of soil.
     pub sediment: Vec<f32>,
-    /// Hardness `H` in `[0, 1]`: resistance (1 erodes least; see `Params::rock_erodibility`).
+    /// Hardness `H` in `[0, 1]` of the bedrock: resistance (1 erodes least; see
+    /// `Params::rock_erodibility`).
     pub hardness: Vec<f32>,
+    /// Depth of loose material over the bedrock, m (`Params::sediment_layer`; 0 everywhere
+    /// without it): part of `terrain`, not on top of it. Deposits and thermal debris join it,
+    /// the flow takes it first.
+    pub sediment_depth: Vec<f32>,
     /// Outgoing water flux per pipe direction (see `topology::DIRS`), m³/s: one-way pipes hold
     /// values >= 0; the signed form holds the net flux, antisymmetric between neighbours.
     pub flux: Vec<Vec<f32>>,
@@ -236,6 +241,7 @@ impl State {
             water,
             sediment: vec![0.0; n],
             hardness,
+            sediment_depth: vec![if params.sediment_layer { params.soil_depth as f32 } else { 0.0 }; n],
             flux: vec![vec![0.0; n]; params.pipes as usize],
             velocity_x: vec![0.0; n],
             velocity_y: vec![0.0; n],
@@ -328,12 +334,14 @@ impl State {
     }
 
     /// The maps a run writes, by output name, in order: `height` (m), `water` (m), `sediment`
-    /// (m), `hardness`, `erosion` (m), `deposition` (m), `flow` (m³/s), `velocity` (m/s).
+    /// (suspended, m), `sediment_depth` (loose material on the bed, m), `hardness`, `erosion`
+    /// (m), `deposition` (m), `flow` (m³/s), `velocity` (m/s).
     pub fn output_maps(&self) -> Vec<(&'static str, Vec<f32>)> {
         vec![
             ("height", self.heights()),
             ("water", self.water.clone()),
             ("sediment", self.sediment.clone()),
+            ("sediment_depth", self.sediment_depth.clone()),
             ("hardness", self.hardness.clone()),
             ("erosion", self.eroded.clone()),
             ("deposition", self.deposited.clone()),
@@ -432,7 +440,9 @@ const MAGIC: &[u8; 8] = b"ERODEGRD";
 // 3: hardness is resistance (1 erodes least), not the erodibility of Jákó & Tóth's equations
 // 4: the nodata mask (a version 3 checkpoint reads as one without)
 // 5: the input's hash in the header
-const VERSION: u32 = 5;
+// 6: the sediment layer's depth, after the nodata mask (a version 3-5 checkpoint reads as one
+//    without a layer)
+const VERSION: u32 = 6;
 
 use crate::checkpoint::fnv1a64;
 
@@ -441,7 +451,7 @@ impl State {
     /// [`params_fingerprint`]) lets a resume refuse different parameters.
     pub fn to_bytes(&self, params_fingerprint: u64) -> Vec<u8> {
         let header = Header { params: params_fingerprint, input: self.input };
-        let mut w = Writer::new(MAGIC, VERSION, header, 256 + self.len() * 4 * (10 + self.flux.len()));
+        let mut w = Writer::new(MAGIC, VERSION, header, 256 + self.len() * 4 * (11 + self.flux.len()));
         for v in [self.width as u64, self.height as u64] {
             w.u64(v);
         }
@@ -480,6 +490,7 @@ impl State {
         if let Some(mask) = &self.nodata {
             w.mask(mask);
         }
+        w.f32s(&self.sediment_depth);
         w.finish()
     }
 
@@ -505,7 +516,7 @@ impl State {
     /// Reads [`State::to_bytes`] back, checking magic, version, checksum, size and parameters.
     pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
         let mut r = Reader::open(bytes, MAGIC, "grid")?;
-        r.expect_version(&[3, 4, VERSION], |v| {
+        r.expect_version(&[3, 4, 5, VERSION], |v| {
             if v == 2 { " (hardness as resistance; version 2 held it as erodibility): start the run again" } else { "" }
         })?;
         let header = r.header(params_fingerprint, 5)?;
@@ -557,6 +568,7 @@ impl State {
         let flux = (0..pipes).map(|_| r.f32s(n)).collect::<Result<Vec<_>, _>>()?;
         let rain_map = if has_rain { Some(r.f32s(n)?) } else { None };
         let nodata = if has_nodata { Some(r.mask(n)?) } else { None };
+        let sediment_depth = if r.version >= 6 { r.f32s(n)? } else { vec![0.0; n] };
         r.finish()?;
         Ok(Self {
             input: header.input,
@@ -567,6 +579,7 @@ impl State {
             water,
             sediment,
             hardness,
+            sediment_depth,
             flux,
             velocity_x,
             velocity_y,

@@ -89,13 +89,14 @@ pub fn sweep(
 const SHARE: usize = 0;
 const THERMAL_SHARE: usize = 1;
 const TALUS: usize = 2;
-/// The nine rows `update_erode_row` writes start here: next, depth, velocity x and y,
-/// discharge, sediment, hardness, eroded, deposited.
+/// The ten rows `update_erode_row` writes start here: next, depth, velocity x and y,
+/// discharge, sediment, hardness, eroded, deposited, sediment depth.
 const UPDATE: usize = 3;
 const DEPTH: usize = UPDATE + 1;
 const SEDIMENT: usize = UPDATE + 5;
 const HARDNESS: usize = UPDATE + 6;
-const SEDIMENT_NEXT: usize = UPDATE + 9;
+const LOOSE: usize = UPDATE + 9;
+const SEDIMENT_NEXT: usize = UPDATE + 10;
 
 /// Per-row sums: thermal amount, the fused pass's five, transport's lost, rain, sources.
 type RowSums = [f64; 9];
@@ -170,7 +171,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     {
         let mut fields: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
         fields.extend([&mut *sc.share, &mut *sc.thermal_share, &mut *sc.talus]);
-        let outputs: [&mut [f32]; 9] = update_outputs!(st, &mut *sc.next);
+        let outputs: [&mut [f32]; 10] = update_outputs!(st, &mut *sc.next);
         fields.extend(outputs);
         fields.push(&mut *sc.sediment_next);
         let per_band = par::bands(&mut fields, w, &bounds, |n, a, band| {
@@ -208,7 +209,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         |margin: usize| -> Vec<usize> { bounds.windows(2).flat_map(|ab| deferred(ab[0], ab[1], margin)).collect() };
     let flux = &st.flux;
     let updated = {
-        let mut outs: [&mut [f32]; 9] = update_outputs!(st, &mut *sc.next);
+        let mut outs: [&mut [f32]; 10] = update_outputs!(st, &mut *sc.next);
         let rows = edge_rows(1);
         let done = par::some_rows(&mut outs, w, &rows, |r, out| {
             let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
@@ -221,14 +222,16 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     }
     let moved = {
         let (s, share, ts, ta) = (&st.sediment, &*sc.share, &*sc.thermal_share, &*sc.talus);
-        let mut outs: [&mut [f32]; 2] = [&mut *sc.sediment_next, &mut *sc.next];
+        let mut outs: [&mut [f32]; 3] = [&mut *sc.sediment_next, &mut *sc.next, &mut st.sediment_depth];
         let rows = edge_rows(2);
         let done = par::some_rows(&mut outs, w, &rows, |r, out| {
             let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
-            let [sed, next] = out else { return 0.0 };
+            let [sed, next, loose] = out else { return 0.0 };
             let lost = conservative_row(r, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), sed);
             if k.thermal_on {
-                thermal::apply_row_at(r, topo, b, Around::of(ts, topo, r), Around::of(ta, topo, r), next, k.dist);
+                let loose = if k.thermal.layer { Some(&mut **loose) } else { None };
+                let (ts, ta) = (Around::of(ts, topo, r), Around::of(ta, topo, r));
+                thermal::apply_row_at(r, topo, b, ts, ta, next, loose, k.dist);
             }
             lost
         });
@@ -338,7 +341,8 @@ fn band_fluxes<const P: usize, const DEPTH_SCALED: bool>(
     flux_row::<P, false, DEPTH_SCALED>(t, topo, b, depth, &mut outs[..P + 1], &k.flux);
     if k.thermal_on {
         let hard = row_of(state[HARDNESS - UPDATE], a, t, w);
-        sums[0] = thermal::flux_row(t, topo, b, hard, thermal_share, talus, &k.thermal);
+        let loose = row_of(state[LOOSE - UPDATE], a, t, w);
+        sums[0] = thermal::flux_row(t, topo, b, hard, loose, thermal_share, talus, &k.thermal);
     }
     // the deferred moves of a band's first and last two rows read these rows after the sweep
     if t < a + 3 || t + 3 >= z {
@@ -361,8 +365,8 @@ fn band_update<const P: usize>(
     let (w, h) = (topo.width, topo.height);
     let (fl, rest) = band.split_at_mut(P);
     let f: [Around<'_>; P] = std::array::from_fn(|e| band_around(fl[e], a, r, w, h));
-    let mut outs: [&mut [f32]; 9] = std::array::from_fn(|_| &mut [][..]);
-    for (slot, field) in outs.iter_mut().zip(rest[UPDATE..UPDATE + 9].iter_mut()) {
+    let mut outs: [&mut [f32]; 10] = std::array::from_fn(|_| &mut [][..]);
+    for (slot, field) in outs.iter_mut().zip(rest[UPDATE..UPDATE + 10].iter_mut()) {
         *slot = row_of_mut(field, a, r, w);
     }
     let s = update_erode_row(r, topo, &f, b, &mut outs, &k.update);
@@ -387,13 +391,15 @@ fn band_moves<const P: usize>(
     let (next, state) = state.split_at_mut(1);
     let (middle, sediment_next) = state.split_at_mut(SEDIMENT_NEXT - UPDATE - 1);
     let f: [Around<'_>; P] = std::array::from_fn(|e| band_around(fl[e], a, r, w, h));
-    let s = band_around(middle[SEDIMENT - UPDATE - 1], a, r, w, h);
+    let (before, loose) = middle.split_at_mut(LOOSE - UPDATE - 1);
+    let s = band_around(before[SEDIMENT - UPDATE - 1], a, r, w, h);
     let share = rings.around(SHARE, r, h);
     let out = row_of_mut(sediment_next[0], a, r, w);
     sums[6] = conservative_row(r, topo, &f, s, share, out);
     if k.thermal_on {
         let ts = rings.around(THERMAL_SHARE, r, h);
         let ta = rings.around(TALUS, r, h);
-        thermal::apply_row_at(r, topo, b, ts, ta, row_of_mut(next[0], a, r, w), k.dist);
+        let loose = if k.thermal.layer { Some(row_of_mut(loose[0], a, r, w)) } else { None };
+        thermal::apply_row_at(r, topo, b, ts, ta, row_of_mut(next[0], a, r, w), loose, k.dist);
     }
 }

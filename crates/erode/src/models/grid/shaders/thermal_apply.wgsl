@@ -8,6 +8,8 @@
 @group(0) @binding(2) var<storage, read> thermal_share: array<f32>;
 @group(0) @binding(3) var<storage, read> talus: array<f32>;
 @group(0) @binding(4) var<storage, read_write> terrain_next: array<f32>;
+// hardness [0, cells), then the sediment layer's depth [cells, 2·cells)
+@group(0) @binding(5) var<storage, read_write> ground: array<f32>;
 
 @compute @workgroup_size(16, 16)
 fn thermal_apply(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -17,6 +19,8 @@ fn thermal_apply(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.y * u.width + id.x;
     let here = terrain[i];
     var change = 0.0;
+    var sent = 0.0;
+    var received = 0.0;
     for (var e = 0u; e < 8u; e++) {
         let j = neighbour(i32(id.y), i32(id.x), e);
         if (j < 0) {
@@ -24,8 +28,17 @@ fn thermal_apply(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         let there = terrain[u32(j)];
         let dist = pick(u.distance, e);
-        change -= thermal_share[i] * steep(here - there, talus[i], dist);
-        change += thermal_share[u32(j)] * steep(there - here, talus[u32(j)], dist);
+        let mine = thermal_share[i] * steep(here - there, talus[i], dist);
+        let theirs = thermal_share[u32(j)] * steep(there - here, talus[u32(j)], dist);
+        change -= mine;
+        change += theirs;
+        sent += mine;
+        received += theirs;
     }
     terrain_next[i] += change;
+    // thermal.rs `layer_after`: what the cell sent leaves its layer, what it received joins it
+    if (u.layer == 1u) {
+        let at = u.width * u.height + i;
+        ground[at] = max(ground[at] - sent, 0.0) + received;
+    }
 }

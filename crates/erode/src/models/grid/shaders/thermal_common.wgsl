@@ -11,6 +11,12 @@ struct ThermalUniforms {
     talus_bias: f32,
     // 1 - rock_erodibility: hardness is resistance
     erodibility_loss: f32,
+    // talus of loose material (repose_slope)
+    repose: f32,
+    // 1 with a sediment layer, 0 without
+    layer: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 // thermal.rs `steep`: the drop if it is steeper than the talus, else 0

@@ -4,7 +4,8 @@
 
 @group(0) @binding(0) var<uniform> u: ThermalUniforms;
 @group(0) @binding(1) var<storage, read> terrain: array<f32>;
-@group(0) @binding(2) var<storage, read> hardness: array<f32>;
+// hardness [0, cells), then the sediment layer's depth [cells, 2·cells)
+@group(0) @binding(2) var<storage, read> ground: array<f32>;
 @group(0) @binding(3) var<storage, read_write> thermal_share: array<f32>;
 @group(0) @binding(4) var<storage, read_write> talus: array<f32>;
 
@@ -15,8 +16,14 @@ fn thermal_flux(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let i = id.y * u.width + id.x;
     let bed = terrain[i];
-    let hard = hardness[i];
-    let t = u.talus_scale * hard + u.talus_bias;
+    let hard = ground[i];
+    let loose = ground[u.width * u.height + i];
+    // loose material slides at its angle of repose, bare bedrock at its hardness's talus
+    let has_loose = loose > 0.0;
+    var t = u.talus_scale * hard + u.talus_bias;
+    if (has_loose) {
+        t = u.repose;
+    }
     var biggest = 0.0;
     var total = 0.0;
     for (var e = 0u; e < 8u; e++) {
@@ -28,7 +35,10 @@ fn thermal_flux(@builtin(global_invocation_id) id: vec3<u32>) {
         biggest = max(biggest, drop);
         total += steep(drop, t, pick(u.distance, e));
     }
-    let amount = u.rate * (1.0 - hard * u.erodibility_loss) * biggest * 0.5;
+    var amount = u.rate * (1.0 - hard * u.erodibility_loss) * biggest * 0.5;
+    if (has_loose) {
+        amount = min(u.rate * biggest * 0.5, loose);
+    }
     var share = 0.0;
     if (total > 0.0 && biggest > 0.0) {
         share = amount / total;

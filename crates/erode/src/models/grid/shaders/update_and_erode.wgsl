@@ -42,7 +42,8 @@ struct UpdateUniforms {
     bed_unlimited: f32,
     // the deepest water the bed change limit counts, m (params.rs `max_flow_depth`)
     depth_cap: f32,
-    pad4: f32,
+    // 1 with a sediment layer (deposits join it), 0 without
+    layer: f32,
     pad5: f32,
 }
 
@@ -54,7 +55,8 @@ struct UpdateUniforms {
 // velocity x, velocity y, discharge integral: [0, cells), [cells, 2·cells), [2·cells, 3·cells)
 @group(0) @binding(5) var<storage, read_write> velocity: array<f32>;
 @group(0) @binding(6) var<storage, read_write> sediment: array<f32>;
-@group(0) @binding(7) var<storage, read_write> hardness: array<f32>;
+// hardness [0, cells), then the sediment layer's depth [cells, 2·cells)
+@group(0) @binding(7) var<storage, read_write> ground: array<f32>;
 // the books per cell (see gpu.rs `Book`): this stage adds eroded (2), deposited (3), evaporated
 // (4), water removed by deposition (5), water leaving open edges (6, m³) and water added by
 // dissolving (8)
@@ -130,7 +132,8 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     let by = (terrain[clamped(r + 1, c)] - terrain[clamped(r - 1, c)]) * u.inv2y;
     let b = terrain[i];
     let s = sediment[i];
-    let hard = hardness[i];
+    let hard = ground[i];
+    let loose = ground[cells + i];
     let cap = capacity(bx, by, vx, vy, d2);
     var b_new = b;
     var s_new = s;
@@ -138,10 +141,14 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     // the bed moves at most `bed_change_limit·d` per sub-step (d at most `max_flow_depth`)
     let most = u.bed_step * min(d2, u.depth_cap) + u.bed_unlimited;
     if (cap > s) {
-        // the flow's pull within the limit; hardness is resistance: the ground yields its
-        // erodibility's share (1 at hardness 0, rock_erodibility at 1)
+        // the flow's pull within the limit: loose material first, all of it, then bedrock,
+        // whose hardness is resistance: it yields its erodibility's share (1 at hardness 0,
+        // rock_erodibility at 1)
         let pull = min(u.dt * u.dissolve * (cap - s), most);
-        let dissolved = min((1.0 - hard * u.erodibility_loss) * pull, max(b - u.floor_height, 0.0));
+        let from_loose = min(pull, loose);
+        let want = from_loose + (1.0 - hard * u.erodibility_loss) * (pull - from_loose);
+        let dissolved = min(want, max(b - u.floor_height, 0.0));
+        ground[cells + i] = max(loose - dissolved, 0.0);
         b_new = b - dissolved;
         s_new = s + dissolved;
         d_new = d2 + dissolved * u.water_per_soil;
@@ -155,7 +162,8 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
         d_new = d2 - water_out;
         books[5u * cells + i] += water_out;
         // softening: fresh deposits are looser
-        hardness[i] = max(hard - u.softening * deposited, 0.0);
+        ground[i] = max(hard - u.softening * deposited, 0.0);
+        ground[cells + i] = loose + u.layer * deposited;
         books[3u * cells + i] += deposited;
     }
     terrain_next[i] = b_new;
