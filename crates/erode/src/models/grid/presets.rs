@@ -113,6 +113,8 @@ pub fn gentle() -> Params {
         start_water: StartWater::Dry,
         talus_scale: 0.2,
         talus_bias: 0.1,
+        // weathering wears the ground itself to a low talus: one material, no soil over rock
+        sediment_layer: false,
         ..rivers()
     }
 }
