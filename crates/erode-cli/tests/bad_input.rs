@@ -355,6 +355,11 @@ const CASES: &[(&str, &str)] = &[
     ("simulate grid good.tif -o o --hardness-map other.tif", "hardness"),
     ("simulate grid good.tif -o o --hardness-map five.tif", "five.tif"),
     ("simulate grid good.tif -o o --rain-map negative.tif --set rain_mode=\"map\"", "negative.tif"),
+    ("simulate grid good.tif -o o --sediment-depth-map negative.tif", "negative.tif: the sediment depth map holds"),
+    (
+        "simulate grid good.tif -o o --sediment-depth-map good.tif --set sediment_layer=false",
+        "good.tif: a sediment depth map needs sediment_layer = true",
+    ),
     ("simulate grid good.tif -o o --max-memory 1M", "--max-memory"),
     ("simulate grid good.tif -o o --resume", "checkpoint"),
     ("simulate grid good.tif -o o --params missing.toml", "missing.toml"),

@@ -530,3 +530,24 @@ fn the_grid_default_keeps_a_real_mountains_drainage_and_cliffs_and_makes_no_new_
         assert!(d.join(format!("{name}/sediment_depth.tif")).exists());
     }
 }
+
+#[test]
+fn a_grid_run_goes_on_from_its_outputs_with_its_sediment_layer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--kind", "ridged", "--size", "40", "--relief", "15", "-o", "t.tif", "-q"], d);
+    ok(&["simulate", "grid", "t.tif", "-o", "first", "--iterations", "100", "-q"], d);
+    let go_on = |out: &str, extra: &[&str]| {
+        let mut args = vec!["simulate", "grid", "first/height.tif", "-o", out, "--iterations", "20", "-q"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--checkpoint-every", "10"]);
+        ok(&args, d);
+    };
+    go_on("with", &["--sediment-depth-map", "first/sediment_depth.tif"]);
+    go_on("without", &[]);
+    let (a, b) = (bytes(d.join("with/sediment_depth.tif")), bytes(d.join("without/sediment_depth.tif")));
+    assert!(a != b, "the sediment depth map changed nothing");
+    // the map is an input: resuming without it is refused
+    let e = erode(&["simulate", "grid", "first/height.tif", "-o", "with", "--iterations", "30", "--resume", "-q"], d);
+    assert_eq!(e.status.code(), Some(2), "{}", String::from_utf8_lossy(&e.stderr));
+}

@@ -134,11 +134,12 @@ fn advance(py: Python<'_>, model: &mut impl Model, n: u64) -> PyResult<()> {
 /// The grid model: shallow water in virtual pipes eroding a heightmap (Mei, Decaudin & Hu 2007;
 /// Jákó & Tóth 2011).
 ///
-/// Grid(terrain, *, cell_size=1.0, preset="rivers", hardness=None, rain=None, params=None,
-/// **parameters): terrain a 2-D float32 array of heights in metres (NaN: no data, outside the
-/// domain); hardness (0..1, 1 erodes least: sets hardness_mode = "map", as the command line's
-/// --hardness-map) and rain (>= 0, for rain_mode = "map") arrays of the same shape; parameters as
-/// in `erode params grid`.
+/// Grid(terrain, *, cell_size=1.0, preset="rivers", hardness=None, rain=None,
+/// sediment_depth=None, params=None, **parameters): terrain a 2-D float32 array of heights in
+/// metres (NaN: no data, outside the domain); hardness (0..1, 1 erodes least: sets hardness_mode
+/// = "map", as the command line's --hardness-map), rain (>= 0, for rain_mode = "map") and
+/// sediment_depth (m of loose material on the bedrock, a former run's map, in place of
+/// soil_depth) arrays of the same shape; parameters as in `erode params grid`.
 #[pyclass(name = "Grid", module = "erode")]
 struct PyGrid {
     run: GridRun,
@@ -158,7 +159,7 @@ fn grid_params(
 #[pymethods]
 impl PyGrid {
     #[new]
-    #[pyo3(signature = (terrain, *, cell_size = 1.0, preset = "rivers", hardness = None, rain = None, params = None, **kwargs))]
+    #[pyo3(signature = (terrain, *, cell_size = 1.0, preset = "rivers", hardness = None, rain = None, sediment_depth = None, params = None, **kwargs))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         terrain: &Bound<'_, PyAny>,
@@ -166,6 +167,7 @@ impl PyGrid {
         preset: &str,
         hardness: Option<&Bound<'_, PyAny>>,
         rain: Option<&Bound<'_, PyAny>>,
+        sediment_depth: Option<&Bound<'_, PyAny>>,
         params: Option<&Bound<'_, PyDict>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
@@ -173,6 +175,7 @@ impl PyGrid {
         let map = heightmap(terrain, "terrain", cell_size)?;
         let hardness = optional_map(hardness, "hardness", cell_size)?;
         let rain = optional_map(rain, "rain", cell_size)?;
+        let sediment_depth = optional_map(sediment_depth, "sediment_depth", cell_size)?;
         if hardness.is_some() {
             p = p.with_hardness_map().map_err(|e| value_error(format!("hardness: {e}")))?;
         }
@@ -180,6 +183,7 @@ impl PyGrid {
             hardness: hardness.as_ref(),
             rain: rain.as_ref(),
             water: None,
+            sediment_depth: sediment_depth.as_ref(),
             nodata: map.nodata_mask(),
         };
         let st = grid::State::new(&map.heights, &p, maps).map_err(value_error)?;

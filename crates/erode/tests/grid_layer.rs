@@ -126,3 +126,26 @@ fn deposits_join_the_layer_and_the_books_still_balance() {
         assert!(b.soil_imbalance_per_moved < 1e-3, "{layer}: soil books off by {b:?}");
     }
 }
+
+#[test]
+fn a_run_goes_on_from_a_former_runs_sediment_depth_map() {
+    let spec =
+        TerrainSpec { kind: TerrainKind::Ridged, width: 40, height: 32, seed: 9, relief: 15.0, ..Default::default() };
+    let terrain = generate(&spec).unwrap().heights;
+    let params = Params::default();
+    let first = run(&params, &terrain, None, 100);
+    let heights = first.grid(&first.heights());
+    let depth = first.grid(&first.sediment_depth);
+    assert!(first.sediment_depth.iter().any(|&d| d != params.soil_depth as f32), "the layer never changed");
+    let maps = StartMaps { sediment_depth: Some(&depth), ..Default::default() };
+    let next = State::new(&heights, &params, maps).unwrap();
+    assert_eq!(next.sediment_depth, first.sediment_depth);
+    // without a layer the map means nothing: refused, as is a depth below 0
+    let off = Params { sediment_layer: false, ..params.clone() };
+    assert!(State::new(&heights, &off, maps).is_err());
+    let mut bad = depth.clone();
+    bad.as_mut_slice()[5] = -1.0;
+    let err =
+        State::new(&heights, &params, StartMaps { sediment_depth: Some(&bad), ..Default::default() }).unwrap_err();
+    assert!(err.to_string().contains("sediment depth map holds -1"), "{err}");
+}

@@ -63,7 +63,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
     if let Some(seed) = a.maps.seed {
         params.seed = seed;
     }
-    let files = MapFiles { hardness: a.hardness_map.as_deref(), rain: a.rain_map.as_deref() };
+    let files = MapFiles { hardness: a.hardness_map.as_deref(), rain: a.rain_map.as_deref(), sediment_depth: None };
     let input = Input::read(&a.maps, files, &a.run, "droplet", crate::memory::Work::Droplet)?;
     let params = params.with_floor_at(f64::from(input.loaded.map.stats().min));
     params.validate()?;

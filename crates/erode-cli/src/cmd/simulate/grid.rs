@@ -47,6 +47,10 @@ pub struct Args {
     /// Rain map (>= 0) for rain_mode = "map".
     #[arg(long)]
     rain_map: Option<PathBuf>,
+    /// Depth of loose material on the bedrock at the start, m (a former run's sediment_depth
+    /// map, to go on with its layer; in place of soil_depth everywhere).
+    #[arg(long)]
+    sediment_depth_map: Option<PathBuf>,
     #[command(flatten)]
     run: super::RunArgs,
 }
@@ -65,12 +69,17 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         params = params.with_hardness_map().context("--hardness-map")?;
     }
     params.validate()?;
-    let files = MapFiles { hardness: a.hardness_map.as_deref(), rain: a.rain_map.as_deref() };
+    let files = MapFiles {
+        hardness: a.hardness_map.as_deref(),
+        rain: a.rain_map.as_deref(),
+        sediment_depth: a.sediment_depth_map.as_deref(),
+    };
     let input = Input::read(&a.maps, files, &a.run, "grid", crate::memory::Work::Grid)?;
     let maps = StartMaps {
         hardness: input.hardness.as_ref(),
         rain: input.rain.as_ref(),
         water: None,
+        sediment_depth: input.sediment_depth.as_ref(),
         nodata: input.loaded.map.nodata_mask(),
     };
     let stamp = input.stamp.clone().with_maps(maps.input_hash(input.terrain()), files.named());

@@ -32,6 +32,8 @@ pub struct Input {
     pub hardness: Option<erode::Grid<f32>>,
     /// The rain map, if one was given.
     pub rain: Option<erode::Grid<f32>>,
+    /// The sediment depth map (m), if one was given.
+    pub sediment_depth: Option<erode::Grid<f32>>,
 }
 
 impl Input {
@@ -50,7 +52,8 @@ impl Input {
         let stamp = Stamp::of_heightmap(&loaded.map, path.display().to_string());
         let hardness = read_map(files.hardness, "hardness", terrain)?;
         let rain = read_map(files.rain, "rain", terrain)?;
-        Ok(Self { loaded, stamp, hardness, rain })
+        let sediment_depth = read_depth_map(files.sediment_depth, "sediment depth", terrain)?;
+        Ok(Self { loaded, stamp, hardness, rain, sediment_depth })
     }
 
     /// The heights.
@@ -110,12 +113,14 @@ pub struct MapFiles<'a> {
     pub hardness: Option<&'a Path>,
     /// The rain map.
     pub rain: Option<&'a Path>,
+    /// The sediment depth map (the grid model's).
+    pub sediment_depth: Option<&'a Path>,
 }
 
 impl MapFiles<'_> {
     /// The maps with the options that name them.
-    pub fn named(&self) -> [(&'static str, Option<&Path>); 2] {
-        [("--hardness-map", self.hardness), ("--rain-map", self.rain)]
+    pub fn named(&self) -> [(&'static str, Option<&Path>); 3] {
+        [("--hardness-map", self.hardness), ("--rain-map", self.rain), ("--sediment-depth-map", self.sediment_depth)]
     }
 }
 
@@ -125,6 +130,8 @@ pub fn name_the_map_file(e: erode::SimError, files: MapFiles) -> anyhow::Error {
         erode::SimError::NoRain => files.rain,
         erode::SimError::MapValue { what: "hardness", .. } => files.hardness,
         erode::SimError::MapValue { what: "rain", .. } => files.rain,
+        erode::SimError::MapValue { what: "sediment depth", .. } => files.sediment_depth,
+        erode::SimError::MissingMap(m) if m.starts_with("a sediment depth map") => files.sediment_depth,
         _ => None,
     };
     match file {
@@ -146,6 +153,27 @@ pub fn read_map(
         ..Default::default()
     };
     let m = erode_io::read(p, &opts)?.map.heights;
+    same_shape(p, what, m, terrain)
+}
+
+/// Reads the `what` map of depths in metres at `path` (as heights are read), refusing one of
+/// another size than `terrain`.
+pub fn read_depth_map(
+    path: Option<&Path>,
+    what: &str,
+    terrain: &erode::Grid<f32>,
+) -> anyhow::Result<Option<erode::Grid<f32>>> {
+    let Some(p) = path else { return Ok(None) };
+    let m = erode_io::read(p, &Default::default())?.map.heights;
+    same_shape(p, what, m, terrain)
+}
+
+fn same_shape(
+    p: &Path,
+    what: &str,
+    m: erode::Grid<f32>,
+    terrain: &erode::Grid<f32>,
+) -> anyhow::Result<Option<erode::Grid<f32>>> {
     if !m.same_shape(terrain) {
         bail!(
             "{}: the {what} map is {} x {}, the terrain {} x {}",

@@ -94,7 +94,7 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
             steps * dt
         );
     }
-    let files = MapFiles { hardness: a.hardness_map.as_deref(), rain: None };
+    let files = MapFiles { hardness: a.hardness_map.as_deref(), rain: None, sediment_depth: None };
     let input = Input::read(
         &a.maps,
         files,

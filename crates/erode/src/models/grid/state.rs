@@ -114,6 +114,10 @@ pub struct StartMaps<'a> {
     pub rain: Option<&'a Grid<f32>>,
     /// Initial water depth, m.
     pub water: Option<&'a Grid<f32>>,
+    /// Depth of loose material over the bedrock at the start, m (with `sediment_layer`; in place
+    /// of `soil_depth` everywhere): a former run's `sediment_depth` map, to go on from its
+    /// terrain with its layer.
+    pub sediment_depth: Option<&'a Grid<f32>>,
     /// Cells outside the domain (`true` = nodata; see [`crate::Heightmap::nodata_mask`]).
     pub nodata: Option<&'a [bool]>,
 }
@@ -125,7 +129,12 @@ impl StartMaps<'_> {
         crate::checkpoint::inputs_hash(
             terrain,
             self.nodata,
-            &[("hardness", self.hardness), ("rain", self.rain), ("water", self.water)],
+            &[
+                ("hardness", self.hardness),
+                ("rain", self.rain),
+                ("water", self.water),
+                ("sediment_depth", self.sediment_depth),
+            ],
         )
     }
 }
@@ -211,6 +220,18 @@ impl State {
             (_, None) => None,
         };
         let nodata = nodata_mask(maps.nodata, terrain)?;
+        let sediment_depth = match (maps.sediment_depth, params.sediment_layer) {
+            (Some(_), false) => {
+                return Err(SimError::MissingMap("a sediment depth map needs sediment_layer = true"));
+            }
+            (Some(m), true) => {
+                check_shape("sediment depth", m, terrain)?;
+                check_values("sediment depth", m, 0.0, 1e6, "a depth of 0 to 1e6 m")?;
+                m.as_slice().to_vec()
+            }
+            (None, true) => vec![params.soil_depth as f32; n],
+            (None, false) => vec![0.0; n],
+        };
         let mut water = match maps.water {
             Some(m) => {
                 check_shape("water", m, terrain)?;
@@ -241,7 +262,7 @@ impl State {
             water,
             sediment: vec![0.0; n],
             hardness,
-            sediment_depth: vec![if params.sediment_layer { params.soil_depth as f32 } else { 0.0 }; n],
+            sediment_depth,
             flux: vec![vec![0.0; n]; params.pipes as usize],
             velocity_x: vec![0.0; n],
             velocity_y: vec![0.0; n],
