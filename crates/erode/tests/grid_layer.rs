@@ -104,6 +104,7 @@ fn deposits_join_the_layer_and_the_books_still_balance() {
     let terrain = generate(&spec).unwrap().heights;
     for layer in [true, false] {
         let params = Params { sediment_layer: layer, ..Params::default() };
+        let start = State::new(&terrain, &params, StartMaps::default()).unwrap();
         let st = run(&params, &terrain, None, 200);
         assert!(st.books.deposited > 0.0, "nothing deposited");
         let area = st.cell_size.area();
@@ -113,7 +114,8 @@ fn deposits_join_the_layer_and_the_books_still_balance() {
             assert!(layer_volume > 0.0, "no layer formed");
             // the layer holds only the soil it started with and what was deposited or slid,
             // never bedrock the water left in place
-            let soil = params.soil_depth * (st.len() as f64) * area;
+            let soil = total(&start.sediment_depth) * area;
+            assert!(soil > 0.0, "no soil at the start");
             let came = soil + st.books.deposited + st.books.thermal_moved;
             assert!(
                 layer_volume <= came * (1.0 + 1e-4),
@@ -133,10 +135,11 @@ fn a_run_goes_on_from_a_former_runs_sediment_depth_map() {
         TerrainSpec { kind: TerrainKind::Ridged, width: 40, height: 32, seed: 9, relief: 15.0, ..Default::default() };
     let terrain = generate(&spec).unwrap().heights;
     let params = Params::default();
+    let start = State::new(&terrain, &params, StartMaps::default()).unwrap();
     let first = run(&params, &terrain, None, 100);
     let heights = first.grid(&first.heights());
     let depth = first.grid(&first.sediment_depth);
-    assert!(first.sediment_depth.iter().any(|&d| d != params.soil_depth as f32), "the layer never changed");
+    assert!(first.sediment_depth != start.sediment_depth, "the layer never changed");
     let maps = StartMaps { sediment_depth: Some(&depth), ..Default::default() };
     let next = State::new(&heights, &params, maps).unwrap();
     assert_eq!(next.sediment_depth, first.sediment_depth);
@@ -148,4 +151,21 @@ fn a_run_goes_on_from_a_former_runs_sediment_depth_map() {
     let err =
         State::new(&heights, &params, StartMaps { sediment_depth: Some(&bad), ..Default::default() }).unwrap_err();
     assert!(err.to_string().contains("sediment depth map holds -1"), "{err}");
+}
+
+#[test]
+fn hard_rock_starts_with_thin_soil() {
+    let terrain = ramp(8, 4, 0.1);
+    let (w, h) = (terrain.width(), terrain.height());
+    let map = grid(w, h, 1.0, |_, c| c as f32 / (w - 1) as f32);
+    let params = Params { hardness_mode: erode::models::grid::HardnessMode::Map, ..Params::default() };
+    let st = State::new(&terrain, &params, StartMaps { hardness: Some(&map), ..Default::default() }).unwrap();
+    for (i, (&d, &hh)) in st.sediment_depth.iter().zip(&st.hardness).enumerate() {
+        let want = params.soil_depth as f32 * (1.0 - hh);
+        assert!((d - want).abs() <= 1e-6, "cell {i}: soil {d} m on hardness {hh}, want {want}");
+    }
+    assert_eq!(st.sediment_depth[w - 1], 0.0, "hardness 1 is bare rock");
+    // the default's uniform hardness 0.5: half of soil_depth everywhere
+    let st = State::new(&terrain, &Params::default(), StartMaps::default()).unwrap();
+    assert!(st.sediment_depth.iter().all(|&d| d == 2.5));
 }

@@ -262,8 +262,11 @@ pub struct Params {
     pub sediment_layer: bool,
     /// Angle of repose of loose material (`sediment_layer`), as its tangent. Default 0.7 (35°).
     pub repose_slope: f64,
-    /// Loose material (soil) on every cell at the start, m (`sediment_layer`): soil-mantled
-    /// hillslopes slump at the angle of repose while the bedrock under them stands. Default 2.5.
+    /// Loose material (soil) at the start on bedrock of hardness 0, m (`sediment_layer`); bedrock
+    /// of hardness `H` starts with `(1 − H)·soil_depth` (hard rock weathers to thin soil, and a
+    /// hardness map shows from the first step where bare rock stands). Soil-mantled hillslopes
+    /// slump at the angle of repose while the bedrock under them stands. Default 5 (2.5 m at the
+    /// default hardness 0.5).
     pub soil_depth: f64,
     /// McLeod, Chen & Hu's smoothing at local extrema: height difference to the 4-neighbour mean tolerated, m.
     /// Default 0.
@@ -447,7 +450,10 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
         doc: "loose material over bedrock: deposits loose, eroded first, slump at repose_slope (true/false)",
     },
     ParamDoc { name: "repose_slope", doc: "tan of the angle of repose of loose material (sediment_layer; > 0)" },
-    ParamDoc { name: "soil_depth", doc: "loose material on every cell at the start, m (sediment_layer; >= 0)" },
+    ParamDoc {
+        name: "soil_depth",
+        doc: "loose material at the start on bedrock of hardness 0, m; (1 - hardness) times it elsewhere (sediment_layer; >= 0)",
+    },
     ParamDoc {
         name: "smoothing_threshold",
         doc: "McLeod, Chen & Hu's smoothing: tolerated difference to the 4-neighbour mean at extrema, m (>= 0)",

@@ -100,7 +100,7 @@ pub fn rivers() -> Params {
         talus_scale: 2.0,
         talus_bias: 0.4,
         sediment_layer: true,
-        soil_depth: 2.5,
+        soil_depth: 5.0,
         ..Params::classic()
     }
 }

@@ -229,7 +229,8 @@ impl State {
                 check_values("sediment depth", m, 0.0, 1e6, "a depth of 0 to 1e6 m")?;
                 m.as_slice().to_vec()
             }
-            (None, true) => vec![params.soil_depth as f32; n],
+            // hard rock weathers to thin soil: hardness H starts with (1 − H)·soil_depth
+            (None, true) => hardness.iter().map(|&h| params.soil_depth as f32 * (1.0 - h)).collect(),
             (None, false) => vec![0.0; n],
         };
         let mut water = match maps.water {
