@@ -66,6 +66,8 @@ fn main() {
         }
     }
     println!("cells with no lower neighbour at the end: {stuck}");
+    let hash = st.terrain.iter().fold(0u64, |h, z| h.rotate_left(5) ^ z.to_bits());
+    println!("terrain hash {hash:016x}");
     println!("mean step over the second half: {:.1} ms", second_half / (steps - steps / 2) as f64 * 1e3);
     println!(
         "{steps} steps in {total:.2} s: {:.1} ms per step; books relative error {:.2e}; {:?}",
