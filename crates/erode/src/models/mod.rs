@@ -3,6 +3,9 @@
 
 pub mod droplet;
 pub mod grid;
+pub(crate) mod inputs;
+pub mod nodata;
+pub mod presets;
 mod scale;
 pub mod sph;
 pub mod stream_power;

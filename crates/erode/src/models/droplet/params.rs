@@ -4,7 +4,7 @@
 
 use crate::error::ParamError;
 use crate::grid::CellSize;
-pub use crate::models::grid::NodataBorder;
+pub use crate::models::nodata::NodataBorder;
 
 /// What happens at the map's edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -286,7 +286,7 @@ pub const PARAM_DOCS: &[(&str, &str)] = &[
     ("seed", "droplet i draws from SplitMix64::keyed(seed, i)"),
 ];
 
-/// The named parameter sets, for `--preset`: (name, what it is for).
+/// The named parameter sets, for `--preset`: (name, what it is for); the default first.
 pub const PRESETS: &[(&str, &str)] = &[
     ("default", "rills and gullies on slopes, valleys kept (Params::default)"),
     ("gentle", "light weathering: a third of the default's capacity"),
@@ -294,13 +294,13 @@ pub const PRESETS: &[(&str, &str)] = &[
 ];
 
 /// The parameter set named `name` (see [`PRESETS`]); the error lists the known ones.
-pub fn preset(name: &str) -> Result<Params, crate::models::grid::UnknownPreset> {
+pub fn preset(name: &str) -> Result<Params, crate::models::presets::UnknownPreset> {
     let d = Params::default();
     match name {
         "default" => Ok(d),
         "gentle" => Ok(Params { capacity: 0.1, ..d }),
         "beyer" => Ok(Params::beyer()),
-        _ => Err(crate::models::grid::UnknownPreset {
+        _ => Err(crate::models::presets::UnknownPreset {
             model: "droplet",
             name: name.to_string(),
             known: PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),

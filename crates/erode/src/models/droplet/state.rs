@@ -152,7 +152,8 @@ impl State {
     /// A run on `terrain` with a hardness and/or rain map of the same size. Refuses non-finite
     /// heights, maps of another size and a rain map without rain.
     pub fn with_maps(terrain: &Grid<f32>, maps: StartMaps<'_>) -> Result<Self, SimError> {
-        use crate::models::grid::state::{check_shape, check_values, nodata_mask};
+        use crate::models::inputs::{check_shape, check_values};
+        use crate::models::nodata::nodata_mask;
         let hardness = match maps.hardness {
             Some(m) => {
                 check_shape("hardness", m, terrain)?;

@@ -42,15 +42,7 @@ pub enum Border {
     Wrap,
 }
 
-/// What the edge of a nodata hole does: nodata cells are outside the domain, never terrain.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NodataBorder {
-    /// No flow into the hole: water reflects, as at a closed map edge.
-    Closed,
-    /// Water (and its sediment) flowing into the hole leaves the domain, booked as outflow.
-    Open,
-}
+pub use crate::models::nodata::NodataBorder;
 
 /// Sediment transport capacity (see `docs/grid-model.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

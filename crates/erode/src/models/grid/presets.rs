@@ -61,17 +61,7 @@ pub fn preset(name: &str) -> Result<Params, UnknownPreset> {
     })
 }
 
-/// A preset name that is not one of [`PRESETS`].
-#[derive(Debug, thiserror::Error, Clone, PartialEq)]
-#[error("unknown preset `{name}`: the {model} model has {known}")]
-pub struct UnknownPreset {
-    /// The model asked.
-    pub model: &'static str,
-    /// The name asked for.
-    pub name: String,
-    /// The known names, comma-separated.
-    pub known: String,
-}
+pub use crate::models::presets::UnknownPreset;
 
 /// The default: a long storm that cuts channel networks (see the module docs).
 pub fn rivers() -> Params {

@@ -4,6 +4,8 @@ use super::params::{HardnessMode, Params, RainMode};
 use crate::checkpoint::{CheckpointError, Header, Reader, Writer};
 use crate::error::SimError;
 use crate::grid::{CellSize, Grid};
+use crate::models::inputs::{check_shape, check_values};
+use crate::models::nodata::nodata_mask;
 
 /// Volumes in m³ that entered, left or changed phase since the start, summed in f64.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -136,56 +138,6 @@ impl StartMaps<'_> {
                 ("sediment_depth", self.sediment_depth),
             ],
         )
-    }
-}
-
-/// Refuses a map holding a value outside `lo..=hi` (NaN included), naming the first.
-pub(crate) fn check_values(
-    what: &'static str,
-    g: &Grid<f32>,
-    lo: f32,
-    hi: f32,
-    expected: &'static str,
-) -> Result<(), SimError> {
-    match g.as_slice().iter().position(|v| !(lo..=hi).contains(v)) {
-        None => Ok(()),
-        Some(i) => Err(SimError::MapValue {
-            what,
-            value: f64::from(g.as_slice()[i]),
-            row: i / g.width(),
-            col: i % g.width(),
-            expected,
-        }),
-    }
-}
-
-/// The nodata mask a state keeps: `None` when no cell is nodata; a mask of another size than
-/// `terrain` is refused.
-pub(crate) fn nodata_mask(mask: Option<&[bool]>, terrain: &Grid<f32>) -> Result<Option<Vec<bool>>, SimError> {
-    match mask {
-        Some(m) if m.len() != terrain.len() => Err(SimError::MapShape {
-            what: "nodata mask",
-            got_w: m.len(),
-            got_h: 1,
-            want_w: terrain.width(),
-            want_h: terrain.height(),
-        }),
-        Some(m) if m.contains(&true) => Ok(Some(m.to_vec())),
-        _ => Ok(None),
-    }
-}
-
-pub(crate) fn check_shape(what: &'static str, g: &Grid<f32>, terrain: &Grid<f32>) -> Result<(), SimError> {
-    if g.same_shape(terrain) {
-        Ok(())
-    } else {
-        Err(SimError::MapShape {
-            what,
-            got_w: g.width(),
-            got_h: g.height(),
-            want_w: terrain.width(),
-            want_h: terrain.height(),
-        })
     }
 }
 

@@ -1,7 +1,7 @@
 //! What the user tunes in the stream-power model, in metres and years.
 
 use crate::error::ParamError;
-use crate::models::grid::UnknownPreset;
+use crate::models::presets::UnknownPreset;
 
 /// Stream-power model parameters (names as the CLI's `--set` uses them):
 /// `dz/dt = U − K·A^m·S^n + D·∇²z`.
@@ -220,7 +220,7 @@ pub const PARAM_DOCS: &[(&str, &str)] = &[
     ("flow_exponent", "MFD shares ~ slope^flow_exponent (0..20; 0 equal shares, large values approach D8)"),
 ];
 
-/// Named parameter sets.
+/// The named parameter sets, for `--preset`: (name, what it is for); the default first.
 pub const PRESETS: &[(&str, &str)] = &[
     ("default", "an active range: 1 mm/yr uplift, m/n = 0.45 (Params::default)"),
     ("slow", "a slowly rising range: 0.1 mm/yr uplift, lower relief"),

@@ -92,7 +92,8 @@ impl State {
     /// A run on `terrain` (metres) with optional maps. Refuses non-finite heights, maps of
     /// another size or with values they cannot mean, and a map with no data.
     pub fn with_maps(terrain: &Grid<f32>, maps: StartMaps<'_>, rock_erodibility: f64) -> Result<Self, SimError> {
-        use crate::models::grid::state::{check_shape, check_values, nodata_mask};
+        use crate::models::inputs::{check_shape, check_values};
+        use crate::models::nodata::nodata_mask;
         let (w, h) = (terrain.width(), terrain.height());
         let nodata = nodata_mask(maps.nodata, terrain)?;
         let outside = |i: usize| nodata.as_ref().is_some_and(|m| m[i]);
