@@ -57,7 +57,7 @@ const MAX_DROPLETS: f64 = 1e11;
 /// Validates `a` into a job: parameters, input, maps, checkpoint and backend.
 pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>> {
     let formats = crate::output::formats(&a.maps.format)?;
-    let preset = a.preset.as_deref().unwrap_or("default");
+    let preset = a.preset.as_deref().unwrap_or(droplet::PRESETS[0].0);
     let base = droplet::preset(preset).context("--preset")?;
     let mut params: droplet::Params = erode_io::params::load_onto(&base, a.run.params.as_deref(), &a.run.sets)?;
     if let Some(seed) = a.maps.seed {

@@ -58,7 +58,7 @@ pub struct Args {
 /// Validates `a` into a job: parameters, input, maps, checkpoint and backend.
 pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let formats = crate::output::formats(&a.maps.format)?;
-    let preset = a.preset.as_deref().unwrap_or("rivers");
+    let preset = a.preset.as_deref().unwrap_or(grid::PRESETS[0].name);
     let base = grid::preset(preset).context("--preset")?;
     let duration = a.duration.as_deref().map(parse_duration).transpose()?;
     let mut params: grid::Params = erode_io::params::load_onto(&base, a.run.params.as_deref(), &a.run.sets)?;

@@ -66,7 +66,7 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
              fixed by step and cell)"
         );
     }
-    let preset = a.preset.as_deref().unwrap_or("default");
+    let preset = a.preset.as_deref().unwrap_or(stream_power::PRESETS[0].0);
     let base = stream_power::preset(preset).context("--preset")?;
     let mut params: stream_power::Params = erode_io::params::load_onto(&base, a.run.params.as_deref(), &a.run.sets)?;
     if let Some(dt) = a.dt_years {
