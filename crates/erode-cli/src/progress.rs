@@ -19,12 +19,20 @@ pub fn bar(len: u64, unit: &str, quiet: bool) -> ProgressBar {
 pub struct RunWatch {
     bar: std::sync::OnceLock<ProgressBar>,
     quiet: bool,
+    /// Ctrl-C asks the run to stop at its next batch, with a checkpoint to resume from; else it
+    /// stops the command at once, as every command that cannot be resumed.
+    resumable: bool,
 }
 
 impl RunWatch {
     /// A watch that shows nothing but errors when `quiet`.
     pub fn new(quiet: bool) -> Self {
-        Self { bar: std::sync::OnceLock::new(), quiet }
+        Self { bar: std::sync::OnceLock::new(), quiet, resumable: true }
+    }
+
+    /// The same for a run that cannot be resumed: Ctrl-C stops it at once, leaving nothing.
+    pub fn at_once(quiet: bool) -> Self {
+        Self { resumable: false, ..Self::new(quiet) }
     }
 }
 
@@ -32,7 +40,9 @@ impl erode_io::run::Watch for RunWatch {
     fn begin(&self, model: &'static str, total: u64, unit: &'static str, at: u64) {
         // the run loop checks for a stop between batches: a signal now stops it there, with a
         // checkpoint
-        crate::interrupt::cooperate();
+        if self.resumable {
+            crate::interrupt::cooperate();
+        }
         let label = match unit {
             "droplet" => "droplets",
             "iteration" => "it",

@@ -31,13 +31,13 @@ fn simulate_writes_every_map_preview_and_a_balanced_report() {
     assert!(d.join("out/preview.png").exists());
     let r = report(&d.join("out"));
     assert_eq!(r["model"], "grid");
-    assert_eq!(r["iterations"], 200);
-    assert_eq!((r["width"].as_u64(), r["height"].as_u64()), (Some(48), Some(48)));
+    assert_eq!(r["progress"]["done"], 200);
+    assert_eq!((r["map"]["width"].as_u64(), r["map"]["height"].as_u64()), (Some(48), Some(48)));
     assert_eq!(r["finite"], true);
-    let rel = r["mass_balance"]["relative_error"].as_f64().unwrap();
+    let rel = r["books"]["relative_error"].as_f64().unwrap();
     assert!(rel < 1e-5, "books off by {rel}");
-    assert!(r["mass_balance"]["books"]["eroded"].as_f64().unwrap() > 0.0);
-    assert!(r["iterations_per_second"].as_f64().unwrap() > 0.0);
+    assert!(r["books"]["terms"]["eroded"]["value"].as_f64().unwrap() > 0.0);
+    assert!(r["progress"]["per_second"].as_f64().unwrap() > 0.0);
 }
 
 #[test]
@@ -66,7 +66,7 @@ fn thread_counts_give_identical_files_and_resume_equals_a_straight_run() {
             "resumed {map} differs from the straight run"
         );
     }
-    assert_eq!(report(&d.join("resumed"))["resumed_from"], 150);
+    assert_eq!(report(&d.join("resumed"))["progress"]["resumed_from"], 150);
 }
 
 #[test]
@@ -135,9 +135,9 @@ fn real_dems_erode_finitely_with_balanced_books_deterministically() {
         run("res", "1", &["--iterations", "200", "--resume"]);
         let r = report(&d.join("one"));
         assert_eq!(r["finite"], true, "{name}");
-        let rel = r["mass_balance"]["relative_error"].as_f64().unwrap();
+        let rel = r["books"]["relative_error"].as_f64().unwrap();
         assert!(rel < 1e-5, "{name}: books off by {rel}");
-        assert!(r["mass_balance"]["books"]["eroded"].as_f64().unwrap() > 0.0, "{name}: nothing eroded");
+        assert!(r["books"]["terms"]["eroded"]["value"].as_f64().unwrap() > 0.0, "{name}: nothing eroded");
         for map in ["height", "water", "sediment", "flow", "velocity"] {
             let one = bytes(d.join(format!("one/{map}.tif")));
             assert!(one == bytes(d.join(format!("two/{map}.tif"))), "{name}: {map} differs between 1 and 2 threads");
@@ -184,10 +184,10 @@ fn droplets_on_real_dems_and_below_sea_level_are_finite_exact_and_deterministic(
         run(&res, "1", &["--droplets", "8000", "--resume"]);
         let r = report(&d.join(&one));
         assert_eq!(r["finite"], true, "{dem}");
-        assert_eq!(r["mass_balance"]["books_relative_error"], 0.0, "{dem}");
-        let rel = r["mass_balance"]["terrain_relative_error"].as_f64().unwrap();
+        assert_eq!(r["books"]["terms"]["books_relative_error"]["value"], 0.0, "{dem}");
+        let rel = r["books"]["terms"]["terrain_relative_error"]["value"].as_f64().unwrap();
         assert!(rel < 1e-5, "{dem}: terrain vs books {rel}");
-        assert!(r["mass_balance"]["eroded_m3"].as_f64().unwrap() > 0.0, "{dem}: nothing eroded");
+        assert!(r["books"]["terms"]["eroded"]["value"].as_f64().unwrap() > 0.0, "{dem}: nothing eroded");
         for map in ["height", "erosion", "deposition", "flow"] {
             let a = bytes(d.join(format!("{one}/{map}.tif")));
             assert!(a == bytes(d.join(format!("{two}/{map}.tif"))), "{dem}: {map} differs between 1 and 2 threads");
@@ -214,11 +214,11 @@ fn simulate_droplet_books_threads_and_resume() {
     run("res", "1", &["--droplets", "3000", "--resume"]);
     let r = report(&d.join("one"));
     assert_eq!(r["model"], "droplet");
-    assert_eq!(r["droplets"], 3000);
-    assert_eq!(r["parallel_bands"], 9);
+    assert_eq!(r["progress"]["done"], 3000);
+    assert_eq!(r["details"]["parallel_bands"], 9);
     assert_eq!(r["finite"], true);
-    assert_eq!(r["mass_balance"]["books_relative_error"], 0.0);
-    assert!(r["mass_balance"]["terrain_relative_error"].as_f64().unwrap() < 1e-5);
+    assert_eq!(r["books"]["terms"]["books_relative_error"]["value"], 0.0);
+    assert!(r["books"]["terms"]["terrain_relative_error"]["value"].as_f64().unwrap() < 1e-5);
     for map in ["height", "erosion", "deposition", "flow"] {
         let one = bytes(d.join(format!("one/{map}.tif")));
         assert!(one == bytes(d.join(format!("two/{map}.tif"))), "{map} differs between 1 and 2 threads");
@@ -267,11 +267,11 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
     assert_eq!(g["backend"], "gpu");
     assert!(g["adapter"].as_str().is_some_and(|a| !a.is_empty()));
     assert_eq!(g["finite"], true);
-    let rel = g["mass_balance"]["relative_error"].as_f64().unwrap();
+    let rel = g["books"]["relative_error"].as_f64().unwrap();
     assert!(rel < 1e-5, "GPU books off by {rel}");
     let (ge, ce) = (
-        g["mass_balance"]["books"]["eroded"].as_f64().unwrap(),
-        c["mass_balance"]["books"]["eroded"].as_f64().unwrap(),
+        g["books"]["terms"]["eroded"]["value"].as_f64().unwrap(),
+        c["books"]["terms"]["eroded"]["value"].as_f64().unwrap(),
     );
     assert!(ce > 0.0 && (ge - ce).abs() <= 0.05 * ce, "eroded: GPU {ge}, CPU {ce}");
     // a GPU run checkpointed at 75 and resumed ends where the straight one does
@@ -314,8 +314,8 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && err.contains("note: a GPU batch holds 3 droplets on this map"), "{err}");
     assert_eq!(report(&d.join("dgn"))["backend"], "gpu");
-    assert_eq!(r["mass_balance"]["books_relative_error"], 0.0);
-    assert!(r["mass_balance"]["eroded_m3"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["books"]["terms"]["books_relative_error"]["value"], 0.0);
+    assert!(r["books"]["terms"]["eroded"]["value"].as_f64().unwrap() > 0.0);
     for map in ["height", "erosion", "deposition", "flow"] {
         let one = bytes(d.join(format!("dg1/{map}.tif")));
         assert!(one == bytes(d.join(format!("dg2/{map}.tif"))), "GPU droplets: {map} differs between runs");
@@ -377,7 +377,7 @@ fn on_real_dems_the_gpu_follows_the_cpu() {
         ok(&args("cpu", "cpu"), d);
         let g = report(&d.join("gpu"));
         assert_eq!(g["backend"], "gpu", "{name}");
-        assert!(g["mass_balance"]["relative_error"].as_f64().unwrap() < 1e-5, "{name}: GPU books");
+        assert!(g["books"]["relative_error"].as_f64().unwrap() < 1e-5, "{name}: GPU books");
         let read = |p: &str| erode_io::read(&d.join(p), &Default::default()).unwrap().map.heights;
         let (start, cpu, gpu) = (read(dem), read("cpu/height.tif"), read("gpu/height.tif"));
         let mean = |a: &erode::Grid<f32>, b: &erode::Grid<f32>| {
@@ -451,8 +451,8 @@ fn nodata_holes_are_boundaries_in_every_model() {
     println!("grid: the ring beside the hole changed at most {holed:.4} m, without the hole {plain:.4} m");
     assert!(holed <= 2.0 * plain, "grid: {holed} m beside the hole, {plain} m without it");
     let r = report(&d.join("g"));
-    assert!(r["mass_balance"]["relative_error"].as_f64().unwrap() < 1e-6, "grid books: {}", r["mass_balance"]);
-    assert!(r["mass_balance"]["books"]["water_outflow"].as_f64().unwrap() > 0.0);
+    assert!(r["books"]["relative_error"].as_f64().unwrap() < 1e-6, "grid books: {}", r["books"]);
+    assert!(r["books"]["terms"]["water_outflow"]["value"].as_f64().unwrap() > 0.0);
     assert_eq!(info("g/height.tif", d)["nodata_count"], 100, "the hole is kept marked");
     // droplets
     ok(&["simulate", "droplet", "rh.tif", "-o", "p", "--droplets-per-cell", "2", "-q"], d);
@@ -464,8 +464,8 @@ fn nodata_holes_are_boundaries_in_every_model() {
     println!("droplets: the ring beside the hole changed at most {holed:.4} m, without the hole {plain:.4} m");
     assert!(holed <= 2.0 * plain, "droplets: {holed} m beside the hole, {plain} m without it");
     let r = report(&d.join("p"));
-    assert_eq!(r["mass_balance"]["books_relative_error"], 0.0);
-    assert!(r["mass_balance"]["terrain_relative_error"].as_f64().unwrap() < 1e-5);
+    assert_eq!(r["books"]["terms"]["books_relative_error"]["value"], 0.0);
+    assert!(r["books"]["terms"]["terrain_relative_error"]["value"].as_f64().unwrap() < 1e-5);
     assert_eq!(info("p/height.tif", d)["nodata_count"], 100);
     // SPH on the heightmap: a walled shaft where the hole is; the sheet of water beside it
     // leaves through it, as through the map's edges: more than from the ramp without the hole
@@ -474,9 +474,11 @@ fn nodata_holes_are_boundaries_in_every_model() {
     ok(&[&sph[..], &["r.tif", "-o", "s0"]].concat(), d);
     let (r, r0) = (report(&d.join("s")), report(&d.join("s0")));
     assert_eq!(r["finite"], true);
-    assert!(r["mass_balance"]["relative_error"].as_f64().unwrap() < 1e-6, "SPH books: {}", r["mass_balance"]);
-    let (holed, plain) =
-        (r["particles"]["left_domain"].as_u64().unwrap(), r0["particles"]["left_domain"].as_u64().unwrap());
+    assert!(r["books"]["relative_error"].as_f64().unwrap() < 1e-6, "SPH books: {}", r["books"]);
+    let (holed, plain) = (
+        r["details"]["particles"]["left_domain"].as_u64().unwrap(),
+        r0["details"]["particles"]["left_domain"].as_u64().unwrap(),
+    );
     println!("SPH: {holed} particles left with the hole, {plain} without");
     assert!(holed > plain + 20, "no water left through the hole: {holed} with it, {plain} without");
 }
@@ -526,7 +528,7 @@ fn the_grid_default_keeps_a_real_mountains_drainage_and_cliffs_and_makes_no_new_
             assert!((r1 - r0).abs() <= 0.03, "slope–area R² {r0} -> {r1}");
         }
         let r = report(&d.join(name));
-        assert!(r["mass_balance"]["deposited"].as_f64().unwrap() > 0.0, "{name}: nothing deposited");
+        assert!(r["books"]["terms"]["deposited"]["value"].as_f64().unwrap() > 0.0, "{name}: nothing deposited");
         assert!(d.join(format!("{name}/sediment_depth.tif")).exists());
     }
 }

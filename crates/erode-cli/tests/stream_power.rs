@@ -20,10 +20,10 @@ fn a_noisy_plain_grows_a_range_whose_rivers_follow_flints_law() {
         assert!(d.join("range").join(name).is_file(), "{name} missing");
     }
     let r = report(&d.join("range"));
-    assert_eq!(r["steps"], 100);
-    assert!(r["mass_balance"]["relative_error"].as_f64().unwrap() < 1e-9, "{r}");
+    assert_eq!(r["progress"]["done"], 100);
+    assert!(r["books"]["relative_error"].as_f64().unwrap() < 1e-9, "{r}");
     // uplift 1 mm/yr over 10 Myr against rivers: a range of a few hundred metres, not 10 km
-    let relief = r["relief_m"].as_f64().unwrap();
+    let relief = r["details"]["relief_m"].as_f64().unwrap();
     assert!((200.0..3000.0).contains(&relief), "relief {relief}");
     let f: serde_json::Value = serde_json::from_str(&ok(&["analyze", "range/height.tif", "--json"], d)).unwrap();
     let theta = f["slope_area"]["theta"].as_f64().unwrap();
@@ -57,8 +57,12 @@ fn a_real_dem_re_erodes_and_keeps_its_georeference() {
         d,
     );
     let r = report(&d.join("out"));
-    let books = &r["mass_balance"];
-    assert!(books["eroded"].as_f64().unwrap() > 0.0 && books["uplifted"].as_f64().unwrap() == 0.0, "{books}");
+    let books = &r["books"];
+    assert!(
+        books["terms"]["eroded"]["value"].as_f64().unwrap() > 0.0
+            && books["terms"]["uplifted"]["value"].as_f64().unwrap() == 0.0,
+        "{books}"
+    );
     assert!(books["relative_error"].as_f64().unwrap() < 1e-9, "{books}");
     // the output lies where the input does, with the same nodata
     let (a, b) = (info(dem, d), info("out/height.tif", d));
@@ -82,7 +86,7 @@ fn a_resumed_run_ends_where_a_straight_one_does() {
     run("parts", "8e5", &["--resume"]);
     let read = |p: &str| std::fs::read(d.join(p).join("height.tif")).unwrap();
     assert!(read("straight") == read("parts"), "resumed run differs");
-    assert_eq!(report(&d.join("parts"))["steps"], 40);
+    assert_eq!(report(&d.join("parts"))["progress"]["done"], 40);
 }
 
 #[test]

@@ -95,7 +95,7 @@ pub fn open_output(dir: &std::path::Path) -> Result<SphScene, String> {
         serde_json::from_value(report["params"].clone()).map_err(|e| format!("{}: params: {e}", path.display()))?;
     let newest = erode_io::run::Newest::read(dir, "sph").map_err(|e| e.to_string())?;
     Ok(SphScene {
-        scene: report["scene"].as_str().map(String::from),
+        scene: report["details"]["scene"].as_str().map(String::from),
         params: Some(Box::new(params)),
         checkpoint: Some(newest.path),
         ..Default::default()

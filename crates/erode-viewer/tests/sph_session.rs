@@ -78,12 +78,14 @@ fn the_output_folder_of_an_sph_run_opens_where_it_ended() {
         front: SphFront::new("tank", 0, erode::mesh_preview::View::oblique()),
         output: out.clone(),
         until: Until::Count(6),
+        final_checkpoint: true,
         checkpoint_every: 0,
         resumed: None,
         stamp: Stamp { hash: 0, input: "tank".into() },
         inputs: Vec::new(),
         force: false,
         pool: rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap(),
+        command: Vec::new(),
     };
     erode_io::run::run(job, &Silent).unwrap();
     assert!(is_sph_output(&out) && !is_sph_output(dir.path()));

@@ -49,7 +49,8 @@ pub enum Backend {
 /// One entry of a model's books, as a front end shows it.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Term {
-    /// Its name (`snake_case`, the key in `report.json`).
+    /// Its name (`snake_case`, its key in `report.json`'s `books.terms`): one word for one
+    /// quantity in every model, the unit beside it, never in it.
     pub name: &'static str,
     /// Its value.
     pub value: f64,
@@ -283,6 +284,11 @@ impl Model for GridRun {
                 volume("eroded", st.books.eroded),
                 volume("deposited", st.books.deposited),
                 volume("sediment_outflow", st.books.sediment_outflow),
+                volume("water_from_dissolving", st.books.water_from_dissolving),
+                volume("water_to_deposition", st.books.water_to_deposition),
+                volume("transport_drift", st.books.transport_drift),
+                volume("thermal_moved", st.books.thermal_moved),
+                volume("smoothing_moved", st.books.smoothing_moved),
             ],
         }
     }
@@ -443,9 +449,9 @@ impl Model for DropletRun {
             terms: vec![
                 ratio("books_relative_error", books),
                 ratio("terrain_relative_error", terrain),
-                volume("eroded_m3", st.cubic_metres(st.books.eroded)),
-                volume("deposited_m3", st.cubic_metres(st.books.deposited)),
-                volume("outflow_m3", st.cubic_metres(st.books.outflow)),
+                volume("eroded", st.cubic_metres(st.books.eroded)),
+                volume("deposited", st.cubic_metres(st.books.deposited)),
+                volume("outflow", st.cubic_metres(st.books.outflow)),
             ],
         }
     }
@@ -665,16 +671,16 @@ impl Model for SphRun {
         Balance {
             relative_error: b.relative_error,
             terms: vec![
-                volume("eroded_m3", st.books.eroded),
-                volume("deposited_m3", st.books.deposited),
-                volume("carried_m3", b.carried),
-                volume("outflow_m3", st.books.outflow),
-                volume("pending_m3", b.pending),
-                volume("mesh_volume_change_m3", b.mesh_volume_change),
-                volume("mesh_volume_start_m3", st.start_volume),
-                volume("water_in_m3", st.books.inflow),
-                volume("water_held_back_m3", st.books.inflow_held),
-                volume("water_now_m3", st.water()),
+                volume("eroded", st.books.eroded),
+                volume("deposited", st.books.deposited),
+                volume("carried", b.carried),
+                volume("outflow", st.books.outflow),
+                volume("pending", b.pending),
+                volume("mesh_volume_change", b.mesh_volume_change),
+                volume("mesh_volume_start", st.start_volume),
+                volume("water_in", st.books.inflow),
+                volume("water_held_back", st.books.inflow_held),
+                volume("water_now", st.water()),
             ],
         }
     }

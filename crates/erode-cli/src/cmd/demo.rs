@@ -1,14 +1,12 @@
-use std::path::PathBuf;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
 
-use erode::contract::{GridRun, Model};
+use erode::contract::GridRun;
 use erode::models::grid::{Params, StartMaps, State};
 use erode::preview::{PreviewStyle, render};
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
 use erode::{CellSize, Grid, Heightmap};
-use serde_json::json;
-
-use crate::progress;
+use erode_io::run::{Front, GridFront, Job, RunError, Stamp, Until, Watch};
+use serde_json::{Map, Value};
 
 /// Generate a terrain, erode it with the grid model's default preset (rivers) and render it
 /// before and after: the README's first command.
@@ -65,59 +63,88 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     }
     let params = Params::default();
     let st = State::new(&before.heights, &params, StartMaps::default())?;
-    let mut run = GridRun::new(params, st)?;
-    let bar = progress::bar(a.iterations, "it", quiet);
-    bar.set_message("erode");
-    let t0 = Instant::now();
-    // batches of 10: the simulator writes the velocity output on a batch's last iteration only
-    let mut done = 0;
-    while done < a.iterations {
-        let n = (a.iterations - done).min(10);
-        run.advance(n, &mut |_| {})?;
-        done += n;
-        bar.inc(n);
-    }
-    let seconds = t0.elapsed().as_secs_f64();
-    bar.finish_and_clear();
-
-    // the set, written as a whole
-    let _lock = erode_io::run::create_output_folder(&a.output)?;
-    let staging = erode_io::run::Staging::new(&a.output)?;
-    let out = |name: &str| staging.path().join(name);
-    let placed = |e: erode_io::Error| staging.as_placed(e);
-    let st = run.state();
-    let grid = |v: &[f32]| Grid::from_vec(st.width, st.height, st.cell_size, v.to_vec());
-    let after = Heightmap::new(grid(&st.heights())?)?;
-    let erosion = grid(&st.eroded)?;
-    erode_io::write(&out("height-before.tif"), &before, &Default::default()).map_err(placed)?;
-    erode_io::write_rgb_png(&out("before.png"), &render(&before, None, None, &PreviewStyle::default()))
-        .map_err(placed)?;
-    erode_io::write(&out("height.tif"), &after, &Default::default()).map_err(placed)?;
-    erode_io::write(&out("erosion.tif"), &Heightmap::new(erosion.clone())?, &Default::default()).map_err(placed)?;
-    erode_io::write(&out("deposition.tif"), &Heightmap::new(grid(&st.deposited)?)?, &Default::default())
-        .map_err(placed)?;
-    erode_io::write_rgb_png(&out("after.png"), &render(&after, None, None, &PreviewStyle::default()))
-        .map_err(placed)?;
-    let balance = st.balance();
-    let report = json!({
-        "model": "grid", "backend": "cpu", "width": st.width, "height": st.height,
-        "preset": "rivers", "iterations": st.iteration, "seconds": seconds,
-        "simulated_seconds": st.time, "terrain_seconds": st.terrain_time,
-        "iterations_per_second": st.iteration as f64 / seconds.max(1e-9),
-        "mass_balance": { "relative_error": balance.relative_error, "books": st.books },
-        "files": staging.names()?,
-    });
-    erode_io::write_atomic(&out("report.json"), serde_json::to_string_pretty(&report)?.as_bytes()).map_err(placed)?;
-    staging.commit(&[])?;
+    let run = GridRun::new(params, st)?;
+    // every model's presets come default first
+    let preset = erode::models::grid::PRESETS[0].name;
+    let stamp = Stamp::of_heightmap(&before, format!("the artist bench, {0}x{0}, seed {1}", a.size, a.seed));
+    let input = erode_io::Loaded {
+        map: before.clone(),
+        info: erode_io::SourceInfo {
+            format: erode_io::Format::Tiff,
+            sample_type: "float32",
+            mapping: None,
+            nodata_value: None,
+            georef: None,
+        },
+    };
+    let front = DemoFront { grid: GridFront::new(&run, input, Vec::new(), preset), before };
+    let job = Job {
+        model: run,
+        front,
+        output: a.output.clone(),
+        until: Until::Count(a.iterations),
+        checkpoint_every: 0,
+        final_checkpoint: false,
+        resumed: None,
+        stamp,
+        inputs: Vec::new(),
+        force: false,
+        pool: rayon::ThreadPoolBuilder::new().build()?,
+        command: std::env::args().collect(),
+    };
+    erode_io::run::run(job, &crate::progress::RunWatch::at_once(quiet))?;
     if !quiet {
-        eprintln!(
-            "eroded {} x {} cells for {} iterations in {:.1} s; wrote {}",
-            st.width,
-            st.height,
-            st.iteration,
-            seconds,
-            a.output.display()
-        );
+        eprintln!("eroded {0} x {0} cells for {1} iterations; wrote {2}", a.size, a.iterations, a.output.display());
     }
     Ok(())
+}
+
+/// The demo's set: the terrain before and after (heights and hillshades), erosion and
+/// deposition; the report as the grid model's run gives it.
+struct DemoFront {
+    grid: GridFront,
+    before: Heightmap,
+}
+
+/// The files of the demo's set, `report.json` aside.
+const DEMO_FILES: [&str; 6] =
+    ["height-before.tif", "before.png", "height.tif", "erosion.tif", "deposition.tif", "after.png"];
+
+impl Front<GridRun> for DemoFront {
+    fn after_advance(&mut self, model: &GridRun, watch: &dyn Watch) {
+        self.grid.after_advance(model, watch);
+    }
+    fn write_outputs(&self, model: &GridRun, dir: &Path) -> Result<(), RunError> {
+        let st = model.state();
+        let map = |v: Vec<f32>| -> Result<Heightmap, RunError> {
+            let grid =
+                Grid::from_vec(st.width, st.height, st.cell_size, v).map_err(|e| RunError::Other(e.to_string()))?;
+            Heightmap::new(grid).map_err(|e| RunError::Other(e.to_string()))
+        };
+        let after = map(st.heights())?;
+        let style = PreviewStyle::default();
+        let options = Default::default();
+        erode_io::write(&dir.join("height-before.tif"), &self.before, &options)?;
+        erode_io::write_rgb_png(&dir.join("before.png"), &render(&self.before, None, None, &style))?;
+        erode_io::write(&dir.join("height.tif"), &after, &options)?;
+        erode_io::write(&dir.join("erosion.tif"), &map(st.eroded.clone())?, &options)?;
+        erode_io::write(&dir.join("deposition.tif"), &map(st.deposited.clone())?, &options)?;
+        erode_io::write_rgb_png(&dir.join("after.png"), &render(&after, None, None, &style))?;
+        Ok(())
+    }
+    fn file_names(&self, _model: &GridRun) -> Vec<String> {
+        DEMO_FILES.map(String::from).to_vec()
+    }
+    fn preset(&self) -> Option<&str> {
+        self.grid.preset()
+    }
+    fn params(&self, model: &GridRun) -> Value {
+        self.grid.params(model)
+    }
+    fn heightmap(&self) -> Option<&Heightmap> {
+        Some(&self.before)
+    }
+    fn details(&self, model: &GridRun) -> Map<String, Value> {
+        self.grid.details(model)
+    }
 }

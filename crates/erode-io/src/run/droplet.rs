@@ -35,19 +35,20 @@ impl Front<DropletRun> for DropletFront {
     fn file_names(&self, model: &DropletRun) -> Vec<String> {
         self.outputs.file_names(erode::contract::Model::maps(model).iter().map(|(n, _)| *n))
     }
-    fn report(&self, model: &DropletRun) -> Map<String, Value> {
-        let st = model.state();
-        let report = json!({
-            "preset": self.preset,
-            "width": st.width,
-            "height": st.height,
-            "iterations": null,
-            "parallel_bands": model.parallel_bands(),
-            "params": model.params(),
-        });
-        report.as_object().cloned().unwrap_or_default()
+    fn preset(&self) -> Option<&str> {
+        Some(&self.preset)
     }
-    fn books(&self, model: &DropletRun) -> Map<String, Value> {
-        Map::from_iter([("books_quanta".to_string(), json!(model.state().books))])
+    fn params(&self, model: &DropletRun) -> Value {
+        json!(model.params())
+    }
+    fn heightmap(&self) -> Option<&erode::Heightmap> {
+        Some(&self.input.map)
+    }
+    fn details(&self, model: &DropletRun) -> Map<String, Value> {
+        Map::from_iter([
+            ("parallel_bands".to_string(), json!(model.parallel_bands())),
+            // the books in whole quanta, as the model keeps them (exact: they balance to 0)
+            ("books_quanta".to_string(), json!(model.state().books)),
+        ])
     }
 }

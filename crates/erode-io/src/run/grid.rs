@@ -53,26 +53,24 @@ impl Front<GridRun> for GridFront {
     fn file_names(&self, model: &GridRun) -> Vec<String> {
         self.outputs.file_names(erode::contract::Model::maps(model).iter().map(|(n, _)| *n))
     }
-    fn report(&self, model: &GridRun) -> Map<String, Value> {
+    fn preset(&self) -> Option<&str> {
+        Some(&self.preset)
+    }
+    fn params(&self, model: &GridRun) -> Value {
+        json!(model.params())
+    }
+    fn heightmap(&self) -> Option<&erode::Heightmap> {
+        Some(&self.input.map)
+    }
+    fn details(&self, model: &GridRun) -> Map<String, Value> {
         let st = model.state();
-        let params = model.params();
         let tally = model.substep_tally();
-        let report = json!({
-            "width": st.width,
-            "height": st.height,
-            "cell_size": { "x": st.cell_size.x, "y": st.cell_size.y },
-            "droplets": null,
-            "preset": self.preset,
-            "simulated_seconds": st.time,
+        let details = json!({
             "terrain_seconds": st.terrain_time,
-            "dt": params.dt,
+            "dt": model.params().dt,
             "substeps": { "first": self.first.substeps, "max": tally.max, "mean": tally.mean() },
             "stable_dt": self.first.stable_dt,
-            "params": params,
         });
-        report.as_object().cloned().unwrap_or_default()
-    }
-    fn books(&self, model: &GridRun) -> Map<String, Value> {
-        Map::from_iter([("books".to_string(), json!(model.state().books))])
+        details.as_object().cloned().unwrap_or_default()
     }
 }

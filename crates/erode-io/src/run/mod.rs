@@ -187,12 +187,16 @@ pub trait Front<M: Model>: Send + Sync {
     /// The names of the files [`Front::write_outputs`] and [`Front::begin`] write in the output
     /// folder (`report.json` aside).
     fn file_names(&self, model: &M) -> Vec<String>;
-    /// The model's own fields of `report.json`.
-    fn report(&self, model: &M) -> Map<String, Value>;
-    /// The model's own fields of `report.json`'s `mass_balance`.
-    fn books(&self, _model: &M) -> Map<String, Value> {
-        Map::new()
+    /// The preset the parameters started from (`None` for a model without presets).
+    fn preset(&self) -> Option<&str>;
+    /// The parameters the run uses, as `report.json` gives them.
+    fn params(&self, model: &M) -> Value;
+    /// The heightmap the model erodes, if it erodes one (its size goes into `report.json`).
+    fn heightmap(&self) -> Option<&erode::Heightmap> {
+        None
     }
+    /// What only this model reports: `report.json`'s `details`.
+    fn details(&self, model: &M) -> Map<String, Value>;
 }
 
 /// A validated run.
@@ -207,6 +211,9 @@ pub struct Job<M, F> {
     pub until: Until,
     /// Units between checkpoints (0: only at the end).
     pub checkpoint_every: u64,
+    /// A checkpoint at the end, to go on from with a resume (a run that cannot be resumed, like
+    /// `erode demo`'s, writes none).
+    pub final_checkpoint: bool,
     /// The checkpoint resumed from, if any.
     pub resumed: Option<PathBuf>,
     /// The input the checkpoints belong to.
@@ -217,6 +224,8 @@ pub struct Job<M, F> {
     pub force: bool,
     /// The worker threads.
     pub pool: rayon::ThreadPool,
+    /// The command that asked for the run, as given (for the report; empty when none).
+    pub command: Vec<String>,
 }
 
 /// Most iterations a duration may stand for (more means a time step far below the usual:
@@ -337,7 +346,7 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
         return Err(outcome.err().unwrap_or_else(|| e.into()));
     }
     let done = model.done();
-    let last_checkpoint = outcome.is_ok() && (every == 0 || !done.is_multiple_of(every));
+    let last_checkpoint = job.final_checkpoint && outcome.is_ok() && (every == 0 || !done.is_multiple_of(every));
     if !model.is_finite() {
         if last_checkpoint {
             save(model)?;
@@ -361,29 +370,9 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
         RunError::File(e) => RunError::File(staging.as_placed(e)),
         e => e,
     })?;
-    let mut report = Map::new();
-    for (key, value) in [
-        ("model", json!(name)),
-        ("threads", json!(threads)),
-        (&format!("{unit}s"), json!(done)),
-        (&format!("{unit}s_this_run"), json!(done - start)),
-        ("resumed_from", json!(job.resumed.as_ref().map(|_| start))),
-        ("seconds", json!(seconds)),
-        (&format!("{unit}s_per_second"), json!(if seconds > 0.0 { (done - start) as f64 / seconds } else { 0.0 })),
-        ("stopped", json!(outcome.as_ref().err().map(|e| e.to_string()))),
-        ("finite", json!(true)),
-    ] {
-        report.insert(key.to_string(), value);
-    }
-    report.extend(contract_fields(model));
-    let mut books = match report.remove("mass_balance") {
-        Some(Value::Object(b)) => b,
-        _ => Map::new(),
-    };
-    books.extend(front.books(model));
-    report.insert("mass_balance".into(), Value::Object(books));
-    report.extend(front.report(model));
-    report.insert("files".into(), json!(staging.names()?));
+    let progress = Progress { start, done, resumed: job.resumed.is_some(), seconds };
+    let stopped = outcome.as_ref().err().map(|e| e.to_string());
+    let report = report(model, front, &job, progress, threads, stopped, staging.names()?);
     let text = serde_json::to_string_pretty(&report).map_err(|e| RunError::Other(format!("report.json: {e}")))?;
     crate::write_atomic(&staging.path().join("report.json"), text.as_bytes()).map_err(|e| staging.as_placed(e))?;
     staging.commit(&job.inputs)?;
@@ -413,24 +402,74 @@ fn check<M: Model, F>(job: &Job<M, F>) -> Result<(), RunError> {
     Ok(())
 }
 
-/// The report fields every model has through the contract: backend, books, stage times.
-fn contract_fields(model: &impl Model) -> Map<String, Value> {
+/// How far a run went: units done before it and at its end, and its wall time.
+struct Progress {
+    start: u64,
+    done: u64,
+    resumed: bool,
+    seconds: f64,
+}
+
+/// `report.json`, one shape for every model: provenance, the model and its parameters, where it
+/// ran, how far, the books (each term once, with its unit), the stages' wall times, then what
+/// only this model reports (`details`) and the files written.
+fn report<M: Model, F: Front<M>>(
+    model: &M,
+    front: &F,
+    job: &Job<M, F>,
+    progress: Progress,
+    threads: usize,
+    stopped: Option<String>,
+    files: Vec<String>,
+) -> Value {
     let balance = model.balance();
-    let mut books = Map::new();
-    books.insert("relative_error".into(), json!(balance.relative_error));
-    for t in &balance.terms {
-        books.insert(t.name.into(), json!(t.value));
-    }
-    let stage_seconds: Map<String, Value> =
-        model.stage_times().into_iter().map(|(s, t)| (s.to_string(), json!(t.as_secs_f64()))).collect();
+    let terms: Map<String, Value> =
+        balance.terms.iter().map(|t| (t.name.to_string(), json!({ "value": t.value, "unit": t.unit }))).collect();
+    // a stage that never ran (the default schedule fuses several into one sweep) is left out
+    let stage_seconds: Map<String, Value> = model
+        .stage_times()
+        .into_iter()
+        .filter(|(_, t)| !t.is_zero())
+        .map(|(s, t)| (s.to_string(), json!(t.as_secs_f64())))
+        .collect();
     let (backend, adapter) = match model.backend() {
         Backend::Cpu => ("cpu", None),
         Backend::Gpu { adapter } => ("gpu", Some(adapter)),
     };
-    Map::from_iter([
-        ("backend".to_string(), json!(backend)),
-        ("adapter".to_string(), json!(adapter)),
-        ("mass_balance".to_string(), Value::Object(books)),
-        ("stage_seconds".to_string(), Value::Object(stage_seconds)),
-    ])
+    let map = front.heightmap().map(|m| {
+        let g = &m.heights;
+        json!({ "width": g.width(), "height": g.height(), "cell_size": { "x": g.cell_size().x, "y": g.cell_size().y } })
+    });
+    let Progress { start, done, resumed, seconds } = progress;
+    json!({
+        "report": REPORT_VERSION,
+        "erode": env!("CARGO_PKG_VERSION"),
+        "command": job.command,
+        "input": { "given": job.stamp.input, "hash": format!("{:016x}", job.stamp.hash) },
+        "model": model.name(),
+        "preset": front.preset(),
+        "params": front.params(model),
+        "backend": backend,
+        "adapter": adapter,
+        "threads": threads,
+        "map": map,
+        "progress": {
+            "unit": model.unit().name(),
+            "done": done,
+            "this_run": done - start,
+            "resumed_from": resumed.then_some(start),
+            "per_second": if seconds > 0.0 { (done - start) as f64 / seconds } else { 0.0 },
+        },
+        "simulated_seconds": model.clock().map(|c| c.now),
+        "seconds": seconds,
+        "stopped": stopped,
+        "finite": true,
+        "books": { "relative_error": balance.relative_error, "terms": terms },
+        "stage_seconds": stage_seconds,
+        "details": front.details(model),
+        "files": files,
+    })
 }
+
+/// The shape of `report.json` (raised when a key moves or changes its meaning).
+pub const REPORT_VERSION: u32 = 2;

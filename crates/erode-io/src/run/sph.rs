@@ -150,11 +150,16 @@ impl Front<SphRun> for SphFront {
             .map(String::from)
             .to_vec()
     }
-    fn report(&self, model: &SphRun) -> Map<String, Value> {
+    fn preset(&self) -> Option<&str> {
+        None
+    }
+    fn params(&self, model: &SphRun) -> Value {
+        json!(model.params())
+    }
+    fn details(&self, model: &SphRun) -> Map<String, Value> {
         let st = model.state();
         let report = json!({
             "scene": self.scene,
-            "simulated_seconds": st.time,
             // the surface changed as in this long (the morphological factor times the time)
             "morphological_seconds": st.time * model.params().morphological_factor,
             "particles": {
@@ -169,7 +174,6 @@ impl Front<SphRun> for SphFront {
             "spacing": st.spacing,
             "top_speed": st.top_speed,
             "derived": model.derived(),
-            "params": model.params(),
         });
         let mut report = report.as_object().cloned().unwrap_or_default();
         if let Some(s) = self.scale {

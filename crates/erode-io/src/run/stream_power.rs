@@ -36,7 +36,16 @@ impl Front<StreamPowerRun> for StreamPowerFront {
     fn file_names(&self, model: &StreamPowerRun) -> Vec<String> {
         self.outputs.file_names(erode::contract::Model::maps(model).iter().map(|(n, _)| *n))
     }
-    fn report(&self, model: &StreamPowerRun) -> Map<String, Value> {
+    fn preset(&self) -> Option<&str> {
+        Some(&self.preset)
+    }
+    fn params(&self, model: &StreamPowerRun) -> Value {
+        json!(model.params())
+    }
+    fn heightmap(&self) -> Option<&erode::Heightmap> {
+        Some(&self.input.map)
+    }
+    fn details(&self, model: &StreamPowerRun) -> Map<String, Value> {
         let st = model.state();
         let r = model.sim().routing();
         let (lo, hi) = st
@@ -45,17 +54,11 @@ impl Front<StreamPowerRun> for StreamPowerFront {
             .enumerate()
             .filter(|&(i, _)| st.inside(i))
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, &z)| (lo.min(z), hi.max(z)));
-        let report = json!({
-            "preset": self.preset,
-            "width": st.width,
-            "height": st.height,
-            "cell_size": { "x": st.cell_size.x, "y": st.cell_size.y },
-            "steps": st.steps,
+        let details = json!({
             "years": st.years,
             "relief_m": hi - lo,
             "last_step": { "pits": r.pits, "unresolved_cells": r.unresolved },
-            "params": model.params(),
         });
-        report.as_object().cloned().unwrap_or_default()
+        details.as_object().cloned().unwrap_or_default()
     }
 }

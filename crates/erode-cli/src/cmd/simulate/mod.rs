@@ -92,12 +92,14 @@ impl RunArgs {
             front,
             output: self.output,
             until,
+            final_checkpoint: true,
             checkpoint_every: self.checkpoint_every,
             resumed: checkpoint.map(|c| c.path),
             stamp,
             inputs,
             force: self.force,
             pool: thread_pool(self.threads)?,
+            command: std::env::args().collect(),
         })
     }
 }
