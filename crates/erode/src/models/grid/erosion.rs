@@ -6,7 +6,6 @@
 
 use super::derived::Derived;
 use super::params::{CapacityModel, Params};
-use super::state::State;
 
 /// Volumes moved by one erosion pass, m³.
 pub struct Moved {
@@ -48,31 +47,31 @@ pub(super) fn capacity(k: &ErosionConsts, bx: f32, by: f32, u: f32, v: f32, d: f
 
 #[derive(Clone, Copy)]
 pub(super) struct ErosionConsts {
-    use_mei: f32,
-    use_sine: f32,
-    use_shear: f32,
-    dt: f32,
-    ks: f32,
-    kd: f32,
-    kh: f32,
-    kc: f32,
-    min_tilt: f32,
-    per_max_depth: f32,
+    pub(super) use_mei: f32,
+    pub(super) use_sine: f32,
+    pub(super) use_shear: f32,
+    pub(super) dt: f32,
+    pub(super) ks: f32,
+    pub(super) kd: f32,
+    pub(super) kh: f32,
+    pub(super) kc: f32,
+    pub(super) min_tilt: f32,
+    pub(super) per_max_depth: f32,
     /// `1 − rock_erodibility`: the erodibility lost per unit of hardness.
-    loss: f32,
-    floor: f32,
-    cf_over_g: f32,
+    pub(super) loss: f32,
+    pub(super) floor: f32,
+    pub(super) cf_over_g: f32,
     /// `bed_change_limit`: the most the bed moves per sub-step per metre of water depth.
-    bed_step: f32,
+    pub(super) bed_step: f32,
     /// `f32::MAX` without a limit (0 with one), added so the limit never meets `0·∞`.
-    bed_unlimited: f32,
+    pub(super) bed_unlimited: f32,
     /// `max_flow_depth` (`f32::MAX` without one): deep lakes move their bed no faster than water
     /// this deep.
-    depth_cap: f32,
-    critical_shear: f32,
-    water_per_soil: f32,
+    pub(super) depth_cap: f32,
+    pub(super) critical_shear: f32,
+    pub(super) water_per_soil: f32,
     /// 1 with a sediment layer (deposits join it), 0 without (it stays 0).
-    layer: f32,
+    pub(super) layer: f32,
 }
 
 /// What [`erode_cell`] leaves in a cell and moved there.
@@ -161,7 +160,8 @@ impl ErosionConsts {
         self.water_per_soil
     }
 
-    pub(super) fn new(st: &State, p: &Params, dv: &Derived) -> Self {
+    /// `floor` is the lowest height erosion may reach (`State::floor`), m.
+    pub(super) fn new(p: &Params, dv: &Derived, floor: f32) -> Self {
         Self {
             use_mei: f32::from(u8::from(p.capacity_model == CapacityModel::Mei)),
             use_sine: f32::from(u8::from(p.capacity_model == CapacityModel::Sine)),
@@ -174,7 +174,7 @@ impl ErosionConsts {
             min_tilt: p.min_tilt as f32,
             per_max_depth: (1.0 / p.max_erosion_depth) as f32,
             loss: (1.0 - p.rock_erodibility) as f32,
-            floor: st.floor,
+            floor,
             cf_over_g: (p.friction / p.gravity) as f32,
             bed_step: dv.bed_step,
             bed_unlimited: if p.bed_change_limit > 0.0 { 0.0 } else { f32::MAX },

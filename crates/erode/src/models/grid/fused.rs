@@ -12,6 +12,7 @@ use super::params::{FluxForm, Params};
 use super::state::State;
 use super::topology::{Around, Topology, Tri, opposite};
 use super::water::{UpdateConsts, update_cell};
+use crate::CellSize;
 use crate::par;
 
 /// What one pass of update, erosion and evaporation moved: (water that left across open edges,
@@ -50,7 +51,7 @@ pub(super) use update_outputs;
 /// Runs both stages and evaporation; the terrain goes through `next` (gradients read the old
 /// terrain), which the caller swaps in.
 pub fn update_and_erode(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, next: &mut [f32]) -> Pass {
-    let k = UpdateErodeConsts::new(st, p, dv);
+    let k = UpdateErodeConsts::new(st.cell_size, st.floor, p, dv);
     let w = st.width;
     let (flux, b) = (&st.flux, &st.terrain);
     let mut outs: [&mut [f32]; 10] = update_outputs!(st, next);
@@ -64,24 +65,25 @@ pub fn update_and_erode(st: &mut State, p: &Params, dv: &Derived, topo: &Topolog
 /// Constants of the fused pass.
 #[derive(Clone, Copy)]
 pub(super) struct UpdateErodeConsts {
-    ku: UpdateConsts,
-    ke: ErosionConsts,
-    inv2x: f32,
-    inv2y: f32,
-    signed: bool,
-    dt: f32,
-    keep: f32,
-    area: f64,
-    velocity: bool,
+    pub(super) ku: UpdateConsts,
+    pub(super) ke: ErosionConsts,
+    pub(super) inv2x: f32,
+    pub(super) inv2y: f32,
+    pub(super) signed: bool,
+    pub(super) dt: f32,
+    pub(super) keep: f32,
+    pub(super) area: f64,
+    pub(super) velocity: bool,
 }
 
 impl UpdateErodeConsts {
-    pub(super) fn new(st: &State, p: &Params, dv: &Derived) -> Self {
+    /// For cells of `cell` whose erosion stops at `floor` (`State::floor`), m.
+    pub(super) fn new(cell: CellSize, floor: f32, p: &Params, dv: &Derived) -> Self {
         Self {
-            ku: UpdateConsts::new(st, p, dv),
-            ke: ErosionConsts::new(st, p, dv),
-            inv2x: (0.5 / st.cell_size.x) as f32,
-            inv2y: (0.5 / st.cell_size.y) as f32,
+            ku: UpdateConsts::new(cell, p, dv),
+            ke: ErosionConsts::new(p, dv, floor),
+            inv2x: (0.5 / cell.x) as f32,
+            inv2y: (0.5 / cell.y) as f32,
             signed: p.flux_form == FluxForm::Signed,
             dt: dv.dt as f32,
             keep: (1.0 - p.evaporation * dv.dt) as f32,

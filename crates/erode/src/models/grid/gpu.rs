@@ -21,8 +21,10 @@ use std::sync::Arc;
 use super::Stage;
 use super::cpu::source_rates;
 use super::derived::Derived;
+use super::fused::UpdateErodeConsts;
 use super::params::{Border, CapacityModel, FluxForm, Params, RainMode, Transport};
 use super::state::{Books, State};
+use super::thermal::ThermalConsts;
 use crate::error::SimError;
 use crate::gpu::{GpuContext, GpuError, Kernel, kernel};
 
@@ -252,65 +254,68 @@ fn border_code(b: Border) -> u32 {
 }
 
 impl UpdateUniforms {
-    /// From the parameters and what they derive for this state.
-    pub fn new(p: &Params, dv: &Derived, st: &State) -> Self {
+    /// The CPU's constants of the same stages (`water_update` and `erosion_deposition`, which
+    /// the GPU fuses as `update_and_erode`), as the shader reads them: each value is derived
+    /// once, on the CPU's side.
+    fn new(k: &UpdateErodeConsts, p: &Params, width: usize, height: usize, pipes: usize) -> Self {
+        let (ku, ke) = (&k.ku, &k.ke);
         Self {
-            width: st.width as u32,
-            height: st.height as u32,
-            pipes: st.flux.len() as u32,
+            width: width as u32,
+            height: height as u32,
+            pipes: pipes as u32,
             border: border_code(p.border),
             capacity_model: match p.capacity_model {
                 CapacityModel::Mei => 0,
                 CapacityModel::Sine => 1,
                 CapacityModel::Shear => 2,
             },
-            signed: u32::from(p.flux_form == FluxForm::Signed),
+            signed: u32::from(k.signed),
             pad: [0; 2],
-            unit_x: pack(dv.unit_x),
-            unit_y: pack(dv.unit_y),
-            dt: dv.dt as f32,
-            inv_area: (1.0 / dv.area) as f32,
-            inv_lx: (1.0 / st.cell_size.x) as f32,
-            inv_ly: (1.0 / st.cell_size.y) as f32,
-            velocity_epsilon: p.velocity_epsilon as f32,
-            inv2x: (0.5 / st.cell_size.x) as f32,
-            inv2y: (0.5 / st.cell_size.y) as f32,
-            keep: (1.0 - p.evaporation * dv.dt) as f32,
-            dissolve: p.dissolve as f32,
-            deposit: p.deposit as f32,
-            softening: p.softening as f32,
-            capacity: (p.capacity * dv.morphological_factor) as f32,
-            min_tilt: p.min_tilt as f32,
-            per_max_depth: (1.0 / p.max_erosion_depth) as f32,
-            erodibility_loss: (1.0 - p.rock_erodibility) as f32,
-            floor_height: st.floor,
-            cf_over_g: (p.friction / p.gravity) as f32,
-            critical_shear: p.critical_shear as f32,
-            water_per_soil: (1.0 / dv.morphological_factor) as f32,
-            bed_step: dv.bed_step,
-            bed_unlimited: if p.bed_change_limit > 0.0 { 0.0 } else { f32::MAX },
-            depth_cap: dv.depth_cap.min(f32::MAX),
-            layer: f32::from(u8::from(p.sediment_layer)),
+            unit_x: pack(ku.ux),
+            unit_y: pack(ku.uy),
+            dt: k.dt,
+            inv_area: ku.inv_area,
+            inv_lx: ku.inv_lx,
+            inv_ly: ku.inv_ly,
+            velocity_epsilon: ku.eps,
+            inv2x: k.inv2x,
+            inv2y: k.inv2y,
+            keep: k.keep,
+            dissolve: ke.ks,
+            deposit: ke.kd,
+            softening: ke.kh,
+            capacity: ke.kc,
+            min_tilt: ke.min_tilt,
+            per_max_depth: ke.per_max_depth,
+            erodibility_loss: ke.loss,
+            floor_height: ke.floor,
+            cf_over_g: ke.cf_over_g,
+            critical_shear: ke.critical_shear,
+            water_per_soil: ke.water_per_soil,
+            bed_step: ke.bed_step,
+            bed_unlimited: ke.bed_unlimited,
+            depth_cap: ke.depth_cap,
+            layer: ke.layer,
             pad3: 0.0,
         }
     }
 }
 
 impl ThermalUniforms {
-    /// From the parameters and what they derive for this state.
-    pub fn new(p: &Params, dv: &Derived, st: &State) -> Self {
+    /// The CPU's constants of `thermal_flux` and `thermal_apply`, as the shaders read them.
+    fn new(k: &ThermalConsts, p: &Params, width: usize, height: usize) -> Self {
         Self {
-            width: st.width as u32,
-            height: st.height as u32,
+            width: width as u32,
+            height: height as u32,
             border: border_code(p.border),
             pad0: 0,
-            distance: pack(dv.distance),
-            rate: (dv.dt * dv.morphological_factor * p.thermal_rate) as f32,
-            talus_scale: p.talus_scale as f32,
-            talus_bias: p.talus_bias as f32,
-            erodibility_loss: (1.0 - p.rock_erodibility) as f32,
-            repose: p.repose_slope as f32,
-            layer: u32::from(p.sediment_layer),
+            distance: pack(k.dist),
+            rate: k.rate,
+            talus_scale: k.scale,
+            talus_bias: k.bias,
+            erodibility_loss: k.loss,
+            repose: k.repose,
+            layer: u32::from(k.layer),
             pad1: [0; 2],
         }
     }
@@ -379,8 +384,8 @@ pub struct GpuSim {
     buffers: Buffers,
     uniforms: Uniforms,
     kernels: Kernels,
-    update_uniforms: UpdateUniforms,
-    thermal_uniforms: ThermalUniforms,
+    /// The lowest height erosion may reach (`State::floor`), m.
+    floor: f32,
     /// The books when the state was uploaded, and its eroded and deposited maps summed (m).
     base_books: Books,
     base_eroded: f64,
@@ -521,8 +526,10 @@ impl GpuSim {
         let rates = source_rates(params, state)?;
         let rain_map = ctx.storage("rain_map", state.rain_map.as_deref().unwrap_or(&[0.0]));
         let source_rate = ctx.storage("source_rate", if rates.is_empty() { &[0.0] } else { &rates });
-        let (update_uniforms, thermal_uniforms) =
-            (UpdateUniforms::new(params, &dv, state), ThermalUniforms::new(params, &dv, state));
+        let floor = state.floor;
+        let update_uniforms =
+            UpdateUniforms::new(&UpdateErodeConsts::new(state.cell_size, floor, params, &dv), params, w, h, pipes);
+        let thermal_uniforms = ThermalUniforms::new(&ThermalConsts::new(params, &dv), params, w, h);
         let uniforms = Uniforms {
             increment: ctx.uniform("water_increment", &IncrementUniforms::new(params, &dv, w, h, !rates.is_empty())),
             flux: ctx.uniform("water_flux", &FluxUniforms::new(params, &dv, w, h, pipes)),
@@ -613,8 +620,7 @@ impl GpuSim {
             buffers,
             uniforms,
             kernels,
-            update_uniforms,
-            thermal_uniforms,
+            floor,
             base_books: state.books.clone(),
             base_eroded: sum(&state.eroded),
             base_deposited: sum(&state.deposited),
@@ -721,15 +727,15 @@ impl GpuSim {
         q.write_buffer(&u.increment, 0, bytemuck::bytes_of(&inc));
         let flux = FluxUniforms::new(p, &dv, self.width, self.height, self.pipes);
         q.write_buffer(&u.flux, 0, bytemuck::bytes_of(&flux));
-        let mut update = self.update_uniforms;
-        update.dt = dv.dt as f32;
-        update.inv_area = (1.0 / dv.area) as f32;
-        update.keep = (1.0 - p.evaporation * dv.dt) as f32;
-        update.capacity = (p.capacity * dv.morphological_factor) as f32;
-        update.water_per_soil = (1.0 / dv.morphological_factor) as f32;
+        let update = UpdateUniforms::new(
+            &UpdateErodeConsts::new(self.cell_size, self.floor, p, &dv),
+            p,
+            self.width,
+            self.height,
+            self.pipes,
+        );
         q.write_buffer(&u.update, 0, bytemuck::bytes_of(&update));
-        let mut thermal = self.thermal_uniforms;
-        thermal.rate = (dv.dt * dv.morphological_factor * p.thermal_rate) as f32;
+        let thermal = ThermalUniforms::new(&ThermalConsts::new(p, &dv), p, self.width, self.height);
         q.write_buffer(&u.thermal, 0, bytemuck::bytes_of(&thermal));
         self.derived = dv;
         Ok(())

@@ -130,7 +130,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     let k = Consts {
         flux: FluxConsts::new(dv),
         thermal: ThermalConsts::new(p, dv),
-        update: UpdateErodeConsts::new(st, p, dv).with_velocity(velocity),
+        update: UpdateErodeConsts::new(st.cell_size, st.floor, p, dv).with_velocity(velocity),
         thermal_on: p.thermal_rate > 0.0,
         dist: dv.distance,
     };

@@ -28,16 +28,16 @@ fn steep(drop: f32, talus: f32, dist: f32) -> f32 {
 
 #[derive(Clone, Copy)]
 pub(super) struct ThermalConsts {
-    rate: f32,
+    pub(super) rate: f32,
     /// Talus of loose material (`repose_slope`).
-    repose: f32,
+    pub(super) repose: f32,
     /// Whether there is a sediment layer.
     pub(super) layer: bool,
     /// `1 − rock_erodibility`: the erodibility lost per unit of hardness.
-    loss: f32,
-    scale: f32,
-    bias: f32,
-    dist: [f32; 8],
+    pub(super) loss: f32,
+    pub(super) scale: f32,
+    pub(super) bias: f32,
+    pub(super) dist: [f32; 8],
 }
 
 /// One cell: (share per metre of drop, talus, volume set moving in height units). `loose` is

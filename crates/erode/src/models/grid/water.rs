@@ -6,6 +6,7 @@ use super::derived::Derived;
 use super::params::{FluxForm, Params, RainMode};
 use super::state::State;
 use super::topology::{Around, Topology, Tri};
+use crate::CellSize;
 use crate::par;
 use crate::rng::SplitMix64;
 
@@ -472,24 +473,24 @@ fn scale_by_donor(st: &mut State, dv: &Derived, topo: &Topology, limit: &[f32], 
 /// Constants of the update stage.
 #[derive(Clone, Copy)]
 pub(super) struct UpdateConsts {
-    dt: f32,
-    inv_area: f32,
-    ux: [f32; 8],
-    uy: [f32; 8],
-    inv_lx: f32,
-    inv_ly: f32,
-    eps: f32,
+    pub(super) dt: f32,
+    pub(super) inv_area: f32,
+    pub(super) ux: [f32; 8],
+    pub(super) uy: [f32; 8],
+    pub(super) inv_lx: f32,
+    pub(super) inv_ly: f32,
+    pub(super) eps: f32,
 }
 
 impl UpdateConsts {
-    pub(super) fn new(st: &State, p: &Params, dv: &Derived) -> Self {
+    pub(super) fn new(cell: CellSize, p: &Params, dv: &Derived) -> Self {
         Self {
             dt: dv.dt as f32,
             inv_area: (1.0 / dv.area) as f32,
             ux: dv.unit_x,
             uy: dv.unit_y,
-            inv_lx: (1.0 / st.cell_size.x) as f32,
-            inv_ly: (1.0 / st.cell_size.y) as f32,
+            inv_lx: (1.0 / cell.x) as f32,
+            inv_ly: (1.0 / cell.y) as f32,
             eps: p.velocity_epsilon as f32,
         }
     }
