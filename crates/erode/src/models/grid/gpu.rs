@@ -25,6 +25,7 @@ use super::fused::UpdateErodeConsts;
 use super::params::{Border, CapacityModel, FluxForm, Params, RainMode, Transport};
 use super::state::{Books, State};
 use super::thermal::ThermalConsts;
+use super::water::Increment;
 use crate::error::SimError;
 use crate::gpu::{GpuContext, GpuError, Kernel, kernel};
 
@@ -355,16 +356,12 @@ impl FluxUniforms {
 impl IncrementUniforms {
     /// From the parameters (buckets are not ported).
     pub fn new(p: &Params, dv: &Derived, width: usize, height: usize, has_sources: bool) -> Self {
-        let rain = match p.rain_mode {
-            RainMode::Uniform | RainMode::Map => (p.rain_rate * dv.dt) as f32,
-            RainMode::Off | RainMode::Buckets => 0.0,
-        };
         Self {
             width: width as u32,
             height: height as u32,
             has_map: u32::from(p.rain_mode == RainMode::Map),
             has_sources: u32::from(has_sources),
-            rain,
+            rain: Increment::rain_depth(p, dv),
             dt: dv.dt as f32,
             pad: [0.0; 2],
         }

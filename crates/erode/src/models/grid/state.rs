@@ -241,6 +241,7 @@ impl State {
 
     /// Puts the water of `params.start_water` on a new state (see [`super::start`]).
     fn start_with_water(&mut self, terrain: &Grid<f32>, params: &Params) -> Result<(), SimError> {
+        // the rain's mean rate, m/s: buckets drop as much as even rain, in bursts
         let rain = match params.rain_mode {
             RainMode::Off => 0.0,
             _ => params.rain_rate,

@@ -30,12 +30,17 @@ impl<'a> Increment<'a> {
         outside: Option<&'a [bool]>,
         source_rate: &'a [f32],
     ) -> Self {
-        let rain = match p.rain_mode {
+        let map = if p.rain_mode == RainMode::Map { map } else { None };
+        Self { rain: Self::rain_depth(p, dv), map, sources: source_rate, dt: dv.dt as f32, outside }
+    }
+
+    /// The depth of rain a sub-step adds to each cell (times its rain map's value), m:
+    /// `rain_rate·Δt` for uniform and mapped rain; buckets add theirs separately, in bursts.
+    pub(super) fn rain_depth(p: &Params, dv: &Derived) -> f32 {
+        match p.rain_mode {
             RainMode::Uniform | RainMode::Map => (p.rain_rate * dv.dt) as f32,
             RainMode::Off | RainMode::Buckets => 0.0,
-        };
-        let map = if p.rain_mode == RainMode::Map { map } else { None };
-        Self { rain, map, sources: source_rate, dt: dv.dt as f32, outside }
+        }
     }
 
     /// Whether it adds nothing.
