@@ -168,6 +168,14 @@ pub enum SimError {
     /// A mode needs a map that was not given.
     #[error("{0}")]
     MissingMap(&'static str),
+    /// A map was given that the parameters leave unused.
+    #[error("a {map} map needs {needs}")]
+    MapNotUsed {
+        /// The map, e.g. "sediment depth".
+        map: &'static str,
+        /// The parameter setting that would use it.
+        needs: &'static str,
+    },
     /// A source lies outside the map.
     #[error("source {index} at ({x}, {y}) lies outside the map")]
     SourceOutside {

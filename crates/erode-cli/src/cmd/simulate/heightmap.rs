@@ -131,7 +131,7 @@ pub fn name_the_map_file(e: erode::SimError, files: MapFiles) -> anyhow::Error {
         erode::SimError::MapValue { what: "hardness", .. } => files.hardness,
         erode::SimError::MapValue { what: "rain", .. } => files.rain,
         erode::SimError::MapValue { what: "sediment depth", .. } => files.sediment_depth,
-        erode::SimError::MissingMap(m) if m.starts_with("a sediment depth map") => files.sediment_depth,
+        erode::SimError::MapNotUsed { map: "sediment depth", .. } => files.sediment_depth,
         _ => None,
     };
     match file {

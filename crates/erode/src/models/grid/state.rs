@@ -174,7 +174,7 @@ impl State {
         let nodata = nodata_mask(maps.nodata, terrain)?;
         let sediment_depth = match (maps.sediment_depth, params.sediment_layer) {
             (Some(_), false) => {
-                return Err(SimError::MissingMap("a sediment depth map needs sediment_layer = true"));
+                return Err(SimError::MapNotUsed { map: "sediment depth", needs: "sediment_layer = true" });
             }
             (Some(m), true) => {
                 check_shape("sediment depth", m, terrain)?;
