@@ -2,19 +2,17 @@
 
 use std::path::Path;
 
-use erode::contract::{GridRun, Model};
+use erode::contract::GridRun;
 use erode::models::grid;
 use serde_json::{Map, Value, json};
 
-use super::{Front, RunError, Watch};
+use super::{Front, MapSet, RunError, Watch};
 use crate::outputs::{MapOutputs, note_nodata};
 use crate::{Format, Loaded};
 
 /// The grid model's part of a run on the heightmap `input`.
 pub struct GridFront {
-    input: Loaded,
-    outputs: MapOutputs,
-    preset: String,
+    set: MapSet,
     /// The time step and sub-steps at the start.
     first: grid::Derived,
     /// The most sub-steps per iteration so far.
@@ -25,13 +23,14 @@ impl GridFront {
     /// The outputs of `model`, started from preset `preset` on `input`, in `formats`.
     pub fn new(model: &GridRun, input: Loaded, formats: Vec<Format>, preset: &str) -> Self {
         let outputs = MapOutputs { formats, overlay: "water", log_overlay: false };
-        Self { input, outputs, preset: preset.into(), first: model.derived().clone(), most_substeps: 0 }
+        let set = MapSet { input, outputs, preset: preset.into() };
+        Self { set, first: model.derived().clone(), most_substeps: 0 }
     }
 }
 
 impl Front<GridRun> for GridFront {
     fn begin(&mut self, model: &GridRun, _out: &Path, _fresh: bool, watch: &dyn Watch) -> Result<(), RunError> {
-        note_nodata(&self.input.map, model.params().nodata_border == grid::NodataBorder::Open, watch);
+        note_nodata(&self.set.input.map, model.params().nodata_border == grid::NodataBorder::Open, watch);
         Ok(())
     }
     fn after_advance(&mut self, model: &GridRun, watch: &dyn Watch) {
@@ -47,20 +46,11 @@ impl Front<GridRun> for GridFront {
             self.most_substeps = most;
         }
     }
-    fn write_outputs(&self, model: &GridRun, dir: &Path) -> Result<(), RunError> {
-        Ok(self.outputs.write(dir, &self.input, model.maps())?)
-    }
-    fn file_names(&self, model: &GridRun) -> Vec<String> {
-        self.outputs.file_names(erode::contract::Model::maps(model).iter().map(|(n, _)| *n))
-    }
-    fn preset(&self) -> Option<&str> {
-        Some(&self.preset)
+    fn map_set(&self) -> Option<&MapSet> {
+        Some(&self.set)
     }
     fn params(&self, model: &GridRun) -> Value {
         json!(model.params())
-    }
-    fn heightmap(&self) -> Option<&erode::Heightmap> {
-        Some(&self.input.map)
     }
     fn details(&self, model: &GridRun) -> Map<String, Value> {
         let st = model.state();

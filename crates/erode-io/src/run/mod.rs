@@ -182,21 +182,47 @@ pub trait Front<M: Model>: Send + Sync {
     }
     /// After each advance: a note on how the run goes.
     fn after_advance(&mut self, _model: &M, _watch: &dyn Watch) {}
-    /// Writes the results into `dir`.
-    fn write_outputs(&self, model: &M, dir: &std::path::Path) -> Result<(), RunError>;
-    /// The names of the files [`Front::write_outputs`] and [`Front::begin`] write in the output
-    /// folder (`report.json` aside).
-    fn file_names(&self, model: &M) -> Vec<String>;
-    /// The preset the parameters started from (`None` for a model without presets).
-    fn preset(&self) -> Option<&str>;
-    /// The parameters the run uses, as `report.json` gives them.
-    fn params(&self, model: &M) -> Value;
-    /// The heightmap the model erodes, if it erodes one (its size goes into `report.json`).
-    fn heightmap(&self) -> Option<&erode::Heightmap> {
+    /// A heightmap model's input, maps and preset: the methods below default to them (a model
+    /// without, like SPH's mesh, gives its own).
+    fn map_set(&self) -> Option<&MapSet> {
         None
     }
+    /// Writes the results into `dir`: a heightmap model's maps in every format asked for and
+    /// its preview.
+    fn write_outputs(&self, model: &M, dir: &std::path::Path) -> Result<(), RunError> {
+        match self.map_set() {
+            Some(set) => Ok(set.outputs.write(dir, &set.input, model.maps())?),
+            None => Ok(()),
+        }
+    }
+    /// The names of the files [`Front::write_outputs`] and [`Front::begin`] write in the output
+    /// folder (`report.json` aside).
+    fn file_names(&self, model: &M) -> Vec<String> {
+        self.map_set().map_or_else(Vec::new, |set| set.outputs.file_names(model.maps().iter().map(|(n, _)| *n)))
+    }
+    /// The preset the parameters started from (`None` for a model without presets).
+    fn preset(&self) -> Option<&str> {
+        self.map_set().map(|set| set.preset.as_str())
+    }
+    /// The heightmap the model erodes, if it erodes one (its size goes into `report.json`).
+    fn heightmap(&self) -> Option<&erode::Heightmap> {
+        self.map_set().map(|set| &set.input.map)
+    }
+    /// The parameters the run uses, as `report.json` gives them.
+    fn params(&self, model: &M) -> Value;
     /// What only this model reports: `report.json`'s `details`.
     fn details(&self, model: &M) -> Map<String, Value>;
+}
+
+/// What a heightmap model's run writes and reports of its input: the heightmap read (its
+/// nodata and georeference go to every map written), the maps' formats and preview, the preset.
+pub struct MapSet {
+    /// The heightmap the run began from.
+    pub input: crate::Loaded,
+    /// The formats and preview of the maps.
+    pub outputs: crate::outputs::MapOutputs,
+    /// The preset the parameters started from.
+    pub preset: String,
 }
 
 /// A validated run.

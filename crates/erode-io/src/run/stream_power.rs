@@ -6,44 +6,33 @@ use std::path::Path;
 use erode::contract::StreamPowerRun;
 use serde_json::{Map, Value, json};
 
-use super::{Front, RunError, Watch};
+use super::{Front, MapSet, RunError, Watch};
 use crate::outputs::{MapOutputs, note_nodata};
 use crate::{Format, Loaded};
 
 /// The stream-power model's part of a run on the heightmap `input`.
 pub struct StreamPowerFront {
-    input: Loaded,
-    outputs: MapOutputs,
-    preset: String,
+    set: MapSet,
 }
 
 impl StreamPowerFront {
     /// The outputs of a run started from preset `preset` on `input`, in `formats`.
     pub fn new(input: Loaded, formats: Vec<Format>, preset: &str) -> Self {
         let outputs = MapOutputs { formats, overlay: "drainage_area", log_overlay: true };
-        Self { input, outputs, preset: preset.into() }
+        Self { set: MapSet { input, outputs, preset: preset.into() } }
     }
 }
 
 impl Front<StreamPowerRun> for StreamPowerFront {
     fn begin(&mut self, _model: &StreamPowerRun, _out: &Path, _fresh: bool, watch: &dyn Watch) -> Result<(), RunError> {
-        note_nodata(&self.input.map, true, watch);
+        note_nodata(&self.set.input.map, true, watch);
         Ok(())
     }
-    fn write_outputs(&self, model: &StreamPowerRun, dir: &Path) -> Result<(), RunError> {
-        Ok(self.outputs.write(dir, &self.input, erode::contract::Model::maps(model))?)
-    }
-    fn file_names(&self, model: &StreamPowerRun) -> Vec<String> {
-        self.outputs.file_names(erode::contract::Model::maps(model).iter().map(|(n, _)| *n))
-    }
-    fn preset(&self) -> Option<&str> {
-        Some(&self.preset)
+    fn map_set(&self) -> Option<&MapSet> {
+        Some(&self.set)
     }
     fn params(&self, model: &StreamPowerRun) -> Value {
         json!(model.params())
-    }
-    fn heightmap(&self) -> Option<&erode::Heightmap> {
-        Some(&self.input.map)
     }
     fn details(&self, model: &StreamPowerRun) -> Map<String, Value> {
         let st = model.state();
