@@ -136,7 +136,7 @@ fn located(text: &str, e: &toml::de::Error) -> String {
 }
 
 /// Writes `params` as TOML, each key preceded by its documentation as a comment.
-pub fn to_commented_toml<P: serde::Serialize>(params: &P, docs: &[(&str, &str)], header: &str) -> String {
+pub fn to_commented_toml<P: serde::Serialize>(params: &P, docs: &[erode::models::ParamDoc], header: &str) -> String {
     let table = toml::Value::try_from(params).ok().and_then(|v| v.as_table().cloned()).unwrap_or_default();
     let mut out = String::new();
     for line in header.lines() {
@@ -144,8 +144,8 @@ pub fn to_commented_toml<P: serde::Serialize>(params: &P, docs: &[(&str, &str)],
     }
     out.push('\n');
     let mut arrays = String::new();
-    for (name, doc) in docs {
-        let Some(value) = table.get(*name) else { continue };
+    for &erode::models::ParamDoc { name, doc } in docs {
+        let Some(value) = table.get(name) else { continue };
         if let toml::Value::Array(items) = value {
             arrays.push_str(&format!("# {name}: {doc}\n"));
             if items.is_empty() {
@@ -155,7 +155,7 @@ pub fn to_commented_toml<P: serde::Serialize>(params: &P, docs: &[(&str, &str)],
             }
             for item in items {
                 let mut one = toml::Table::new();
-                one.insert((*name).to_string(), toml::Value::Array(vec![item.clone()]));
+                one.insert(name.to_string(), toml::Value::Array(vec![item.clone()]));
                 arrays.push_str(&toml::to_string(&one).unwrap_or_default());
             }
             continue;

@@ -631,17 +631,17 @@ impl ViewerApp {
             if let Some(e) = &self.param_error {
                 ui.colored_label(egui::Color32::from_rgb(230, 90, 80), e);
             }
-            let docs: Vec<(&'static str, &'static str)> = match s.model {
-                ModelKind::Grid => PARAM_DOCS.iter().map(|d| (d.name, d.doc)).collect(),
-                ModelKind::Droplet => droplet::PARAM_DOCS.to_vec(),
-                ModelKind::StreamPower => stream_power::PARAM_DOCS.to_vec(),
+            let docs = match s.model {
+                ModelKind::Grid => PARAM_DOCS,
+                ModelKind::Droplet => droplet::PARAM_DOCS,
+                ModelKind::StreamPower => stream_power::PARAM_DOCS,
             };
             let table = match s.model {
                 ModelKind::Grid => crate::params_ui::as_table(&s.grid_params),
                 ModelKind::Droplet => crate::params_ui::as_table(&s.droplet_params),
                 ModelKind::StreamPower => crate::params_ui::as_table(&s.stream_power_params),
             };
-            if let Some(set) = crate::params_ui::param_table(ui, "params", &docs, &table, &mut self.param_text) {
+            if let Some(set) = crate::params_ui::param_table(ui, "params", docs, &table, &mut self.param_text) {
                 self.apply_param(s.model, &s, set);
             }
         });

@@ -10,13 +10,13 @@ use eframe::egui;
 pub fn param_table(
     ui: &mut egui::Ui,
     id: &str,
-    docs: &[(&'static str, &'static str)],
+    docs: &[erode::models::ParamDoc],
     table: &toml::Table,
     texts: &mut HashMap<&'static str, String>,
 ) -> Option<String> {
     let mut set = None;
     egui::Grid::new(id).num_columns(2).striped(true).show(ui, |ui| {
-        for &(name, doc) in docs {
+        for &erode::models::ParamDoc { name, doc } in docs {
             if name == "sources" {
                 continue;
             }

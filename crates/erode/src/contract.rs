@@ -157,7 +157,7 @@ pub struct GridRun {
 
 impl GridRun {
     /// The model's name: [`Model::name`], its checkpoints' prefix and its command.
-    pub const NAME: &'static str = "grid";
+    pub const NAME: &'static str = grid::NAME;
 
     /// A run of `params` from `state` on the CPU.
     pub fn new(params: grid::Params, state: grid::State) -> Result<Self, SimError> {
@@ -344,7 +344,7 @@ pub struct DropletRun {
 
 impl DropletRun {
     /// The model's name: [`Model::name`], its checkpoints' prefix and its command.
-    pub const NAME: &'static str = "droplet";
+    pub const NAME: &'static str = droplet::NAME;
 
     /// A run of `params` from `state` on the CPU.
     pub fn new(params: droplet::Params, state: droplet::State) -> Result<Self, SimError> {
@@ -500,7 +500,7 @@ pub struct StreamPowerRun {
 
 impl StreamPowerRun {
     /// The model's name: [`Model::name`], its checkpoints' prefix and its command.
-    pub const NAME: &'static str = "stream-power";
+    pub const NAME: &'static str = stream_power::NAME;
 
     /// A run of `params` from `state`.
     pub fn new(params: stream_power::Params, state: stream_power::State) -> Result<Self, SimError> {
@@ -602,7 +602,7 @@ pub struct SphRun {
 
 impl SphRun {
     /// The model's name: [`Model::name`], its checkpoints' prefix and its command.
-    pub const NAME: &'static str = "sph";
+    pub const NAME: &'static str = sph::NAME;
 
     /// A run of `params` from `state`.
     pub fn new(params: sph::Params, state: sph::State) -> Result<Self, SimError> {

@@ -78,3 +78,62 @@ fn every_documented_default_is_the_default() {
     );
     check("sph", include_str!("../src/models/sph/params.rs"), json(serde_json::to_value(sph::Params::default())));
 }
+
+/// The models' list documents every parameter of every model once, in the order of its
+/// `Params`' fields, and nothing that is not one; each list's default preset is the model's
+/// default parameters.
+#[test]
+fn the_models_list_documents_every_parameter_once_and_no_other() {
+    use erode::models::{MODELS, droplet, grid, sph, stream_power};
+    let defaults = |name: &str| -> Value {
+        match name {
+            grid::NAME => serde_json::to_value(grid::Params::default()),
+            droplet::NAME => serde_json::to_value(droplet::Params::default()),
+            stream_power::NAME => serde_json::to_value(stream_power::Params::default()),
+            sph::NAME => serde_json::to_value(sph::Params::default()),
+            other => panic!("{other}: a model the test does not know: add it here"),
+        }
+        .unwrap()
+    };
+    assert_eq!(MODELS.len(), 4);
+    for m in MODELS.iter() {
+        let value = defaults(m.name);
+        // serde_json's map is sorted: the field order is checked against the source below
+        let fields: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut documented: Vec<&str> = m.params.iter().map(|d| d.name).collect();
+        documented.sort_unstable();
+        assert_eq!(documented, fields, "{}: documented parameters against Params' fields", m.name);
+        for d in m.params {
+            assert!(d.doc.len() > 10, "{}: {} is barely documented: {:?}", m.name, d.name, d.doc);
+        }
+        let presets = (m.presets)();
+        if let Some((first, _)) = presets.first() {
+            let preset = match m.name {
+                grid::NAME => serde_json::to_value(grid::preset(first).unwrap()),
+                droplet::NAME => serde_json::to_value(droplet::preset(first).unwrap()),
+                stream_power::NAME => serde_json::to_value(stream_power::preset(first).unwrap()),
+                other => panic!("{other}: presets the test does not know"),
+            }
+            .unwrap();
+            assert_eq!(preset, value, "{}: the first preset, {first}, is not the default", m.name);
+        }
+    }
+    // in declaration order: each list follows its struct's fields
+    for (m, source) in [
+        (grid::INFO, include_str!("../src/models/grid/params.rs")),
+        (droplet::INFO, include_str!("../src/models/droplet/params.rs")),
+        (stream_power::INFO, include_str!("../src/models/stream_power/params.rs")),
+        (sph::INFO, include_str!("../src/models/sph/params.rs")),
+    ] {
+        let start = source.find("pub struct Params {").unwrap();
+        let body = &source[start..];
+        let body = &body[..body.find("\n}\n").unwrap()];
+        let fields: Vec<&str> = body
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("pub ").and_then(|r| r.split(':').next()))
+            .filter(|f| !f.contains(' '))
+            .collect();
+        let documented: Vec<&str> = m.params.iter().map(|d| d.name).collect();
+        assert_eq!(documented, fields, "{}: the docs' order", m.name);
+    }
+}

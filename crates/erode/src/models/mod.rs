@@ -3,6 +3,7 @@
 
 pub mod droplet;
 pub mod grid;
+pub mod info;
 pub(crate) mod inputs;
 pub mod nodata;
 pub mod presets;
@@ -10,4 +11,5 @@ mod scale;
 pub mod sph;
 pub mod stream_power;
 
+pub use info::{MODELS, ModelInfo, ParamDoc};
 pub use scale::ScaleNote;

@@ -27,16 +27,16 @@ pub struct Args {
     model: ModelCommand,
 }
 
+/// One subcommand per model, each described by the models' list.
 #[derive(clap::Subcommand)]
 enum ModelCommand {
-    /// Shallow water in virtual pipes eroding a heightmap (Mei et al. 2007; Jákó & Tóth 2011).
+    #[command(about = erode::models::grid::INFO.summary)]
     Grid(grid::Args),
-    /// Droplets eroding a heightmap one after another (Beyer 2015).
+    #[command(about = erode::models::droplet::INFO.summary)]
     Droplet(droplet::Args),
-    /// Fluid particles eroding a triangle mesh (Skorkovská et al.): caves, tunnels, overhangs.
+    #[command(about = erode::models::sph::INFO.summary)]
     Sph(sph::Args),
-    /// Uplift and stream-power erosion over millions of years: mountain ranges and their
-    /// drainage (Braun & Willett 2013).
+    #[command(about = erode::models::stream_power::INFO.summary)]
     StreamPower(stream_power::Args),
 }
 

@@ -54,3 +54,14 @@ pub mod state;
 pub use cpu::{CpuSim, StepKind, StepRecord};
 pub use params::{Border, NodataBorder, PARAM_DOCS, PRESETS, Params, StepRule, preset};
 pub use state::{Books, StartMaps, State, params_fingerprint};
+
+/// The model's name on the command line, in checkpoints and in reports.
+pub const NAME: &str = "droplet";
+
+/// The model as front ends list it (see [`crate::models::MODELS`]).
+pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
+    name: NAME,
+    summary: "Droplets eroding a heightmap one after another (Beyer 2015)",
+    params: PARAM_DOCS,
+    presets: || PRESETS.to_vec(),
+};

@@ -4,6 +4,7 @@
 
 use crate::error::ParamError;
 use crate::grid::CellSize;
+use crate::models::info::ParamDoc;
 pub use crate::models::nodata::NodataBorder;
 
 /// What happens at the map's edge.
@@ -260,30 +261,39 @@ pub struct StepRule {
 }
 
 /// One line per parameter, in declaration order, for `erode params droplet`.
-pub const PARAM_DOCS: &[(&str, &str)] = &[
-    ("inertia_length", "path over which a droplet's heading turns downhill, m (>= 0; 0 = straight downhill)"),
-    ("capacity", "sediment carried per unit slope and speed, cell-heights in m per m/s (>= 0)"),
-    ("min_slope", "smallest slope used in the capacity, m/m (>= 0)"),
-    ("deposition_length", "path over which 63 % of the load above capacity drops, m (> 0)"),
-    ("erosion_length", "path over which 63 % of the free capacity is eroded, m (> 0)"),
-    ("gravity", "m/s^2: speed^2 <- speed^2 - 2*g*dh (>= 0)"),
-    ("friction_length", "path over which 63 % of speed^2 is lost to friction, m (> 0)"),
-    ("evaporation_length", "path over which 63 % of the water evaporates, m (> 0)"),
-    ("max_distance", "longest path of a droplet, m (> 0; at most 100,000 cells)"),
-    ("radius", "erosion brush radius, m (>= 0; at most 64 cells; below ~1 cell: bilinear corners)"),
-    ("initial_speed", "speed a droplet starts with, m/s (>= 0)"),
-    (
+pub const PARAM_DOCS: &[ParamDoc] = &[
+    ParamDoc::new(
+        "inertia_length",
+        "path over which a droplet's heading turns downhill, m (>= 0; 0 = straight downhill)",
+    ),
+    ParamDoc::new("capacity", "sediment carried per unit slope and speed, cell-heights in m per m/s (>= 0)"),
+    ParamDoc::new("min_slope", "smallest slope used in the capacity, m/m (>= 0)"),
+    ParamDoc::new("deposition_length", "path over which 63 % of the load above capacity drops, m (> 0)"),
+    ParamDoc::new("erosion_length", "path over which 63 % of the free capacity is eroded, m (> 0)"),
+    ParamDoc::new("gravity", "m/s^2: speed^2 <- speed^2 - 2*g*dh (>= 0)"),
+    ParamDoc::new("friction_length", "path over which 63 % of speed^2 is lost to friction, m (> 0)"),
+    ParamDoc::new("evaporation_length", "path over which 63 % of the water evaporates, m (> 0)"),
+    ParamDoc::new("max_distance", "longest path of a droplet, m (> 0; at most 100,000 cells)"),
+    ParamDoc::new("radius", "erosion brush radius, m (>= 0; at most 64 cells; below ~1 cell: bilinear corners)"),
+    ParamDoc::new("initial_speed", "speed a droplet starts with, m/s (>= 0)"),
+    ParamDoc::new(
         "discharge_exponent",
         "capacity x (1 + A/discharge_area)^this, A the drainage area droplets traced (0..4; 0 = off)",
     ),
-    ("discharge_area", "drainage area where the capacity has grown by 2^discharge_exponent, m^2 (> 0)"),
-    ("smoothing", "share of each batch's change spread over the 3 x 3 cells around it (0..1)"),
-    ("min_height", "floor erosion never digs below, m (the CLI uses the input's lowest height when unset)"),
-    ("rock_erodibility", "erodibility at hardness 1 relative to hardness 0 (0..1): 1 - H*(1 - rock_erodibility)"),
-    ("border", "\"open\" (sediment leaves with the droplet), \"closed\" or \"wrap\""),
-    ("nodata_border", "edges of nodata holes: \"open\" (sediment leaves with the droplet) or \"closed\""),
-    ("batch_size", "droplets scheduled together, in parallel where far apart, smoothed after (>= 1)"),
-    ("seed", "droplet i draws from SplitMix64::keyed(seed, i)"),
+    ParamDoc::new("discharge_area", "drainage area where the capacity has grown by 2^discharge_exponent, m^2 (> 0)"),
+    ParamDoc::new("smoothing", "share of each batch's change spread over the 3 x 3 cells around it (0..1)"),
+    ParamDoc::new(
+        "min_height",
+        "floor erosion never digs below, m (the CLI uses the input's lowest height when unset)",
+    ),
+    ParamDoc::new(
+        "rock_erodibility",
+        "erodibility at hardness 1 relative to hardness 0 (0..1): 1 - H*(1 - rock_erodibility)",
+    ),
+    ParamDoc::new("border", "\"open\" (sediment leaves with the droplet), \"closed\" or \"wrap\""),
+    ParamDoc::new("nodata_border", "edges of nodata holes: \"open\" (sediment leaves with the droplet) or \"closed\""),
+    ParamDoc::new("batch_size", "droplets scheduled together, in parallel where far apart, smoothed after (>= 1)"),
+    ParamDoc::new("seed", "droplet i draws from SplitMix64::keyed(seed, i)"),
 ];
 
 /// The named parameter sets, for `--preset`: (name, what it is for); the default first.

@@ -128,3 +128,14 @@ impl Stage {
         }
     }
 }
+
+/// The model's name on the command line, in checkpoints and in reports.
+pub const NAME: &str = "grid";
+
+/// The model as front ends list it (see [`crate::models::MODELS`]).
+pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
+    name: NAME,
+    summary: "Shallow water in virtual pipes eroding a heightmap (Mei et al. 2007; Jákó & Tóth 2011)",
+    params: PARAM_DOCS,
+    presets: || PRESETS.iter().map(|p| (p.name, p.summary)).collect(),
+};

@@ -342,13 +342,7 @@ impl Params {
     }
 }
 
-/// Documentation of one parameter, for `erode params grid`.
-pub struct ParamDoc {
-    /// TOML key.
-    pub name: &'static str,
-    /// What it is, with unit and range.
-    pub doc: &'static str,
-}
+pub use crate::models::info::ParamDoc;
 
 /// One line per parameter, in declaration order.
 pub const PARAM_DOCS: &[ParamDoc] = &[

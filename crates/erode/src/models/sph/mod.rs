@@ -48,3 +48,14 @@ pub use params::{MAX_KINEMATIC_VISCOSITY, MAX_MORPHOLOGICAL_FACTOR, MAX_SOUND_SP
 pub use scale_model::{ModelScale, heightmap_scene};
 pub use scenes::{Scene, SceneKind};
 pub use state::{Balance, Books, FluidBlock, State, check_mesh, input_hash};
+
+/// The model's name on the command line, in checkpoints and in reports.
+pub const NAME: &str = "sph";
+
+/// The model as front ends list it (see [`crate::models::MODELS`]).
+pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
+    name: NAME,
+    summary: "Fluid particles eroding a triangle mesh (Skorkovská et al.): caves, tunnels, overhangs",
+    params: PARAM_DOCS,
+    presets: Vec::new,
+};

@@ -2,6 +2,7 @@
 //! Zero means "derive it" for the sound speed, the time step and the penalty coefficients.
 
 use crate::error::ParamError;
+use crate::models::info::ParamDoc;
 
 /// SPH model parameters (Skorkovská et al.; names as the CLI's `--set` uses them).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -117,30 +118,36 @@ impl Default for Params {
 }
 
 /// One line of documentation per parameter, for `erode params sph`.
-pub const PARAM_DOCS: &[(&str, &str)] = &[
-    ("rest_density", "fluid density at rest, kg/m³"),
-    ("smoothing_ratio", "smoothing length / particle spacing (kernel support is twice it)"),
-    ("sound_speed", "m/s, >= 10x the scene's top speed, at most 1e5; 0 = exactly that"),
-    ("tait_exponent", "gamma of the Tait equation of state"),
-    ("viscosity", "artificial viscosity alpha (Monaghan)"),
-    ("density_diffusion", "delta of delta-SPH (density noise smoothing); 0 = off"),
-    ("mirror_walls", "1 = walls as mirror particles, 0 = as the kernel's missing share (tables)"),
-    ("kinematic_viscosity", "laminar viscosity, m²/s (0 to 1e4)"),
-    ("gravity", "m/s², along -z"),
-    ("dt", "time step, s; 0 = the largest the CFL and viscous limits allow"),
-    ("cfl", "the step is at most cfl·h/c"),
-    ("wall_friction", "0 = free-slip walls (Skorkovská et al.), 1 = no-slip (the fluid's viscosity against them)"),
-    ("contact_ratio", "particle radius (penalty and erosion reach), particle spacings"),
-    ("penalty_stiffness", "k_s of eq. 1, 1/s²; 0 = (0.2/dt)²"),
-    ("penalty_damping", "k_d of eq. 1, 1/s; 0 = 0.4/dt"),
-    ("erosion_rate", "k of eq. 2: surface recession m/s per unit shear above critical"),
-    ("critical_shear", "tau_c of eq. 2 (units of K·theta^m, theta in 1/s)"),
-    ("rate_exponent", "a of eq. 2"),
-    ("shear_constant", "K of eq. 3"),
-    ("shear_exponent", "m of eq. 3 (material)"),
-    ("morphological_factor", "erosion and deposition applied F times per fluid step (time acceleration), 1 to 1000"),
-    ("max_move", "largest vertex move per iteration, particle spacings"),
-    ("min_area_ratio", "smallest face area, share of the starting mean face area"),
+pub const PARAM_DOCS: &[ParamDoc] = &[
+    ParamDoc::new("rest_density", "fluid density at rest, kg/m³"),
+    ParamDoc::new("smoothing_ratio", "smoothing length / particle spacing (kernel support is twice it)"),
+    ParamDoc::new("sound_speed", "m/s, >= 10x the scene's top speed, at most 1e5; 0 = exactly that"),
+    ParamDoc::new("tait_exponent", "gamma of the Tait equation of state"),
+    ParamDoc::new("viscosity", "artificial viscosity alpha (Monaghan)"),
+    ParamDoc::new("density_diffusion", "delta of delta-SPH (density noise smoothing); 0 = off"),
+    ParamDoc::new("mirror_walls", "1 = walls as mirror particles, 0 = as the kernel's missing share (tables)"),
+    ParamDoc::new("kinematic_viscosity", "laminar viscosity, m²/s (0 to 1e4)"),
+    ParamDoc::new("gravity", "m/s², along -z"),
+    ParamDoc::new("dt", "time step, s; 0 = the largest the CFL and viscous limits allow"),
+    ParamDoc::new("cfl", "the step is at most cfl·h/c"),
+    ParamDoc::new(
+        "wall_friction",
+        "0 = free-slip walls (Skorkovská et al.), 1 = no-slip (the fluid's viscosity against them)",
+    ),
+    ParamDoc::new("contact_ratio", "particle radius (penalty and erosion reach), particle spacings"),
+    ParamDoc::new("penalty_stiffness", "k_s of eq. 1, 1/s²; 0 = (0.2/dt)²"),
+    ParamDoc::new("penalty_damping", "k_d of eq. 1, 1/s; 0 = 0.4/dt"),
+    ParamDoc::new("erosion_rate", "k of eq. 2: surface recession m/s per unit shear above critical"),
+    ParamDoc::new("critical_shear", "tau_c of eq. 2 (units of K·theta^m, theta in 1/s)"),
+    ParamDoc::new("rate_exponent", "a of eq. 2: the surface recedes at k·(tau - tau_c)^a"),
+    ParamDoc::new("shear_constant", "K of eq. 3: shear stress tau = K·theta^m from the shear rate theta"),
+    ParamDoc::new("shear_exponent", "m of eq. 3 (material)"),
+    ParamDoc::new(
+        "morphological_factor",
+        "erosion and deposition applied F times per fluid step (time acceleration), 1 to 1000",
+    ),
+    ParamDoc::new("max_move", "largest vertex move per iteration, particle spacings"),
+    ParamDoc::new("min_area_ratio", "smallest face area, share of the starting mean face area"),
 ];
 
 /// Largest sound speed, m/s (water's is 1,480; SPH takes ten times the top flow speed).

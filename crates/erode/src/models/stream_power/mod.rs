@@ -51,3 +51,14 @@ pub mod state;
 pub use cpu::{CpuSim, STAGES, Stage};
 pub use params::{Flow, OpenEdges, PARAM_DOCS, PRESETS, Params, preset};
 pub use state::{Books, StartMaps, State, params_fingerprint};
+
+/// The model's name on the command line, in checkpoints and in reports.
+pub const NAME: &str = "stream-power";
+
+/// The model as front ends list it (see [`crate::models::MODELS`]).
+pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
+    name: NAME,
+    summary: "Uplift and stream-power erosion over millions of years: mountain ranges and their drainage (Braun & Willett 2013)",
+    params: PARAM_DOCS,
+    presets: || PRESETS.to_vec(),
+};

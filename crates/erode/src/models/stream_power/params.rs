@@ -1,6 +1,7 @@
 //! What the user tunes in the stream-power model, in metres and years.
 
 use crate::error::ParamError;
+use crate::models::info::ParamDoc;
 use crate::models::presets::UnknownPreset;
 
 /// Stream-power model parameters (names as the CLI's `--set` uses them):
@@ -202,22 +203,31 @@ impl Params {
 }
 
 /// `erode params stream-power`: each parameter with its unit and range.
-pub const PARAM_DOCS: &[(&str, &str)] = &[
-    ("uplift", "rock uplift rate U, m/yr (-1 to 1; an uplift map multiplies it)"),
-    ("erodibility", "K in K*A^m*S^n, m^(1-2m)/yr (0 to 1; an erodibility map multiplies it)"),
-    ("m", "drainage-area exponent (0..4); steady channels have slope ~ A^(-m/n)"),
-    ("n", "slope exponent (> 0, <= 4; 1 is solved exactly, others by Newton iterations)"),
-    ("diffusivity", "hillslope diffusivity D, m^2/yr (0 to 1e4)"),
-    ("dt_years", "time step, years (> 0; implicit solvers: any step is stable)"),
-    ("sea_level", "cells at or below it are sea, base level, m (-inf: no sea)"),
-    ("open_edges", "map edges at base level: letters among n, e, s, w (\"\" closes all; needs a sea_level)"),
-    ("rock_erodibility", "erodibility at hardness 1 relative to 0 (0..1): K*(1 - H*(1 - rock_erodibility))"),
-    (
+pub const PARAM_DOCS: &[ParamDoc] = &[
+    ParamDoc::new("uplift", "rock uplift rate U, m/yr (-1 to 1; an uplift map multiplies it)"),
+    ParamDoc::new("erodibility", "K in K*A^m*S^n, m^(1-2m)/yr (0 to 1; an erodibility map multiplies it)"),
+    ParamDoc::new("m", "drainage-area exponent (0..4); steady channels have slope ~ A^(-m/n)"),
+    ParamDoc::new("n", "slope exponent (> 0, <= 4; 1 is solved exactly, others by Newton iterations)"),
+    ParamDoc::new("diffusivity", "hillslope diffusivity D, m^2/yr (0 to 1e4)"),
+    ParamDoc::new("dt_years", "time step, years (> 0; implicit solvers: any step is stable)"),
+    ParamDoc::new("sea_level", "cells at or below it are sea, base level, m (-inf: no sea)"),
+    ParamDoc::new(
+        "open_edges",
+        "map edges at base level: letters among n, e, s, w (\"\" closes all; needs a sea_level)",
+    ),
+    ParamDoc::new(
+        "rock_erodibility",
+        "erodibility at hardness 1 relative to 0 (0..1): K*(1 - H*(1 - rock_erodibility))",
+    ),
+    ParamDoc::new(
         "flow",
         "\"d8\" (all water to the steepest neighbour), \"mfd\" (shared among lower neighbours by slope) or \"rho8\" \
          (D8 with random diagonal slopes, Fairfield & Leymarie 1991)",
     ),
-    ("flow_exponent", "MFD shares ~ slope^flow_exponent (0..20; 0 equal shares, large values approach D8)"),
+    ParamDoc::new(
+        "flow_exponent",
+        "MFD shares ~ slope^flow_exponent (0..20; 0 equal shares, large values approach D8)",
+    ),
 ];
 
 /// The named parameter sets, for `--preset`: (name, what it is for); the default first.
