@@ -7,8 +7,7 @@ use std::time::Instant;
 
 use eframe::egui;
 use erode::gpu::GpuContext;
-use erode::models::grid::PARAM_DOCS;
-use erode::models::{droplet, stream_power};
+use erode::models::stream_power;
 
 use crate::brush::{Brush, BrushKind};
 use crate::camera::{Camera, Placement, pick};
@@ -631,11 +630,7 @@ impl ViewerApp {
             if let Some(e) = &self.param_error {
                 ui.colored_label(egui::Color32::from_rgb(230, 90, 80), e);
             }
-            let docs = match s.model {
-                ModelKind::Grid => PARAM_DOCS,
-                ModelKind::Droplet => droplet::PARAM_DOCS,
-                ModelKind::StreamPower => stream_power::PARAM_DOCS,
-            };
+            let docs = s.model.info().params;
             let table = match s.model {
                 ModelKind::Grid => crate::params_ui::as_table(&s.grid_params),
                 ModelKind::Droplet => crate::params_ui::as_table(&s.droplet_params),

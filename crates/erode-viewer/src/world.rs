@@ -26,6 +26,17 @@ pub enum ModelKind {
     StreamPower,
 }
 
+impl ModelKind {
+    /// The model as the library's list describes it (name, summary, parameters, presets).
+    pub fn info(self) -> &'static erode::models::ModelInfo {
+        match self {
+            ModelKind::Grid => &erode::models::grid::INFO,
+            ModelKind::Droplet => &erode::models::droplet::INFO,
+            ModelKind::StreamPower => &erode::models::stream_power::INFO,
+        }
+    }
+}
+
 /// Where the grid model runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BackendKind {
