@@ -41,6 +41,8 @@ enum Command {
     Demo(cmd::demo::Args),
     /// List the GPU adapters and their limits.
     GpuInfo(cmd::gpu_info::Args),
+    /// Time a model on a generated terrain (nothing read or written).
+    Bench(cmd::bench::Args),
     View(cmd::view::Args),
 }
 
@@ -113,8 +115,21 @@ fn negative_numbers(command: clap::Command) -> clap::Command {
     command.allow_negative_numbers(true).mut_subcommands(negative_numbers)
 }
 
+/// Mesa's Vulkan device-select layer connects to Wayland to rank GPUs, and without a session
+/// (`XDG_RUNTIME_DIR` unset: a server, CI, ssh) prints `XDG_RUNTIME_DIR is invalid` twice on
+/// every GPU run, choosing nothing. There it is switched off (`NODEVICE_SELECT`), before any
+/// thread exists.
+#[allow(unsafe_code)] // set_var: one call, before any thread
+fn quiet_vulkan_layers() {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() && std::env::var_os("NODEVICE_SELECT").is_none() {
+        // SAFETY: the first thing main does, while the process has one thread
+        unsafe { std::env::set_var("NODEVICE_SELECT", "1") };
+    }
+}
+
 fn main() -> ExitCode {
     use clap::{CommandFactory, FromArgMatches};
+    quiet_vulkan_layers();
     let parsed = negative_numbers(Cli::command())
         .try_get_matches()
         .and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches));
@@ -127,6 +142,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => cmd::generate::run(a),
         Command::Info(a) => cmd::info::run(a),
         Command::GpuInfo(a) => cmd::gpu_info::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
         Command::Convert(a) => cmd::convert::run(a),
         Command::Render(a) => cmd::render::run(a),
         Command::Resample(a) => cmd::resample::run(a),

@@ -106,6 +106,11 @@ pub trait Model: Send + Sync {
     /// Brings the state up to date with the simulator (a read-back from the GPU; nothing on the
     /// CPU). The reading methods below see the state as of the last `sync`.
     fn sync(&mut self) -> Result<(), SimError>;
+    /// Waits until the simulator has finished the work [`Model::advance`] handed it, reading
+    /// nothing back (the GPU runs behind the CPU; for timing).
+    fn wait(&self) -> Result<(), SimError> {
+        Ok(())
+    }
     /// The books.
     fn balance(&self) -> Balance;
     /// The state as checkpoint bytes (see [`crate::checkpoint`]), to resume with the model's
@@ -261,6 +266,13 @@ impl Model for GridRun {
             g.read_into(&mut self.state)?;
         }
         self.stale = false;
+        Ok(())
+    }
+    fn wait(&self) -> Result<(), SimError> {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu {
+            g.finish()?;
+        }
         Ok(())
     }
     fn balance(&self) -> Balance {
@@ -439,6 +451,13 @@ impl Model for DropletRun {
             g.read_into(&mut self.state)?;
         }
         self.stale = false;
+        Ok(())
+    }
+    fn wait(&self) -> Result<(), SimError> {
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu {
+            g.finish()?;
+        }
         Ok(())
     }
     fn balance(&self) -> Balance {

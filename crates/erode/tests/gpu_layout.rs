@@ -2,6 +2,7 @@
 //! stage's name, and each uniform struct's size and member offsets in WGSL match the
 //! `#[repr(C)]` Rust type that fills it.
 
+use erode::gpu::FieldSplit;
 use erode::models::droplet::gpu::{
     APPLY_DELTAS_WGSL, ApplyUniforms, LIFE_WGSL, LifeUniforms, SMOOTH_CHANGE_WGSL, SmoothUniforms,
 };
@@ -19,6 +20,21 @@ fn module(name: &str, source: &str) -> naga::Module {
         .unwrap_or_else(|e| panic!("{name}: {e:?}"));
     assert!(module.entry_points.iter().any(|e| e.name == name), "{name}: no entry point of that name");
     module
+}
+
+/// A grid stage's module with its field groups in one binding each; split one field a binding
+/// (as on a 16384² grid), the shader must validate too.
+fn grid_module(name: &str, template: &str) -> naga::Module {
+    let split = module(
+        name,
+        &erode::models::grid::gpu::shader(template, &FieldSplit { cells: 4096, fields_per_buffer: 1 }, 8).unwrap(),
+    );
+    let one = module(
+        name,
+        &erode::models::grid::gpu::shader(template, &FieldSplit { cells: 4096, fields_per_buffer: 9 }, 8).unwrap(),
+    );
+    assert!(split.global_variables.len() >= one.global_variables.len(), "{name}");
+    one
 }
 
 /// (size, [(member, offset)]) of the WGSL struct `name`.
@@ -49,9 +65,9 @@ macro_rules! same_layout {
 
 #[test]
 fn shaders_validate_and_uniforms_match_the_rust_types() {
-    let increment = module("water_increment", WATER_INCREMENT_WGSL);
+    let increment = grid_module("water_increment", WATER_INCREMENT_WGSL);
     same_layout!(increment, IncrementUniforms, [width, height, has_map, has_sources, rain, dt]);
-    let flux = module("water_flux", WATER_FLUX_WGSL);
+    let flux = grid_module("water_flux", WATER_FLUX_WGSL);
     same_layout!(
         flux,
         FluxUniforms,
@@ -71,7 +87,7 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
             depth_cap
         ]
     );
-    let update = module("update_and_erode", UPDATE_AND_ERODE_WGSL);
+    let update = grid_module("update_and_erode", UPDATE_AND_ERODE_WGSL);
     same_layout!(
         update,
         UpdateUniforms,
@@ -108,21 +124,21 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
             depth_cap
         ]
     );
-    let thermal_flux = module("thermal_flux", THERMAL_FLUX_WGSL);
+    let thermal_flux = grid_module("thermal_flux", THERMAL_FLUX_WGSL);
     same_layout!(
         thermal_flux,
         ThermalUniforms,
         [width, height, border, distance, rate, talus_scale, talus_bias, erodibility_loss]
     );
-    let thermal_apply = module("thermal_apply", THERMAL_APPLY_WGSL);
+    let thermal_apply = grid_module("thermal_apply", THERMAL_APPLY_WGSL);
     same_layout!(
         thermal_apply,
         ThermalUniforms,
         [width, height, border, distance, rate, talus_scale, talus_bias, erodibility_loss]
     );
-    let transport = module("sediment_transport", SEDIMENT_TRANSPORT_WGSL);
+    let transport = grid_module("sediment_transport", SEDIMENT_TRANSPORT_WGSL);
     same_layout!(transport, TransportUniforms, [width, height, pipes, border]);
-    let scale = module("scale_by_donor", SCALE_BY_DONOR_WGSL);
+    let scale = grid_module("scale_by_donor", SCALE_BY_DONOR_WGSL);
     same_layout!(
         scale,
         FluxUniforms,
@@ -178,6 +194,6 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
     same_layout!(apply, ApplyUniforms, [cells, quantum]);
     let smooth = module("smooth_change", SMOOTH_CHANGE_WGSL);
     same_layout!(smooth, SmoothUniforms, [width, height, wrap, share, quantum]);
-    let depth = module("max_depth", MAX_DEPTH_WGSL);
+    let depth = grid_module("max_depth", MAX_DEPTH_WGSL);
     same_layout!(depth, DepthUniforms, [cells]);
 }

@@ -2,6 +2,7 @@
 
 pub mod amplify;
 pub mod analyze;
+pub mod bench;
 pub mod convert;
 pub mod crop;
 pub mod demo;

@@ -8,6 +8,10 @@
 
 use std::fmt;
 
+mod split;
+
+pub use split::{BINDING_STRIDE, FieldSplit};
+
 /// What can go wrong on the GPU path.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
@@ -26,6 +30,30 @@ pub enum GpuError {
         bytes: u64,
         /// The device's limit.
         limit: u64,
+        /// The adapter's name.
+        adapter: String,
+    },
+    /// A stage needs more storage bindings than the device allows.
+    #[error(
+        "the GPU stage {stage} needs {needed} storage bindings on this grid, the device allows {limit} ({adapter})"
+    )]
+    TooManyBindings {
+        /// The stage.
+        stage: &'static str,
+        /// Storage bindings it needs.
+        needed: u32,
+        /// The device's limit per stage.
+        limit: u32,
+        /// The adapter's name.
+        adapter: String,
+    },
+    /// The device ran out of memory for the state.
+    #[error("the GPU has no room for the {what} ({mib} MiB on {adapter}): use a smaller map or the CPU backend")]
+    OutOfMemory {
+        /// What was being allocated.
+        what: &'static str,
+        /// Its size, MiB.
+        mib: u64,
         /// The adapter's name.
         adapter: String,
     },
@@ -90,14 +118,28 @@ fn summary(adapter: &wgpu::Adapter) -> AdapterSummary {
     }
 }
 
-fn instance() -> wgpu::Instance {
-    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+/// An instance on `backends`, or on those `WGPU_BACKEND` names.
+fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backends;
+    wgpu::Instance::new(desc.with_env())
 }
+
+/// The native APIs first (Vulkan, Metal, DX12), OpenGL only where none serves: probing OpenGL
+/// without a display prints EGL's complaints (`XDG_RUNTIME_DIR is invalid`) on every run.
+const FIRST: [wgpu::Backends; 2] = [wgpu::Backends::PRIMARY, wgpu::Backends::SECONDARY];
 
 /// Every adapter wgpu finds on this machine.
 pub fn adapters() -> Vec<AdapterSummary> {
-    let instance = instance();
-    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all())).iter().map(summary).collect()
+    for backends in FIRST {
+        let instance = instance(backends);
+        let found: Vec<AdapterSummary> =
+            pollster::block_on(instance.enumerate_adapters(backends)).iter().map(summary).collect();
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    Vec::new()
 }
 
 /// An adapter, its device and queue: built once, shared by every GPU simulator.
@@ -113,13 +155,19 @@ pub struct GpuContext {
 impl GpuContext {
     /// A context of its own on the adapter wgpu prefers (high performance).
     pub fn headless() -> Result<Self, GpuError> {
-        let instance = instance();
         let options = wgpu::RequestAdapterOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             ..Default::default()
         };
-        let adapter =
-            pollster::block_on(instance.request_adapter(&options)).map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        let mut found = Err(GpuError::NoAdapter("no backend tried".into()));
+        for backends in FIRST {
+            found = pollster::block_on(instance(backends).request_adapter(&options))
+                .map_err(|e| GpuError::NoAdapter(e.to_string()));
+            if found.is_ok() {
+                break;
+            }
+        }
+        let adapter = found?;
         // the adapter's own limits: large grids need large storage buffers
         let desc =
             wgpu::DeviceDescriptor { label: Some("erode"), required_limits: adapter.limits(), ..Default::default() };
@@ -133,9 +181,39 @@ impl GpuContext {
         Self { device, queue, adapter: summary(adapter) }
     }
 
+    /// The largest storage buffer the device binds, bytes.
+    pub fn binding_limit(&self) -> u64 {
+        self.device.limits().max_storage_buffer_binding_size.min(self.device.limits().max_buffer_size)
+    }
+
+    /// Refuses a stage that needs more than the device's storage bindings per stage.
+    pub(crate) fn check_bindings(&self, stage: &'static str, needed: u32) -> Result<(), GpuError> {
+        let limit = self.device.limits().max_storage_buffers_per_shader_stage;
+        if needed > limit {
+            return Err(GpuError::TooManyBindings { stage, needed, limit, adapter: self.adapter.name.clone() });
+        }
+        Ok(())
+    }
+
+    /// Runs `make` (buffer allocations) and turns the device's out-of-memory error into a typed
+    /// one naming `what` and its `bytes`.
+    pub(crate) fn allocating<T>(
+        &self,
+        what: &'static str,
+        bytes: u64,
+        make: impl FnOnce() -> T,
+    ) -> Result<T, GpuError> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let made = make();
+        match pollster::block_on(scope.pop()) {
+            Some(_) => Err(GpuError::OutOfMemory { what, mib: bytes >> 20, adapter: self.adapter.name.clone() }),
+            None => Ok(made),
+        }
+    }
+
     /// Refuses a buffer of `bytes` the device cannot bind.
     pub(crate) fn check_binding(&self, what: &'static str, bytes: u64) -> Result<(), GpuError> {
-        let limit = self.device.limits().max_storage_buffer_binding_size.min(self.device.limits().max_buffer_size);
+        let limit = self.binding_limit();
         if bytes > limit {
             return Err(GpuError::TooLarge { what, bytes, limit, adapter: self.adapter.name.clone() });
         }
@@ -224,11 +302,28 @@ pub(crate) fn kernel(
     source: &str,
     buffers: &[&wgpu::Buffer],
 ) -> Result<Kernel, GpuError> {
+    let groups: Vec<&[wgpu::Buffer]> = buffers.iter().map(|b| std::slice::from_ref(*b)).collect();
+    kernel_with_groups(ctx, stage, source, &groups)
+}
+
+/// [`kernel`] where binding `k` is a field group ([`FieldSplit`]): its buffer `c` binds at
+/// `k + BINDING_STRIDE·c` (a lone buffer is a group of one).
+pub(crate) fn kernel_with_groups(
+    ctx: &GpuContext,
+    stage: &'static str,
+    source: &str,
+    groups: &[&[wgpu::Buffer]],
+) -> Result<Kernel, GpuError> {
     let pipeline = ctx.pipeline(stage, source)?;
-    let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+    let entries: Vec<wgpu::BindGroupEntry<'_>> = groups
         .iter()
         .enumerate()
-        .map(|(k, b)| wgpu::BindGroupEntry { binding: k as u32, resource: b.as_entire_binding() })
+        .flat_map(|(k, group)| {
+            group.iter().enumerate().map(move |(c, b)| wgpu::BindGroupEntry {
+                binding: k as u32 + BINDING_STRIDE * c as u32,
+                resource: b.as_entire_binding(),
+            })
+        })
         .collect();
     let bindings = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some(stage),

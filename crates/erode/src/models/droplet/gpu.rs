@@ -18,7 +18,7 @@ use std::sync::Arc;
 use super::params::{Border, Params, StepRule};
 use super::state::State;
 use crate::error::SimError;
-use crate::gpu::{GpuContext, Kernel, kernel};
+use crate::gpu::{GpuContext, GpuError, Kernel, kernel};
 
 /// `life`'s shader.
 pub const LIFE_WGSL: &str = include_str!("shaders/life.wgsl");
@@ -328,6 +328,12 @@ impl GpuSim {
     /// Droplets run so far (the state's at upload included).
     pub fn droplets(&self) -> u64 {
         self.droplets
+    }
+
+    /// Waits until the GPU has finished everything submitted (for timing).
+    pub fn finish(&self) -> Result<(), SimError> {
+        self.ctx.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::Readback(e.to_string()))?;
+        Ok(())
     }
 
     /// Runs `count` more droplets. Batches are aligned to multiples of the batch size counted

@@ -1,7 +1,11 @@
 //! The grid model on the GPU (feature `gpu`): WGSL compute shaders, one file per stage
 //! (`shaders/<stage>.wgsl`), each with its CPU twin's name for file, entry point and pipeline
 //! label; stages that read neighbours get `shaders/topology.wgsl` prepended (and the thermal
-//! ones `thermal_common.wgsl`), so border rules live in one place. Parameters reach a shader one way: `Params::derived()` -> a `#[repr(C)]` uniform
+//! ones `thermal_common.wgsl`), so border rules live in one place. The per-cell field groups
+//! (pipe fluxes, velocities, ground, books) are declared by `#fields` lines that
+//! [`FieldSplit`] fills for the device at hand ([`shader`]): one binding each while a group fits
+//! the device's largest binding, whole fields per binding beyond (8192² and 16384² grids).
+//! Parameters reach a shader one way: `Params::derived()` -> a `#[repr(C)]` uniform
 //! struct here -> the WGSL struct of the same name (`tests/gpu_layout.rs` checks that sizes and
 //! offsets agree).
 //!
@@ -27,7 +31,7 @@ use super::state::{Books, State};
 use super::thermal::ThermalConsts;
 use super::water::Increment;
 use crate::error::SimError;
-use crate::gpu::{GpuContext, GpuError, Kernel, kernel};
+use crate::gpu::{FieldSplit, GpuContext, GpuError, Kernel, kernel_with_groups};
 
 /// `max_depth`'s shader (the depth cross-section's time step).
 pub const MAX_DEPTH_WGSL: &str = include_str!("shaders/max_depth.wgsl");
@@ -63,6 +67,12 @@ pub const SCALE_BY_DONOR_WGSL: &str = concat!(
     include_str!("shaders/flux_uniforms.wgsl"),
     include_str!("shaders/scale_by_donor.wgsl")
 );
+
+/// A stage's shader for `split`, with `pipes` flux fields: the templates above with their
+/// `#fields` groups (flux, velocity, ground, books) declared.
+pub fn shader(template: &str, split: &FieldSplit, pipes: usize) -> Result<String, GpuError> {
+    split.expand(template, &[("flux", pipes), ("velocity", 3), ("ground", 2), ("books", BOOKS)])
+}
 
 /// `water_flux`'s parameters (WGSL `FluxUniforms`).
 #[repr(C)]
@@ -397,21 +407,23 @@ pub struct GpuSim {
     substeps: super::derived::SubstepTally,
 }
 
+/// The state on the GPU: one buffer per field, and field groups split as [`FieldSplit`] says.
 struct Buffers {
+    split: FieldSplit,
     terrain: wgpu::Buffer,
     terrain_next: wgpu::Buffer,
     water: wgpu::Buffer,
-    flux: wgpu::Buffer,
+    /// One field per pipe.
+    flux: Vec<wgpu::Buffer>,
     share: wgpu::Buffer,
     /// Velocity x, velocity y, discharge integral.
-    velocity: wgpu::Buffer,
+    velocity: Vec<wgpu::Buffer>,
     sediment: wgpu::Buffer,
     sediment_next: wgpu::Buffer,
-    /// Hardness, then the sediment layer's depth (one buffer: the erosion stage has eight
-    /// storage bindings, the most every adapter allows).
-    ground: wgpu::Buffer,
+    /// Hardness, then the sediment layer's depth.
+    ground: Vec<wgpu::Buffer>,
     /// Per-cell books, [`Book`] by [`Book`].
-    books: wgpu::Buffer,
+    books: Vec<wgpu::Buffer>,
     thermal_share: wgpu::Buffer,
     talus: wgpu::Buffer,
     /// The deepest water's f32 bits (one u32).
@@ -475,9 +487,38 @@ fn max_depth(water: &[f32]) -> f64 {
     f64::from(water.iter().fold(0.0f32, |a, &b| a.max(b)))
 }
 
+/// Bytes per cell the grid keeps on the GPU with `pipes` pipes (one-way form; the signed form
+/// adds 4): every buffer [`GpuSim::new`] makes.
+pub fn bytes_per_cell(pipes: usize) -> u64 {
+    // terrain ×2, water, share, sediment ×2, thermal share, talus; flux, velocity, ground, books
+    4 * (8 + pipes + 3 + 2 + BOOKS) as u64
+}
+
+/// Checks that a `width` x `height` grid with `params` fits `ctx`'s device (its largest binding
+/// and its bindings per stage), before any map is read or uploaded.
+pub fn check_fits(ctx: &GpuContext, params: &Params, width: usize, height: usize) -> Result<FieldSplit, SimError> {
+    let split = FieldSplit::for_device(ctx, width * height)?;
+    let b = |fields| split.buffers(fields) as u32;
+    // update_and_erode binds the most: terrain, terrain_next, water, sediment and the groups
+    ctx.check_bindings("update_and_erode", 4 + b(params.pipes as usize) + b(3) + b(2) + b(BOOKS))?;
+    Ok(split)
+}
+
 impl GpuSim {
     /// Uploads `state` and builds every ported stage for `params` on `ctx`'s device.
     pub fn new(ctx: Arc<GpuContext>, params: &Params, state: &State) -> Result<Self, SimError> {
+        let split = check_fits(&ctx, params, state.width, state.height)?;
+        Self::with_split(ctx, params, state, split)
+    }
+
+    /// [`GpuSim::new`] with the field groups split as `split` says (a test splits a small grid
+    /// as a device with small bindings would).
+    pub fn with_split(
+        ctx: Arc<GpuContext>,
+        params: &Params,
+        state: &State,
+        split: FieldSplit,
+    ) -> Result<Self, SimError> {
         params.validate()?;
         if params.rain_mode == RainMode::Buckets {
             return Err(SimError::NotOnGpu("rain_mode = \"buckets\""));
@@ -496,7 +537,9 @@ impl GpuSim {
         let n = state.len();
         params.check_work(state.cell_size, w, h, max_depth(&state.water))?;
         let dv = params.derived(state.cell_size, max_depth(&state.water));
-        ctx.check_binding("flux buffer", (n * pipes * 4) as u64)?;
+        if split.cells != n {
+            return Err(SimError::Gpu(format!("a field split for {} cells on a grid of {n}", split.cells)));
+        }
         let flat: Vec<f32> = state.flux.iter().flatten().copied().collect();
         let velocity: Vec<f32> =
             state.velocity_x.iter().chain(&state.velocity_y).chain(&state.discharge_integral).copied().collect();
@@ -504,22 +547,26 @@ impl GpuSim {
         let mut books = vec![0.0f32; n * BOOKS];
         books[Book::Eroded as usize * n..][..n].copy_from_slice(&state.eroded);
         books[Book::Deposited as usize * n..][..n].copy_from_slice(&state.deposited);
-        let buffers = Buffers {
+        let signed = params.flux_form == FluxForm::Signed;
+        let bytes = (bytes_per_cell(pipes) + if signed { 4 } else { 0 }) * n as u64;
+        let buffers = ctx.allocating("grid's state", bytes, || Buffers {
+            split,
             terrain: ctx.storage("terrain", &state.terrain),
             terrain_next: ctx.storage("terrain_next", &state.terrain),
             water: ctx.storage("water", &state.water),
-            flux: ctx.storage("flux", &flat),
+            flux: split.upload(&ctx, "flux", &flat),
             share: ctx.storage("share", &vec![0.0; n]),
-            velocity: ctx.storage("velocity", &velocity),
+            velocity: split.upload(&ctx, "velocity", &velocity),
             sediment: ctx.storage("sediment", &state.sediment),
             sediment_next: ctx.storage("sediment_next", &state.sediment),
-            ground: ctx.storage("ground", &[&state.hardness[..], &state.sediment_depth[..]].concat()),
-            books: ctx.storage("books", &books),
+            ground: split.upload(&ctx, "ground", &[&state.hardness[..], &state.sediment_depth[..]].concat()),
+            books: split.upload(&ctx, "books", &books),
             thermal_share: ctx.storage("thermal_share", &vec![0.0; n]),
             talus: ctx.storage("talus", &vec![0.0; n]),
             deepest: ctx.storage("deepest", &[0.0]),
-            limit: ctx.storage("limit", &vec![0.0; if params.flux_form == FluxForm::Signed { n } else { 1 }]),
-        };
+            limit: ctx.storage("limit", &vec![0.0; if signed { n } else { 1 }]),
+        })?;
+        drop((flat, velocity, books));
         let rates = source_rates(params, state)?;
         let rain_map = ctx.storage("rain_map", state.rain_map.as_deref().unwrap_or(&[0.0]));
         let source_rate = ctx.storage("source_rate", if rates.is_empty() { &[0.0] } else { &rates });
@@ -543,63 +590,67 @@ impl GpuSim {
             },
         );
         let b = &buffers;
+        let one = std::slice::from_ref::<wgpu::Buffer>;
+        let kernel = |stage: &'static str, template: &str, groups: &[&[wgpu::Buffer]]| {
+            kernel_with_groups(&ctx, stage, &shader(template, &split, pipes)?, groups)
+        };
         let kernels = Kernels {
             increment: kernel(
-                &ctx,
                 "water_increment",
                 WATER_INCREMENT_WGSL,
-                &[&uniforms.increment, &b.water, &rain_map, &source_rate, &b.books],
+                &[one(&uniforms.increment), one(&b.water), one(&rain_map), one(&source_rate), &b.books],
             )?,
             water_flux: kernel(
-                &ctx,
                 "water_flux",
                 WATER_FLUX_WGSL,
-                &[&uniforms.flux, &b.terrain, &b.water, &b.flux, &b.share, &b.limit],
+                &[one(&uniforms.flux), one(&b.terrain), one(&b.water), &b.flux, one(&b.share), one(&b.limit)],
             )?,
             scale_by_donor: match params.flux_form {
                 FluxForm::Signed => Some(kernel(
-                    &ctx,
                     "scale_by_donor",
                     SCALE_BY_DONOR_WGSL,
-                    &[&uniforms.flux, &b.water, &b.flux, &b.limit, &b.share],
+                    &[one(&uniforms.flux), one(&b.water), &b.flux, one(&b.limit), one(&b.share)],
                 )?),
                 FluxForm::OneWay => None,
             },
             thermal_flux: kernel(
-                &ctx,
                 "thermal_flux",
                 THERMAL_FLUX_WGSL,
-                &[&uniforms.thermal, &b.terrain, &b.ground, &b.thermal_share, &b.talus],
+                &[one(&uniforms.thermal), one(&b.terrain), &b.ground, one(&b.thermal_share), one(&b.talus)],
             )?,
             update_and_erode: kernel(
-                &ctx,
                 "update_and_erode",
                 UPDATE_AND_ERODE_WGSL,
                 &[
-                    &uniforms.update,
-                    &b.terrain,
+                    one(&uniforms.update),
+                    one(&b.terrain),
                     &b.flux,
-                    &b.terrain_next,
-                    &b.water,
+                    one(&b.terrain_next),
+                    one(&b.water),
                     &b.velocity,
-                    &b.sediment,
+                    one(&b.sediment),
                     &b.ground,
                     &b.books,
                 ],
             )?,
             sediment_transport: kernel(
-                &ctx,
                 "sediment_transport",
                 SEDIMENT_TRANSPORT_WGSL,
-                &[&transport, &b.flux, &b.sediment, &b.share, &b.sediment_next, &b.books],
+                &[one(&transport), &b.flux, one(&b.sediment), one(&b.share), one(&b.sediment_next), &b.books],
             )?,
             thermal_apply: kernel(
-                &ctx,
                 "thermal_apply",
                 THERMAL_APPLY_WGSL,
-                &[&uniforms.thermal, &b.terrain, &b.thermal_share, &b.talus, &b.terrain_next, &b.ground],
+                &[
+                    one(&uniforms.thermal),
+                    one(&b.terrain),
+                    one(&b.thermal_share),
+                    one(&b.talus),
+                    one(&b.terrain_next),
+                    &b.ground,
+                ],
             )?,
-            max_depth: kernel(
+            max_depth: crate::gpu::kernel(
                 &ctx,
                 "max_depth",
                 MAX_DEPTH_WGSL,
@@ -795,19 +846,20 @@ impl GpuSim {
         let read = |buf: &wgpu::Buffer| self.ctx.read(buf);
         state.terrain = read(&b.terrain)?;
         state.water = read(&b.water)?;
-        let flat = read(&b.flux)?;
+        let fields = |group: &[wgpu::Buffer]| b.split.read(&self.ctx, group);
+        let flat = fields(&b.flux)?;
         for (e, f) in state.flux.iter_mut().enumerate() {
             f.copy_from_slice(&flat[e * n..(e + 1) * n]);
         }
-        let velocity = read(&b.velocity)?;
+        let velocity = fields(&b.velocity)?;
         state.velocity_x.copy_from_slice(&velocity[..n]);
         state.velocity_y.copy_from_slice(&velocity[n..2 * n]);
         state.discharge_integral.copy_from_slice(&velocity[2 * n..]);
         state.sediment = read(&b.sediment)?;
-        let ground = read(&b.ground)?;
+        let ground = fields(&b.ground)?;
         state.hardness.copy_from_slice(&ground[..n]);
         state.sediment_depth.copy_from_slice(&ground[n..]);
-        let books = read(&b.books)?;
+        let books = fields(&b.books)?;
         let book = |k: Book| &books[k as usize * n..(k as usize + 1) * n];
         state.eroded.copy_from_slice(book(Book::Eroded));
         state.deposited.copy_from_slice(book(Book::Deposited));
@@ -857,11 +909,7 @@ impl GpuSim {
         let b = &self.buffers;
         q.write_buffer(&b.terrain, 0, bytemuck::cast_slice(&state.terrain[..n]));
         q.write_buffer(&b.water, 0, bytemuck::cast_slice(&state.water[..n]));
-        q.write_buffer(
-            &b.ground,
-            0,
-            bytemuck::cast_slice(&[&state.hardness[..n], &state.sediment_depth[..n]].concat()),
-        );
+        b.split.write(&self.ctx, &b.ground, &[&state.hardness[..n], &state.sediment_depth[..n]].concat());
         Ok(())
     }
 

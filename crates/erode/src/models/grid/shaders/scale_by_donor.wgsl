@@ -5,7 +5,7 @@
 
 @group(0) @binding(0) var<uniform> u: FluxUniforms;
 @group(0) @binding(1) var<storage, read> water: array<f32>;
-@group(0) @binding(2) var<storage, read_write> flux: array<f32>;
+#fields flux 2 read_write
 @group(0) @binding(3) var<storage, read> limit: array<f32>;
 @group(0) @binding(4) var<storage, read_write> share: array<f32>;
 
@@ -14,11 +14,10 @@ fn scale_by_donor(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;
     }
-    let cells = u.width * u.height;
     let i = id.y * u.width + id.x;
     var gross = 0.0;
     for (var e = 0u; e < u.pipes; e++) {
-        let f = flux[e * cells + i];
+        let f = flux_get(e, i);
         var k = limit[i];
         if (!(f > 0.0)) {
             let j = neighbour(i32(id.y), i32(id.x), e);
@@ -28,7 +27,7 @@ fn scale_by_donor(@builtin(global_invocation_id) id: vec3<u32>) {
             }
         }
         let scaled = f * k;
-        flux[e * cells + i] = scaled;
+        flux_set(e, i, scaled);
         gross += max(scaled, 0.0);
     }
     // water.rs `sediment_share`

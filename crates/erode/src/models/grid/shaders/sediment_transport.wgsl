@@ -11,34 +11,33 @@ struct TransportUniforms {
 }
 
 @group(0) @binding(0) var<uniform> u: TransportUniforms;
-@group(0) @binding(1) var<storage, read> flux: array<f32>;
+#fields flux 1 read
 @group(0) @binding(2) var<storage, read> sediment: array<f32>;
 @group(0) @binding(3) var<storage, read> share: array<f32>;
 @group(0) @binding(4) var<storage, read_write> sediment_next: array<f32>;
-// the books per cell (see gpu.rs `Book`): sediment leaving open edges at [7·cells, 8·cells)
-@group(0) @binding(5) var<storage, read_write> books: array<f32>;
+// the books per cell (see gpu.rs `Book`): sediment leaving open edges is book 7
+#fields books 5 read_write
 
 @compute @workgroup_size(16, 16)
 fn sediment_transport(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;
     }
-    let cells = u.width * u.height;
     let i = id.y * u.width + id.x;
     var value = sediment[i];
     let per_flux = sediment[i] * share[i];
     var lost = 0.0;
     for (var e = 0u; e < u.pipes; e++) {
-        let sent = per_flux * max(flux[e * cells + i], 0.0);
+        let sent = per_flux * max(flux_get(e, i), 0.0);
         value -= sent;
         let j = neighbour(i32(id.y), i32(id.x), e);
         if (j >= 0) {
             let k = u32(j);
-            value += sediment[k] * share[k] * max(flux[(e ^ 1u) * cells + k], 0.0);
+            value += sediment[k] * share[k] * max(flux_get(e ^ 1u, k), 0.0);
         } else if (u.border == 1u) {
             lost += sent;
         }
     }
     sediment_next[i] = max(value, 0.0);
-    books[7u * cells + i] += lost;
+    books_add(7u, i, lost);
 }

@@ -8,8 +8,8 @@
 @group(0) @binding(2) var<storage, read> thermal_share: array<f32>;
 @group(0) @binding(3) var<storage, read> talus: array<f32>;
 @group(0) @binding(4) var<storage, read_write> terrain_next: array<f32>;
-// hardness [0, cells), then the sediment layer's depth [cells, 2·cells)
-@group(0) @binding(5) var<storage, read_write> ground: array<f32>;
+// hardness (field 0), then the sediment layer's depth (field 1)
+#fields ground 5 read_write
 
 @compute @workgroup_size(16, 16)
 fn thermal_apply(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -38,7 +38,6 @@ fn thermal_apply(@builtin(global_invocation_id) id: vec3<u32>) {
     terrain_next[i] += change;
     // thermal.rs `layer_after`: what the cell sent leaves its layer, what it received joins it
     if (u.layer == 1u) {
-        let at = u.width * u.height + i;
-        ground[at] = max(ground[at] - sent, 0.0) + received;
+        ground_set(1u, i, max(ground_get(1u, i) - sent, 0.0) + received);
     }
 }

@@ -4,8 +4,8 @@
 
 @group(0) @binding(0) var<uniform> u: ThermalUniforms;
 @group(0) @binding(1) var<storage, read> terrain: array<f32>;
-// hardness [0, cells), then the sediment layer's depth [cells, 2·cells)
-@group(0) @binding(2) var<storage, read> ground: array<f32>;
+// hardness (field 0), then the sediment layer's depth (field 1)
+#fields ground 2 read
 @group(0) @binding(3) var<storage, read_write> thermal_share: array<f32>;
 @group(0) @binding(4) var<storage, read_write> talus: array<f32>;
 
@@ -16,8 +16,8 @@ fn thermal_flux(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let i = id.y * u.width + id.x;
     let bed = terrain[i];
-    let hard = ground[i];
-    let loose = ground[u.width * u.height + i];
+    let hard = ground_get(0u, i);
+    let loose = ground_get(1u, i);
     // loose material slides at its angle of repose, bare bedrock at its hardness's talus
     let has_loose = loose > 0.0;
     var t = u.talus_scale * hard + u.talus_bias;

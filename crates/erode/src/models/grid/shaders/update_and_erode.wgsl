@@ -49,18 +49,18 @@ struct UpdateUniforms {
 
 @group(0) @binding(0) var<uniform> u: UpdateUniforms;
 @group(0) @binding(1) var<storage, read> terrain: array<f32>;
-@group(0) @binding(2) var<storage, read> flux: array<f32>;
+#fields flux 2 read
 @group(0) @binding(3) var<storage, read_write> terrain_next: array<f32>;
 @group(0) @binding(4) var<storage, read_write> water: array<f32>;
-// velocity x, velocity y, discharge integral: [0, cells), [cells, 2·cells), [2·cells, 3·cells)
-@group(0) @binding(5) var<storage, read_write> velocity: array<f32>;
+// velocity x, velocity y, discharge integral: fields 0, 1, 2
+#fields velocity 5 read_write
 @group(0) @binding(6) var<storage, read_write> sediment: array<f32>;
-// hardness [0, cells), then the sediment layer's depth [cells, 2·cells)
-@group(0) @binding(7) var<storage, read_write> ground: array<f32>;
+// hardness (field 0), then the sediment layer's depth (field 1)
+#fields ground 7 read_write
 // the books per cell (see gpu.rs `Book`): this stage adds eroded (2), deposited (3), evaporated
 // (4), water removed by deposition (5), water leaving open edges (6, m³) and water added by
 // dissolving (8)
-@group(0) @binding(8) var<storage, read_write> books: array<f32>;
+#fields books 8 read_write
 
 // erosion.rs `capacity`
 fn capacity(bx: f32, by: f32, vx: f32, vy: f32, d: f32) -> f32 {
@@ -89,7 +89,6 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;
     }
-    let cells = u.width * u.height;
     let r = i32(id.y);
     let c = i32(id.x);
     let i = id.y * u.width + id.x;
@@ -103,12 +102,12 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
         var back = 0.0;
         if (j >= 0) {
             if (u.signed == 0u) {
-                back = flux[(e ^ 1u) * cells + u32(j)];
+                back = flux_get(e ^ 1u, u32(j));
             }
         } else if (u.border == 1u && e < 4u) {
-            outflow += max(flux[e * cells + i], 0.0) * u.dt;
+            outflow += max(flux_get(e, i), 0.0) * u.dt;
         }
-        let q = flux[e * cells + i] - back;
+        let q = flux_get(e, i) - back;
         net += q;
         wx += q * pick(u.unit_x, e);
         wy += q * pick(u.unit_y, e);
@@ -124,16 +123,16 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
         vx = wx * (1.0 / mean) * u.inv_ly;
         vy = wy * (1.0 / mean) * u.inv_lx;
     }
-    velocity[2u * cells + i] += sqrt(wx * wx + wy * wy) * u.dt;
-    velocity[i] = vx;
-    velocity[cells + i] = vy;
+    velocity_add(2u, i, sqrt(wx * wx + wy * wy) * u.dt);
+    velocity_set(0u, i, vx);
+    velocity_set(1u, i, vy);
     // erosion.rs `erode_cell`
     let bx = (terrain[clamped(r, c + 1)] - terrain[clamped(r, c - 1)]) * u.inv2x;
     let by = (terrain[clamped(r + 1, c)] - terrain[clamped(r - 1, c)]) * u.inv2y;
     let b = terrain[i];
     let s = sediment[i];
-    let hard = ground[i];
-    let loose = ground[cells + i];
+    let hard = ground_get(0u, i);
+    let loose = ground_get(1u, i);
     let cap = capacity(bx, by, vx, vy, d2);
     var b_new = b;
     var s_new = s;
@@ -148,28 +147,28 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
         let from_loose = min(pull, loose);
         let want = from_loose + (1.0 - hard * u.erodibility_loss) * (pull - from_loose);
         let dissolved = min(want, max(b - u.floor_height, 0.0));
-        ground[cells + i] = max(loose - dissolved, 0.0);
+        ground_set(1u, i, max(loose - dissolved, 0.0));
         b_new = b - dissolved;
         s_new = s + dissolved;
         d_new = d2 + dissolved * u.water_per_soil;
-        books[2u * cells + i] += dissolved;
-        books[8u * cells + i] += dissolved * u.water_per_soil;
+        books_add(2u, i, dissolved);
+        books_add(8u, i, dissolved * u.water_per_soil);
     } else {
         let deposited = min(min(u.dt * u.deposit * (s - cap), s), most);
         b_new = b + deposited;
         s_new = s - deposited;
         let water_out = min(deposited * u.water_per_soil, d2);
         d_new = d2 - water_out;
-        books[5u * cells + i] += water_out;
+        books_add(5u, i, water_out);
         // softening: fresh deposits are looser
-        ground[i] = max(hard - u.softening * deposited, 0.0);
-        ground[cells + i] = loose + u.layer * deposited;
-        books[3u * cells + i] += deposited;
+        ground_set(0u, i, max(hard - u.softening * deposited, 0.0));
+        ground_set(1u, i, loose + u.layer * deposited);
+        books_add(3u, i, deposited);
     }
     terrain_next[i] = b_new;
     sediment[i] = s_new;
     let kept = d_new * u.keep;
     water[i] = kept;
-    books[4u * cells + i] += d_new - kept;
-    books[6u * cells + i] += outflow;
+    books_add(4u, i, d_new - kept);
+    books_add(6u, i, outflow);
 }

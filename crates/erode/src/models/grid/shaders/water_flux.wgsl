@@ -8,8 +8,8 @@
 @group(0) @binding(0) var<uniform> u: FluxUniforms;
 @group(0) @binding(1) var<storage, read> terrain: array<f32>;
 @group(0) @binding(2) var<storage, read> water: array<f32>;
-// pipe-major: flux[e * cells + i]
-@group(0) @binding(3) var<storage, read_write> flux: array<f32>;
+// one field per pipe, flux_get(e, i) (gpu.rs splits the group across bindings as the device needs)
+#fields flux 3 read_write
 @group(0) @binding(4) var<storage, read_write> share: array<f32>;
 // the signed form's per-cell limit K (a 1-element dummy for one-way pipes)
 @group(0) @binding(5) var<storage, read_write> limit: array<f32>;
@@ -39,7 +39,6 @@ fn water_flux(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;
     }
-    let cells = u.width * u.height;
     let i = id.y * u.width + id.x;
     let bed = terrain[i];
     let d = water[i];
@@ -60,7 +59,7 @@ fn water_flux(@builtin(global_invocation_id) id: vec3<u32>) {
         } else {
             continue;
         }
-        new_flux[e] = pipe(eta, bed, eta_j, bed_j, flux[e * cells + i], pick(u.gain, e), pick(u.pipe_width, e));
+        new_flux[e] = pipe(eta, bed, eta_j, bed_j, flux_get(e, i), pick(u.gain, e), pick(u.pipe_width, e));
         sum += max(new_flux[e], 0.0);
     }
     // eq. 3: the share of the new outflow the cell can afford
@@ -71,7 +70,7 @@ fn water_flux(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     if (u.signed == 1u) {
         for (var e = 0u; e < u.pipes; e++) {
-            flux[e * cells + i] = new_flux[e];
+            flux_set(e, i, new_flux[e]);
         }
         limit[i] = k;
         return;
@@ -79,7 +78,7 @@ fn water_flux(@builtin(global_invocation_id) id: vec3<u32>) {
     var gross = 0.0;
     for (var e = 0u; e < u.pipes; e++) {
         let f = new_flux[e] * k;
-        flux[e * cells + i] = f;
+        flux_set(e, i, f);
         gross += max(f, 0.0);
     }
     // water.rs `sediment_share`

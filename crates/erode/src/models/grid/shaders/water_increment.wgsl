@@ -19,15 +19,14 @@ struct IncrementUniforms {
 @group(0) @binding(1) var<storage, read_write> water: array<f32>;
 @group(0) @binding(2) var<storage, read> rain_map: array<f32>;
 @group(0) @binding(3) var<storage, read> source_rate: array<f32>;
-// the books per cell (see gpu.rs `Book`): rain at [0, cells), sources at [cells, 2·cells)
-@group(0) @binding(4) var<storage, read_write> books: array<f32>;
+// the books per cell (see gpu.rs `Book`): rain is book 0, sources book 1
+#fields books 4 read_write
 
 @compute @workgroup_size(16, 16)
 fn water_increment(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;
     }
-    let cells = u.width * u.height;
     let i = id.y * u.width + id.x;
     var d = water[i];
     if (u.rain > 0.0) {
@@ -37,12 +36,12 @@ fn water_increment(@builtin(global_invocation_id) id: vec3<u32>) {
         } else {
             d += u.rain;
         }
-        books[i] += d - before;
+        books_add(0u, i, d - before);
     }
     if (u.has_sources == 1u) {
         let before = d;
         d += source_rate[i] * u.dt;
-        books[cells + i] += d - before;
+        books_add(1u, i, d - before);
     }
     water[i] = d;
 }
