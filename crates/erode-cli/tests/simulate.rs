@@ -553,3 +553,17 @@ fn a_grid_run_goes_on_from_its_outputs_with_its_sediment_layer() {
     let e = erode(&["simulate", "grid", "first/height.tif", "-o", "with", "--iterations", "30", "--resume", "-q"], d);
     assert_eq!(e.status.code(), Some(2), "{}", String::from_utf8_lossy(&e.stderr));
 }
+
+#[test]
+fn a_map_wider_than_2048_cells_gets_a_preview_2048_pixels_wide() {
+    // the preview is shrunk (each pixel the mean of the cells it covers), not cropped; the maps
+    // keep every cell
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--width", "2100", "--height", "40", "--relief", "50", "--cell-size", "4", "-o", "wide.tif"], d);
+    ok(&["simulate", "grid", "wide.tif", "-o", "out", "--iterations", "1", "--set", "start_water=\"dry\"", "-q"], d);
+    let png = bytes(d.join("out/preview.png"));
+    let size = |k: usize| u32::from_be_bytes(png[k..k + 4].try_into().unwrap());
+    assert_eq!((size(16), size(20)), (2048, 39), "preview size");
+    assert_eq!(info("out/height.tif", d)["width"], 2100);
+}

@@ -72,9 +72,11 @@ impl MapOutputs {
             .collect::<Result<_, _>>()?;
         if let (Some(terrain), Some(overlay)) = (written.first(), overlay) {
             let g = &terrain.heights;
-            let overlay = erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), overlay)
-                .map_err(|e| Error::format(dir, crate::FormatError::Grid(e)))?;
-            let image = render(terrain, None, Some(&overlay), &PreviewStyle::default());
+            let bad = |e| Error::format(dir, crate::FormatError::Grid(e));
+            let overlay = erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), overlay).map_err(bad)?;
+            let (terrain, overlay) = erode::preview::fit(terrain, Some(&overlay), erode::preview::PREVIEW_MAX_SIDE)
+                .map_err(|e| Error::Output { path: dir.join("preview.png"), reason: e.to_string() })?;
+            let image = render(&terrain, None, overlay.as_ref(), &PreviewStyle::default());
             crate::write_rgb_png(&dir.join("preview.png"), &image)?;
         }
         Ok(())

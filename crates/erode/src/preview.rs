@@ -1,6 +1,35 @@
 //! Hillshaded colour previews: what `erode render`, `preview.png` and the README pictures show.
 
+use crate::error::TransformError;
 use crate::grid::{Grid, Heightmap};
+use crate::transform::{Filter, resample};
+
+/// The longest side of the preview a run writes, pixels: a larger map is shrunk to it first (each
+/// pixel the mean of the cells it covers), so a 16384² run writes a 2048² picture, not a
+/// 268-megapixel one.
+pub const PREVIEW_MAX_SIDE: usize = 2048;
+
+/// `map` and `overlay` (of its shape) shrunk so that the longer side is at most `most` cells,
+/// the extent kept; as they are when they fit.
+pub fn fit(
+    map: &Heightmap,
+    overlay: Option<&Grid<f32>>,
+    most: usize,
+) -> Result<(Heightmap, Option<Grid<f32>>), TransformError> {
+    let g = &map.heights;
+    let longest = g.width().max(g.height());
+    if longest <= most {
+        return Ok((map.clone(), overlay.cloned()));
+    }
+    let f = most as f64 / longest as f64;
+    let (w, h) = (((g.width() as f64 * f).round() as usize).max(1), ((g.height() as f64 * f).round() as usize).max(1));
+    let small = resample(map, w, h, Filter::Box)?;
+    let overlay = match overlay {
+        Some(o) => Some(resample(&Heightmap::new(o.clone())?, w, h, Filter::Box)?.heights),
+        None => None,
+    };
+    Ok((small, overlay))
+}
 
 /// How to draw a preview.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use erode::amplify::{Params, amplify};
-use erode::transform::{Filter, resample};
 
 use crate::input::{InputArgs, parse_cell_size_as};
 use crate::memory::{Work, check};
@@ -187,16 +186,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     }
     let result = &levels.last().context("no level")?.map;
     erode_io::write(&dir.join("height.tif"), result, &write).map_err(|e| staging.as_placed(e))?;
-    let g = &result.heights;
-    let longest = g.width().max(g.height());
-    let preview_map = if longest > 2048 {
-        let f = 2048.0 / longest as f64;
-        let (pw, ph) =
-            (((g.width() as f64 * f).round() as usize).max(1), ((g.height() as f64 * f).round() as usize).max(1));
-        resample(result, pw, ph, Filter::Box)?
-    } else {
-        result.clone()
-    };
+    let (preview_map, _) = erode::preview::fit(result, None, erode::preview::PREVIEW_MAX_SIDE)?;
     let image = erode::preview::render(&preview_map, None, None, &Default::default());
     erode_io::write_rgb_png(&dir.join("preview.png"), &image).map_err(|e| staging.as_placed(e))?;
     let report = serde_json::json!({
