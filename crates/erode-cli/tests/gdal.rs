@@ -79,7 +79,21 @@ fn check(input: &Path, dir: &Path) {
     ok(&["convert", input.to_str().unwrap(), "-o", converted.to_str().unwrap()], dir);
     assert_same_georeference(input, &converted);
     let out = dir.join(format!("{name}-run"));
-    ok(&["simulate", "grid", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--iterations", "2", "-q"], dir);
+    ok(
+        &[
+            "simulate",
+            "grid",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--iterations",
+            "2",
+            "--outputs",
+            "all",
+            "-q",
+        ],
+        dir,
+    );
     for map in ["height.tif", "water.tif", "sediment.tif"] {
         assert_same_georeference(input, &out.join(map));
     }

@@ -124,11 +124,11 @@ fn a_run_leaves_one_set_its_inputs_kept() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     ok(&["generate", "--size", "24", "-o", "dem.tif"], d);
-    ok(&["simulate", "grid", "dem.tif", "-o", "out", "--iterations", "5", "-q"], d);
+    ok(&["simulate", "grid", "dem.tif", "-o", "out", "--iterations", "5", "--outputs", "all", "-q"], d);
     assert!(d.join("out/water.tif").exists());
     std::fs::copy(d.join("out/water.tif"), d.join("water-copy.tif")).unwrap();
     // the droplets write no water map: the grid's goes with its set
-    ok(&["simulate", "droplet", "dem.tif", "-o", "out", "--droplets", "100", "-q"], d);
+    ok(&["simulate", "droplet", "dem.tif", "-o", "out", "--droplets", "100", "--outputs", "flow", "-q"], d);
     assert!(!d.join("out/water.tif").exists(), "the grid run's water map is left beside the droplet run's");
     assert!(d.join("out/height.tif").exists() && d.join("out/flow.tif").exists());
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(d.join("out/report.json")).unwrap()).unwrap();

@@ -20,7 +20,23 @@ fn simulate_writes_every_map_preview_and_a_balanced_report() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     ok(&["generate", "--kind", "ridged", "--size", "48", "--relief", "20", "-o", "t.tif"], d);
-    ok(&["simulate", "grid", "t.tif", "-o", "out", "--iterations", "200", "--format", "tif,png,exr", "--quiet"], d);
+    ok(
+        &[
+            "simulate",
+            "grid",
+            "t.tif",
+            "-o",
+            "out",
+            "--iterations",
+            "200",
+            "--format",
+            "tif,png,exr",
+            "--outputs",
+            "all",
+            "--quiet",
+        ],
+        d,
+    );
     for map in
         ["height", "water", "sediment", "sediment_depth", "hardness", "erosion", "deposition", "flow", "velocity"]
     {
@@ -47,7 +63,7 @@ fn thread_counts_give_identical_files_and_resume_equals_a_straight_run() {
     ok(&["generate", "--size", "40", "--seed", "3", "--relief", "15", "-o", "t.tif"], d);
     let common = ["--set", "rain_mode=buckets", "--set", "pipes=8", "-q"];
     let run = |out: &str, threads: &str, extra: &[&str]| {
-        let mut args = vec!["simulate", "grid", "t.tif", "-o", out, "--threads", threads];
+        let mut args = vec!["simulate", "grid", "t.tif", "-o", out, "--threads", threads, "--outputs", "all"];
         args.extend_from_slice(&common);
         args.extend_from_slice(extra);
         ok(&args, d);
@@ -122,7 +138,7 @@ fn real_dems_erode_finitely_with_balanced_books_deterministically() {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
         let dem = dem.to_str().unwrap();
-        let base = ["simulate", "grid", dem, "--set", "rain_rate=0.01", "-q"];
+        let base = ["simulate", "grid", dem, "--set", "rain_rate=0.01", "--outputs", "all", "-q"];
         let run = |out: &str, threads: &str, extra: &[&str]| {
             let mut args = base.to_vec();
             args.extend_from_slice(&["-o", out, "--threads", threads]);
@@ -172,7 +188,8 @@ fn droplets_on_real_dems_and_below_sea_level_are_finite_exact_and_deterministic(
     }
     for (k, dem) in dems.iter().enumerate() {
         let run = |out: &str, threads: &str, extra: &[&str]| {
-            let mut args = vec!["simulate", "droplet", dem.as_str(), "-o", out, "--threads", threads, "-q"];
+            let mut args =
+                vec!["simulate", "droplet", dem.as_str(), "-o", out, "--threads", threads, "--outputs", "all", "-q"];
             args.extend_from_slice(&["--set", "max_distance=40", "--set", "radius=3", "--set", "batch_size=2000"]);
             args.extend_from_slice(extra);
             ok(&args, d);
@@ -203,7 +220,7 @@ fn simulate_droplet_books_threads_and_resume() {
     // tall enough for droplets of lifetime 10 to run in 9 bands at a time
     ok(&["generate", "--size", "256", "--seed", "5", "--relief", "8", "-o", "t.tif"], d);
     let run = |out: &str, threads: &str, extra: &[&str]| {
-        let mut args = vec!["simulate", "droplet", "t.tif", "-o", out, "--threads", threads, "-q"];
+        let mut args = vec!["simulate", "droplet", "t.tif", "-o", out, "--threads", threads, "--outputs", "all", "-q"];
         args.extend_from_slice(&["--set", "radius=2", "--set", "max_distance=10", "--set", "batch_size=500"]);
         args.extend_from_slice(extra);
         ok(&args, d);
@@ -252,7 +269,20 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
     let d = tmp.path();
     ok(&["generate", "--kind", "ridged", "--size", "64", "--seed", "3", "--relief", "30", "-o", "t.tif"], d);
     let gpu = std::process::Command::new(env!("CARGO_BIN_EXE_erode"))
-        .args(["simulate", "grid", "t.tif", "-o", "gpu", "--iterations", "150", "--backend", "gpu", "-q"])
+        .args([
+            "simulate",
+            "grid",
+            "t.tif",
+            "-o",
+            "gpu",
+            "--iterations",
+            "150",
+            "--backend",
+            "gpu",
+            "--outputs",
+            "all",
+            "-q",
+        ])
         .current_dir(d)
         .output()
         .unwrap();
@@ -292,14 +322,44 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
         ],
         d,
     );
-    ok(&["simulate", "grid", "t.tif", "-o", "res", "--iterations", "150", "--resume", "--backend", "gpu", "-q"], d);
+    ok(
+        &[
+            "simulate",
+            "grid",
+            "t.tif",
+            "-o",
+            "res",
+            "--iterations",
+            "150",
+            "--resume",
+            "--backend",
+            "gpu",
+            "--outputs",
+            "all",
+            "-q",
+        ],
+        d,
+    );
     for map in ["height", "water", "sediment", "erosion", "flow"] {
         assert!(bytes(d.join(format!("gpu/{map}.tif"))) == bytes(d.join(format!("res/{map}.tif"))), "resumed {map}");
     }
     // the droplet model on the GPU: the same bytes twice, exact books, and a run stopped at a
     // checkpoint (a whole number of GPU batches) and resumed ends where a straight one does
     let droplets = |out: &'static str, n: &'static str, extra: &[&'static str]| {
-        let mut args = vec!["simulate", "droplet", "t.tif", "-o", out, "--droplets", n, "--backend", "gpu", "-q"];
+        let mut args = vec![
+            "simulate",
+            "droplet",
+            "t.tif",
+            "-o",
+            out,
+            "--droplets",
+            n,
+            "--backend",
+            "gpu",
+            "--outputs",
+            "all",
+            "-q",
+        ];
         args.extend_from_slice(extra);
         ok(&args, d);
     };
@@ -504,7 +564,7 @@ fn the_grid_default_keeps_a_real_mountains_drainage_and_cliffs_and_makes_no_new_
     ok(&["convert", dem, "--cell-size", "74.4x92.5", "-o", "real.tif", "-q"], d);
     ok(&["rescale", "real.tif", "--factor", "3", "-o", "steep.tif", "-q"], d);
     for name in ["real", "steep"] {
-        ok(&["simulate", "grid", &format!("{name}.tif"), "-o", name, "-q"], d);
+        ok(&["simulate", "grid", &format!("{name}.tif"), "-o", name, "--outputs", "sediment_depth", "-q"], d);
         let (before, after) = (analysis(&format!("{name}.tif"), d), analysis(&format!("{name}/height.tif"), d));
         let steep = |a: &serde_json::Value| a["steep_slope"].as_f64().unwrap();
         assert!(
@@ -538,9 +598,20 @@ fn a_grid_run_goes_on_from_its_outputs_with_its_sediment_layer() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     ok(&["generate", "--kind", "ridged", "--size", "40", "--relief", "15", "-o", "t.tif", "-q"], d);
-    ok(&["simulate", "grid", "t.tif", "-o", "first", "--iterations", "100", "-q"], d);
+    ok(&["simulate", "grid", "t.tif", "-o", "first", "--iterations", "100", "--outputs", "sediment_depth", "-q"], d);
     let go_on = |out: &str, extra: &[&str]| {
-        let mut args = vec!["simulate", "grid", "first/height.tif", "-o", out, "--iterations", "20", "-q"];
+        let mut args = vec![
+            "simulate",
+            "grid",
+            "first/height.tif",
+            "-o",
+            out,
+            "--iterations",
+            "20",
+            "-q",
+            "--outputs",
+            "sediment_depth",
+        ];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--checkpoint-every", "10"]);
         ok(&args, d);
@@ -566,4 +637,31 @@ fn a_map_wider_than_2048_cells_gets_a_preview_2048_pixels_wide() {
     let size = |k: usize| u32::from_be_bytes(png[k..k + 4].try_into().unwrap());
     assert_eq!((size(16), size(20)), (2048, 39), "preview size");
     assert_eq!(info("out/height.tif", d)["width"], 2100);
+}
+
+#[test]
+fn a_run_writes_the_height_by_default_and_other_maps_when_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "24", "-o", "t.tif", "-q"], d);
+    let written = |out: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(d.join(out))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "checkpoints")
+            .collect();
+        names.sort();
+        names
+    };
+    ok(&["simulate", "grid", "t.tif", "-o", "plain", "--iterations", "3", "-q"], d);
+    assert_eq!(written("plain"), ["height.tif", "preview.png", "report.json"]);
+    ok(&["simulate", "grid", "t.tif", "-o", "two", "--iterations", "3", "--outputs", "flow,erosion", "-q"], d);
+    assert_eq!(written("two"), ["erosion.tif", "flow.tif", "height.tif", "preview.png", "report.json"]);
+    ok(&["simulate", "droplet", "t.tif", "-o", "all", "--droplets", "50", "--outputs", "all", "-q"], d);
+    assert_eq!(written("all").len(), 4 + 2, "{:?}", written("all"));
+    // an unknown name is refused before anything is read or written, naming the known ones
+    let err =
+        refused(&["simulate", "grid", "t.tif", "-o", "bad", "--outputs", "flow,drainage_area"], d, "drainage_area");
+    assert!(err.contains("water, sediment") && err.contains("or all"), "{err}");
+    assert!(!d.join("bad").exists());
 }

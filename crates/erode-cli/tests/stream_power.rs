@@ -15,7 +15,8 @@ fn a_noisy_plain_grows_a_range_whose_rivers_follow_flints_law() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     ok(&["generate", "--kind", "noise", "--size", "128", "--relief", "1", "--cell-size", "100", "-o", "plain.tif"], d);
-    ok(&["-q", "simulate", "stream-power", "plain.tif", "-o", "range", "--years", "1e7", "--dt-years", "1e5"], d);
+    let args = ["-q", "simulate", "stream-power", "plain.tif", "-o", "range", "--years", "1e7", "--dt-years", "1e5"];
+    ok(&[&args[..], &["--outputs", "all"]].concat(), d);
     for name in ["height.tif", "drainage_area.tif", "erosion_rate.tif", "uplift.tif", "preview.png", "report.json"] {
         assert!(d.join("range").join(name).is_file(), "{name} missing");
     }

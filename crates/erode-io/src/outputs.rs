@@ -32,10 +32,13 @@ pub fn write_map(
 }
 
 /// Writes a model's maps as `<name>.<ext>` in every format (the input's nodata and georeference
-/// kept) and `preview.png`: the first map hillshaded, with the map named `overlay` in blue.
+/// kept) and `preview.png`: the first map hillshaded, with the map named `overlay` in blue. The
+/// first map (the height) is always written, the others when `wanted`.
 pub struct MapOutputs {
     /// The formats asked for.
     pub formats: Vec<Format>,
+    /// The maps written besides the first.
+    pub wanted: Wanted,
     /// The map drawn over the preview.
     pub overlay: &'static str,
     /// Draw the overlay's logarithm from 100 times its smallest value up (for a drainage area:
@@ -43,11 +46,35 @@ pub struct MapOutputs {
     pub log_overlay: bool,
 }
 
+/// Which maps a run writes besides its first (the height, always written).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Wanted {
+    /// Every map.
+    All,
+    /// These, by name.
+    Named(Vec<String>),
+}
+
+impl Wanted {
+    /// Whether the map `name` at position `k` of the run's maps is written.
+    pub fn has(&self, k: usize, name: &str) -> bool {
+        k == 0
+            || match self {
+                Wanted::All => true,
+                Wanted::Named(names) => names.iter().any(|n| n == name),
+            }
+    }
+}
+
 impl MapOutputs {
     /// The files [`MapOutputs::write`] writes for maps named `maps`.
     pub fn file_names<'a>(&self, maps: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-        let mut names: Vec<String> =
-            maps.into_iter().flat_map(|m| self.formats.iter().map(move |f| format!("{m}.{}", f.extension()))).collect();
+        let mut names: Vec<String> = maps
+            .into_iter()
+            .enumerate()
+            .filter(|(k, m)| self.wanted.has(*k, m))
+            .flat_map(|(_, m)| self.formats.iter().map(move |f| format!("{m}.{}", f.extension())))
+            .collect();
         names.push("preview.png".into());
         names
     }
@@ -66,6 +93,8 @@ impl MapOutputs {
                 *v = if *v > low { (*v / low).ln() } else { 0.0 };
             }
         }
+        let maps: Vec<(&'static str, Vec<f32>)> =
+            maps.into_iter().enumerate().filter(|(k, (n, _))| self.wanted.has(*k, n)).map(|(_, m)| m).collect();
         let written: Vec<Heightmap> = maps
             .into_par_iter()
             .map(|(name, field)| write_map(dir, name, &self.formats, input, field))

@@ -37,7 +37,7 @@ def terrain(tmp_path):
 def test_grid_gives_the_command_lines_bytes(tmp_path, terrain):
     heights, cell = terrain
     assert heights.dtype == np.float32 and cell == (2.0, 2.0)
-    cli("simulate", "grid", "t.tif", "-o", "out", "--iterations", "150", "--format", "npy",
+    cli("simulate", "grid", "t.tif", "--outputs", "all", "-o", "out", "--iterations", "150", "--format", "npy",
         "--set", "rain_rate=3e-5", cwd=tmp_path)
     sim = erode.Grid(heights, cell_size=cell[0], rain_rate=3e-5)
     sim.run(100)
@@ -54,7 +54,7 @@ def test_grid_gives_the_command_lines_bytes(tmp_path, terrain):
 
 def test_droplets_give_the_command_lines_bytes(tmp_path, terrain):
     heights, cell = terrain
-    cli("simulate", "droplet", "t.tif", "-o", "out", "--droplets", "3000", "--format", "npy",
+    cli("simulate", "droplet", "t.tif", "--outputs", "all", "-o", "out", "--droplets", "3000", "--format", "npy",
         "--set", "radius=3", cwd=tmp_path)
     sim = erode.Droplets(heights, cell_size=cell[0], params={"radius": 3})
     sim.run(3000)
@@ -68,7 +68,7 @@ def test_droplets_give_the_command_lines_bytes(tmp_path, terrain):
 def test_stream_power_gives_the_command_lines_bytes(tmp_path):
     cli("generate", "--kind", "noise", "--size", "48", "--relief", "1", "--cell-size", "100",
         "-o", "p.tif", cwd=tmp_path)
-    cli("simulate", "stream-power", "p.tif", "-o", "out", "--years", "3e5", "--dt-years", "3e4",
+    cli("simulate", "stream-power", "p.tif", "--outputs", "all", "-o", "out", "--years", "3e5", "--dt-years", "3e4",
         "--format", "npy", cwd=tmp_path)
     heights, cell = erode.read(tmp_path / "p.tif")
     sim = erode.StreamPower(heights, cell_size=cell[0], dt_years=3e4)
@@ -83,7 +83,7 @@ def test_stream_power_gives_the_command_lines_bytes(tmp_path):
     with pytest.raises(ValueError, match="`n`"):
         erode.StreamPower(heights, cell_size=cell[0], n=0.0)
     # multiple flow directions, a string parameter, the same way
-    cli("simulate", "stream-power", "p.tif", "-o", "mfd", "--years", "3e5", "--dt-years", "3e4",
+    cli("simulate", "stream-power", "p.tif", "--outputs", "all", "-o", "mfd", "--years", "3e5", "--dt-years", "3e4",
         "--set", "flow=mfd", "--format", "npy", cwd=tmp_path)
     mfd = erode.StreamPower(heights, cell_size=cell[0], dt_years=3e4, flow="mfd")
     mfd.run(10)

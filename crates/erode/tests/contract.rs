@@ -228,3 +228,15 @@ fn checkpoints_record_their_input_and_older_ones_still_resume() {
         }
     }
 }
+
+#[test]
+fn every_model_gives_the_maps_its_info_lists_in_that_order() {
+    // what `--outputs` chooses from is what the run gives
+    for run in [grid_run(), droplet_run(), stream_power_run(), sph_run()] {
+        let info = erode::models::info::find(run.name()).unwrap();
+        let given: Vec<&str> = run.maps().iter().map(|(n, _)| *n).collect();
+        let listed: Vec<&str> = info.maps.iter().map(|m| m.name).collect();
+        assert_eq!(given, listed, "{}", run.name());
+        assert!(listed.is_empty() || listed[0] == "height", "{}: the height first", run.name());
+    }
+}

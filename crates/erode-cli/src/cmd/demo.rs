@@ -77,7 +77,10 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
             georef: None,
         },
     };
-    let front = DemoFront { grid: GridFront::new(&run, input, Vec::new(), preset), before };
+    let front = DemoFront {
+        grid: GridFront::new(&run, input, Vec::new(), erode_io::outputs::Wanted::Named(Vec::new()), preset),
+        before,
+    };
     let job = Job {
         model: run,
         front,

@@ -7,7 +7,7 @@ use erode::models::droplet;
 use serde_json::{Map, Value, json};
 
 use super::{Front, MapSet, RunError, Watch};
-use crate::outputs::{MapOutputs, note_nodata};
+use crate::outputs::{MapOutputs, Wanted, note_nodata};
 use crate::{Format, Loaded};
 
 /// The droplet model's part of a run on the heightmap `input`.
@@ -16,9 +16,9 @@ pub struct DropletFront {
 }
 
 impl DropletFront {
-    /// The outputs of a run started from preset `preset` on `input`, in `formats`.
-    pub fn new(input: Loaded, formats: Vec<Format>, preset: &str) -> Self {
-        let outputs = MapOutputs { formats, overlay: "flow", log_overlay: false };
+    /// The outputs of a run started from preset `preset` on `input`: the maps `wanted`, in `formats`.
+    pub fn new(input: Loaded, formats: Vec<Format>, wanted: Wanted, preset: &str) -> Self {
+        let outputs = MapOutputs { formats, wanted, overlay: "flow", log_overlay: false };
         Self { set: MapSet { input, outputs, preset: preset.into() } }
     }
 }

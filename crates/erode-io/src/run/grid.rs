@@ -7,7 +7,7 @@ use erode::models::grid;
 use serde_json::{Map, Value, json};
 
 use super::{Front, MapSet, RunError, Watch};
-use crate::outputs::{MapOutputs, note_nodata};
+use crate::outputs::{MapOutputs, Wanted, note_nodata};
 use crate::{Format, Loaded};
 
 /// The grid model's part of a run on the heightmap `input`.
@@ -20,9 +20,9 @@ pub struct GridFront {
 }
 
 impl GridFront {
-    /// The outputs of `model`, started from preset `preset` on `input`, in `formats`.
-    pub fn new(model: &GridRun, input: Loaded, formats: Vec<Format>, preset: &str) -> Self {
-        let outputs = MapOutputs { formats, overlay: "water", log_overlay: false };
+    /// The outputs of `model`, started from preset `preset` on `input`: the maps `wanted`, in `formats`.
+    pub fn new(model: &GridRun, input: Loaded, formats: Vec<Format>, wanted: Wanted, preset: &str) -> Self {
+        let outputs = MapOutputs { formats, wanted, overlay: "water", log_overlay: false };
         let set = MapSet { input, outputs, preset: preset.into() };
         Self { set, first: model.derived().clone(), most_substeps: 0 }
     }

@@ -7,7 +7,7 @@ use erode::contract::StreamPowerRun;
 use serde_json::{Map, Value, json};
 
 use super::{Front, MapSet, RunError, Watch};
-use crate::outputs::{MapOutputs, note_nodata};
+use crate::outputs::{MapOutputs, Wanted, note_nodata};
 use crate::{Format, Loaded};
 
 /// The stream-power model's part of a run on the heightmap `input`.
@@ -16,9 +16,9 @@ pub struct StreamPowerFront {
 }
 
 impl StreamPowerFront {
-    /// The outputs of a run started from preset `preset` on `input`, in `formats`.
-    pub fn new(input: Loaded, formats: Vec<Format>, preset: &str) -> Self {
-        let outputs = MapOutputs { formats, overlay: "drainage_area", log_overlay: true };
+    /// The outputs of a run started from preset `preset` on `input`: the maps `wanted`, in `formats`.
+    pub fn new(input: Loaded, formats: Vec<Format>, wanted: Wanted, preset: &str) -> Self {
+        let outputs = MapOutputs { formats, wanted, overlay: "drainage_area", log_overlay: true };
         Self { set: MapSet { input, outputs, preset: preset.into() } }
     }
 }

@@ -31,6 +31,10 @@ pub struct ModelInfo {
     pub params: &'static [ParamDoc],
     /// Its presets, the default first: (name, what it is for); none for a model without.
     pub presets: fn() -> Vec<(&'static str, &'static str)>,
+    /// The maps a run gives ([`crate::contract::Model::maps`], in that order; the height
+    /// first), each with what it holds and its unit: what `--outputs` chooses from. None for a
+    /// model whose result is a mesh.
+    pub maps: &'static [ParamDoc],
 }
 
 /// Every model, in the order front ends show them.

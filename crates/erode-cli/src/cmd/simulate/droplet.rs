@@ -57,6 +57,7 @@ const MAX_DROPLETS: f64 = 1e11;
 /// Validates `a` into a job: parameters, input, maps, checkpoint and backend.
 pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>> {
     let formats = crate::output::formats(&a.maps.format)?;
+    let wanted = a.maps.wanted(&droplet::INFO)?;
     let preset = a.preset.as_deref().unwrap_or(droplet::PRESETS[0].0);
     let base = droplet::preset(preset).context("--preset")?;
     let mut params: droplet::Params = erode_io::params::load_onto(&base, a.run.params.as_deref(), &a.run.sets)?;
@@ -110,7 +111,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
     };
     backend.place(&mut model, quiet, DropletRun::use_gpu)?;
     super::say_scale(params.scale_note(input.terrain().cell_size()));
-    let front = DropletFront::new(input.loaded, formats, preset);
+    let front = DropletFront::new(input.loaded, formats, wanted, preset);
     let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
     a.run.job(model, front, Until::Count(total), checkpoint, stamp, &files)
 }

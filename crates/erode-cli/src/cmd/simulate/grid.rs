@@ -58,6 +58,7 @@ pub struct Args {
 /// Validates `a` into a job: parameters, input, maps, checkpoint and backend.
 pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let formats = crate::output::formats(&a.maps.format)?;
+    let wanted = a.maps.wanted(&grid::INFO)?;
     let preset = a.preset.as_deref().unwrap_or(grid::PRESETS[0].name);
     let base = grid::preset(preset).context("--preset")?;
     let duration = a.duration.as_deref().map(parse_duration).transpose()?;
@@ -107,7 +108,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         None => Until::Count(a.iterations),
     };
     super::say_scale(params.scale_note(input.terrain().cell_size()));
-    let front = GridFront::new(&model, input.loaded, formats, preset);
+    let front = GridFront::new(&model, input.loaded, formats, wanted, preset);
     let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
     a.run.job(model, front, until, checkpoint, stamp, &files)
 }

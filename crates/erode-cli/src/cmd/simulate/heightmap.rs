@@ -20,6 +20,39 @@ pub struct MapArgs {
     /// Output formats, comma-separated: tif, png, exr, pgm, npy, r16, r32.
     #[arg(long, value_delimiter = ',', default_value = "tif")]
     pub format: Vec<String>,
+    #[arg(long, value_delimiter = ',', value_name = "MAPS", help = outputs_help())]
+    pub outputs: Vec<String>,
+}
+
+/// `--outputs`' help: each heightmap model's maps, from the models' list.
+fn outputs_help() -> String {
+    let models: Vec<String> = erode::models::MODELS
+        .iter()
+        .filter(|m| !m.maps.is_empty())
+        .map(|m| format!("{}: {}", m.name, m.maps.iter().skip(1).map(|d| d.name).collect::<Vec<_>>().join(", ")))
+        .collect();
+    format!(
+        "Maps to write besides the height (always written, with preview.png and report.json), comma-separated, \
+         or `all` ({})",
+        models.join("; ")
+    )
+}
+
+impl MapArgs {
+    /// The maps `--outputs` asks `model` for, each checked to be one it gives.
+    pub fn wanted(&self, model: &erode::models::ModelInfo) -> anyhow::Result<erode_io::outputs::Wanted> {
+        use erode_io::outputs::Wanted;
+        if self.outputs.iter().any(|o| o == "all") {
+            return Ok(Wanted::All);
+        }
+        for name in &self.outputs {
+            if !model.maps.iter().any(|m| m.name == name) {
+                let known: Vec<&str> = model.maps.iter().map(|m| m.name).collect();
+                bail!("--outputs {name}: the {} model writes {}, or all", model.name, known.join(", "));
+            }
+        }
+        Ok(Wanted::Named(self.outputs.clone()))
+    }
 }
 
 /// A heightmap read for a run.

@@ -57,6 +57,7 @@ const MAX_STEPS: f64 = 1e7;
 /// Validates `a` into a job: parameters, input, maps and checkpoint.
 pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
     let formats = crate::output::formats(&a.maps.format)?;
+    let wanted = a.maps.wanted(&stream_power::INFO)?;
     if a.maps.backend == super::Backend::Gpu {
         bail!("--backend gpu: the stream-power model runs on the CPU only");
     }
@@ -141,7 +142,7 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
         }
     };
     super::say_scale(params.scale_note(model.state().cell_size));
-    let front = StreamPowerFront::new(input.loaded, formats, preset);
+    let front = StreamPowerFront::new(input.loaded, formats, wanted, preset);
     let files = [
         a.maps.input_file.as_deref(),
         a.uplift_map.as_deref(),

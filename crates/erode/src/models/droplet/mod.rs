@@ -64,4 +64,10 @@ pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
     summary: "Droplets eroding a heightmap one after another (Beyer 2015)",
     params: PARAM_DOCS,
     presets: || PRESETS.to_vec(),
+    maps: &[
+        crate::models::ParamDoc::new("height", "the eroded terrain, m"),
+        crate::models::ParamDoc::new("erosion", "ground removed, m"),
+        crate::models::ParamDoc::new("deposition", "ground laid down, m"),
+        crate::models::ParamDoc::new("flow", "droplet visits per cell (where water ran)"),
+    ],
 };

@@ -138,4 +138,15 @@ pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
     summary: "Shallow water in virtual pipes eroding a heightmap (Mei et al. 2007; Jákó & Tóth 2011)",
     params: PARAM_DOCS,
     presets: || PRESETS.iter().map(|p| (p.name, p.summary)).collect(),
+    maps: &[
+        crate::models::ParamDoc::new("height", "the eroded terrain, m"),
+        crate::models::ParamDoc::new("water", "water depth at the end, m"),
+        crate::models::ParamDoc::new("sediment", "sediment suspended in the water, m"),
+        crate::models::ParamDoc::new("sediment_depth", "the loose layer over bedrock (deposits and debris), m"),
+        crate::models::ParamDoc::new("hardness", "bedrock hardness, 0..1 (1 erodes least)"),
+        crate::models::ParamDoc::new("erosion", "ground removed over the run, m"),
+        crate::models::ParamDoc::new("deposition", "ground laid down over the run, m"),
+        crate::models::ParamDoc::new("flow", "time-averaged discharge, m³/s"),
+        crate::models::ParamDoc::new("velocity", "flow speed at the end, m/s"),
+    ],
 };

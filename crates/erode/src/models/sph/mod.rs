@@ -58,4 +58,5 @@ pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
     summary: "Fluid particles eroding a triangle mesh (Skorkovská et al.): caves, tunnels, overhangs",
     params: PARAM_DOCS,
     presets: Vec::new,
+    maps: &[],
 };

@@ -61,4 +61,10 @@ pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
     summary: "Uplift and stream-power erosion over millions of years: mountain ranges and their drainage (Braun & Willett 2013)",
     params: PARAM_DOCS,
     presets: || PRESETS.to_vec(),
+    maps: &[
+        crate::models::ParamDoc::new("height", "the terrain, m"),
+        crate::models::ParamDoc::new("drainage_area", "area draining through each cell, m²"),
+        crate::models::ParamDoc::new("erosion_rate", "river erosion rate of the last step, m/yr"),
+        crate::models::ParamDoc::new("uplift", "uplift rate, m/yr"),
+    ],
 };
