@@ -305,41 +305,13 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
     );
     assert!(ce > 0.0 && (ge - ce).abs() <= 0.05 * ce, "eroded: GPU {ge}, CPU {ce}");
     // a GPU run checkpointed at 75 and resumed ends where the straight one does
-    ok(
-        &[
-            "simulate",
-            "grid",
-            "t.tif",
-            "-o",
-            "res",
-            "--iterations",
-            "75",
-            "--checkpoint-every",
-            "75",
-            "--backend",
-            "gpu",
-            "-q",
-        ],
-        d,
-    );
-    ok(
-        &[
-            "simulate",
-            "grid",
-            "t.tif",
-            "-o",
-            "res",
-            "--iterations",
-            "150",
-            "--resume",
-            "--backend",
-            "gpu",
-            "--outputs",
-            "all",
-            "-q",
-        ],
-        d,
-    );
+    let res = |extra: &[&str]| {
+        let mut args = vec!["simulate", "grid", "t.tif", "-o", "res", "--backend", "gpu", "-q"];
+        args.extend_from_slice(extra);
+        ok(&args, d);
+    };
+    res(&["--iterations", "75", "--checkpoint-every", "75"]);
+    res(&["--iterations", "150", "--resume", "--outputs", "all"]);
     for map in ["height", "water", "sediment", "erosion", "flow"] {
         assert!(bytes(d.join(format!("gpu/{map}.tif"))) == bytes(d.join(format!("res/{map}.tif"))), "resumed {map}");
     }
