@@ -15,6 +15,13 @@ pub enum Work {
     Droplet,
     /// The stream-power model (with multiple flow directions when true: their shares per cell).
     StreamPower(bool),
+    /// A model made from the models' list, with its bytes per cell (its `Maker`'s).
+    Model {
+        /// Its name.
+        name: &'static str,
+        /// Its peak bytes per cell.
+        bytes_per_cell: u64,
+    },
     /// `erode analyze`.
     Analyze,
     /// `erode resample`, per cell of the output or of its rows filtered one way, whichever is
@@ -32,20 +39,22 @@ impl Work {
             Work::Droplet => 64,
             Work::StreamPower(false) => 160,
             Work::StreamPower(true) => 280,
+            Work::Model { bytes_per_cell, .. } => bytes_per_cell,
             Work::Analyze => 72,
             Work::Resample => 24,
             Work::Map => 16,
         }
     }
 
-    fn name(self) -> &'static str {
+    fn name(self) -> String {
         match self {
-            Work::Grid => "the grid model",
-            Work::Droplet => "the droplet model",
-            Work::StreamPower(_) => "the stream-power model",
-            Work::Analyze => "the analysis",
-            Work::Resample => "the resampled map",
-            Work::Map => "the map",
+            Work::Grid => "the grid model".into(),
+            Work::Droplet => "the droplet model".into(),
+            Work::StreamPower(_) => "the stream-power model".into(),
+            Work::Model { name, .. } => format!("the {name} model"),
+            Work::Analyze => "the analysis".into(),
+            Work::Resample => "the resampled map".into(),
+            Work::Map => "the map".into(),
         }
     }
 }

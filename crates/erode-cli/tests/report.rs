@@ -34,7 +34,7 @@ fn every_models_report_has_one_shape() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     ok(&["generate", "--size", "40", "-o", "t.tif"], d);
-    let runs: [(&str, &[&str], &str, u64); 5] = [
+    let written: [(&str, &[&str], &str, u64); 5] = [
         ("grid", &["simulate", "grid", "t.tif", "-o", "grid", "--iterations", "30", "-q"], "iteration", 30),
         ("droplet", &["simulate", "droplet", "t.tif", "-o", "droplet", "--droplets", "500", "-q"], "droplet", 500),
         (
@@ -51,8 +51,19 @@ fn every_models_report_has_one_shape() {
         ),
         ("demo", &["demo", "-o", "demo", "--size", "32", "--iterations", "12", "-q"], "iteration", 12),
     ];
-    for (name, args, unit, done) in runs {
-        ok(args, d);
+    let mut runs: Vec<(String, Vec<String>, &str, u64)> =
+        written.iter().map(|(n, a, u, d)| (n.to_string(), a.iter().map(|a| a.to_string()).collect(), *u, *d)).collect();
+    // and every model made from the list, through its own subcommand
+    for info in erode::models::MODELS.iter() {
+        let Some(maker) = info.make else { continue };
+        let unit = maker.unit.name();
+        let args = ["simulate", info.name, "t.tif", "-o", info.name, &format!("--{unit}s"), "12", "-q"];
+        runs.push((info.name.to_string(), args.iter().map(|a| a.to_string()).collect(), unit, 12));
+    }
+    for (name, args, unit, done) in &runs {
+        let (name, unit, done) = (name.as_str(), *unit, *done);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ok(&args, d);
         let text = std::fs::read_to_string(d.join(name).join("report.json")).unwrap();
         let r: serde_json::Value = serde_json::from_str(&text).unwrap();
         let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();

@@ -32,7 +32,8 @@ pub fn write_map(
 }
 
 /// Writes a model's maps as `<name>.<ext>` in every format (the input's nodata and georeference
-/// kept) and `preview.png`: the first map hillshaded, with the map named `overlay` in blue. The
+/// kept) and `preview.png`: the first map hillshaded, with the map named `overlay` (if the model
+/// gives one) in blue. The
 /// first map (the height) is always written, the others when `wanted`.
 pub struct MapOutputs {
     /// The formats asked for.
@@ -99,12 +100,17 @@ impl MapOutputs {
             .into_par_iter()
             .map(|(name, field)| write_map(dir, name, &self.formats, input, field))
             .collect::<Result<_, _>>()?;
-        if let (Some(terrain), Some(overlay)) = (written.first(), overlay) {
+        if let Some(terrain) = written.first() {
+            // the hillshade alone when the model gives no overlay map
             let g = &terrain.heights;
             let bad = |e| Error::format(dir, crate::FormatError::Grid(e));
-            let overlay = erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), overlay).map_err(bad)?;
-            let (terrain, overlay) = erode::preview::fit(terrain, Some(&overlay), erode::preview::PREVIEW_MAX_SIDE)
-                .map_err(|e| Error::Output { path: dir.join("preview.png"), reason: e.to_string() })?;
+            let overlay = overlay
+                .map(|o| erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), o))
+                .transpose()
+                .map_err(bad)?;
+            let (terrain, overlay) =
+                erode::preview::fit(terrain, overlay.as_ref(), erode::preview::PREVIEW_MAX_SIDE)
+                    .map_err(|e| Error::Output { path: dir.join("preview.png"), reason: e.to_string() })?;
             let image = render(&terrain, None, overlay.as_ref(), &PreviewStyle::default());
             crate::write_rgb_png(&dir.join("preview.png"), &image)?;
         }

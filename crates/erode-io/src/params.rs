@@ -121,6 +121,38 @@ fn with_sets<P: DeserializeOwned>(mut table: toml::Table, sets: &[String]) -> Re
         .map_err(|e| ParamsError::Set { set: String::new(), message: e.to_string().trim().to_string() })
 }
 
+/// Loads the parameters of a model made from the models' list (see
+/// [`erode::models::make`]): `base` (a preset's table), the TOML file's keys on top, then each
+/// `key=value` of `sets` in order, each checked by `read` (the model's reading of its
+/// parameters, whose message names an unknown key or a wrong type) as it lands.
+pub fn load_table(
+    base: &erode::models::make::Table,
+    file: Option<&Path>,
+    sets: &[String],
+    read: impl Fn(&erode::models::make::Table) -> Result<(), String>,
+) -> Result<erode::models::make::Table, ParamsError> {
+    let json = |v: &toml::Value| serde_json::to_value(v).unwrap_or(serde_json::Value::Null);
+    let mut table = base.clone();
+    if let Some(path) = file {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ParamsError::Io { path: path.to_path_buf(), source })?;
+        let file_error = |message: String| ParamsError::File { path: path.to_path_buf(), message };
+        let keys = text.parse::<toml::Table>().map_err(|e| file_error(located(&text, &e)))?;
+        for (key, value) in &keys {
+            table.insert(key.clone(), json(value));
+        }
+        read(&table).map_err(file_error)?;
+    }
+    for set in sets {
+        let Some((key, value)) = set.split_once('=') else {
+            return Err(ParamsError::Set { set: set.clone(), message: "expected key=value".into() });
+        };
+        table.insert(key.trim().to_string(), json(&value_of(value.trim())));
+        read(&table).map_err(|message| ParamsError::Set { set: set.clone(), message })?;
+    }
+    Ok(table)
+}
+
 /// A TOML error as ``line N (`the line`): message`` (the line of the span's start), on one line.
 fn located(text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim().replace('\n', " ");

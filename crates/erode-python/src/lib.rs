@@ -610,6 +610,148 @@ fn analyze<'py>(py: Python<'py>, heights: &Bound<'py, PyAny>, cell_size: f64) ->
     py.import("json")?.call_method1("loads", (text,))
 }
 
+/// A model of the models' list made from its name alone (`erode.models()` lists every model;
+/// those with classes of their own above are made by them).
+///
+/// Model(name, terrain, *, cell_size=1.0, preset=None, maps=None, params=None, **parameters):
+/// terrain a 2-D float32 array of heights in metres (NaN: no data); maps a dict of input maps
+/// by name (e.g. {"hardness": array}), each of the terrain's shape; parameters as in `erode
+/// params NAME`, read as the command line's `--set`.
+#[pyclass(name = "Model", module = "erode")]
+struct PyModel {
+    run: Box<dyn Model>,
+    nodata: Option<Vec<bool>>,
+}
+
+/// The maker of the model `name`, or a `ValueError` naming the models that have one.
+fn maker_of(name: &str) -> PyResult<erode::models::make::Maker> {
+    match erode::models::info::find(name).and_then(|i| i.make) {
+        Some(m) => Ok(m),
+        None => {
+            let made: Vec<&str> = erode::models::MODELS.iter().filter(|m| m.make.is_some()).map(|m| m.name).collect();
+            Err(value_error(format!("erode.Model(\"{name}\"): models made by name are {}", made.join(", "))))
+        }
+    }
+}
+
+/// The parameters of `name`'s `preset` (its first when `None`) with `params` and the keyword
+/// arguments applied, as `--set` would.
+fn made_params(
+    name: &str,
+    maker: &erode::models::make::Maker,
+    preset: Option<&str>,
+    params: Option<&Bound<'_, PyDict>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<erode::models::make::Table> {
+    let presets = erode::models::info::find(name).map_or_else(Vec::new, |i| (i.presets)());
+    let preset = preset.or(presets.first().map(|p| p.0)).unwrap_or_default();
+    let base = (maker.preset)(preset).map_err(value_error)?;
+    let mut sets = Vec::new();
+    for dict in [params, kwargs].into_iter().flatten() {
+        for (k, v) in dict.iter() {
+            let key: String = k.extract()?;
+            sets.push(format!("{key}={}", set_value(&key, &v)?));
+        }
+    }
+    let table = erode_io::params::load_table(&base, None, &sets, maker.read).map_err(value_error)?;
+    (maker.check)(&table).map_err(value_error)?;
+    Ok(table)
+}
+
+#[pymethods]
+impl PyModel {
+    #[new]
+    #[pyo3(signature = (name, terrain, *, cell_size = 1.0, preset = None, maps = None, params = None, **kwargs))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        name: &str,
+        terrain: &Bound<'_, PyAny>,
+        cell_size: f64,
+        preset: Option<&str>,
+        maps: Option<&Bound<'_, PyDict>>,
+        params: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let maker = maker_of(name)?;
+        let table = made_params(name, &maker, preset, params, kwargs)?;
+        let map = heightmap(terrain, "terrain", cell_size)?;
+        let mut grids = Vec::new();
+        for (k, v) in maps.into_iter().flat_map(|d| d.iter()) {
+            let key: String = k.extract()?;
+            let Some(doc) = maker.maps.iter().find(|m| m.name == key) else {
+                let known: Vec<&str> = maker.maps.iter().map(|m| m.name).collect();
+                return Err(value_error(format!("maps: the {name} model reads {}, not {key}", known.join(", "))));
+            };
+            grids.push((doc.name, grid_of(&v, doc.name, cell_size)?));
+        }
+        let refs: Vec<(&'static str, &Grid<f32>)> = grids.iter().map(|(n, g)| (*n, g)).collect();
+        let inputs = erode::models::make::Inputs { terrain: &map.heights, nodata: map.nodata_mask(), maps: &refs };
+        let run = (maker.start)(&table, &inputs).map_err(value_error)?;
+        Ok(Self { run, nodata: map.nodata_mask().map(<[bool]>::to_vec) })
+    }
+
+    /// The model `name` from its checkpoint `data`, with the parameters it was run with.
+    #[staticmethod]
+    #[pyo3(signature = (name, data, *, preset = None, params = None, **kwargs))]
+    fn resume(
+        name: &str,
+        data: &[u8],
+        preset: Option<&str>,
+        params: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let maker = maker_of(name)?;
+        let table = made_params(name, &maker, preset, params, kwargs)?;
+        let run = (maker.resume)(&table, data, u64::MAX).map_err(value_error)?;
+        Ok(Self { run, nodata: None })
+    }
+
+    /// Runs `n` more units (iterations, droplets or steps: `unit`), the GIL released.
+    fn run(&mut self, py: Python<'_>, n: u64) -> PyResult<()> {
+        advance(py, &mut self.run, n)
+    }
+
+    /// The model's name.
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.run.name()
+    }
+
+    /// What `run` counts.
+    #[getter]
+    fn unit(&self) -> &'static str {
+        self.run.unit().name()
+    }
+
+    /// Units run since the start.
+    #[getter]
+    fn done(&self) -> u64 {
+        self.run.done()
+    }
+
+    /// The books: `relative_error` and each term.
+    fn books<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        books(py, self.run.as_ref())
+    }
+
+    /// The output maps by name, each (rows, columns) float32, NaN where the terrain had no data.
+    fn maps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (width, height, _) = self.run.shape().ok_or_else(|| value_error("this model gives no maps"))?;
+        maps(py, self.run.as_ref(), width, height, self.nodata.as_deref())
+    }
+
+    /// The state as checkpoint bytes, for `Model.resume`.
+    fn checkpoint<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.run.checkpoint())
+    }
+}
+
+/// The names of every model, in the list's order.
+#[pyfunction]
+fn models() -> Vec<&'static str> {
+    erode::models::MODELS.iter().map(|m| m.name).collect()
+}
+
 /// Terrain erosion simulation: the grid, droplet, SPH and stream-power models of the `erode`
 /// library.
 #[pymodule]
@@ -620,6 +762,8 @@ fn erode_python(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDroplets>()?;
     m.add_class::<PySph>()?;
     m.add_class::<PyStreamPower>()?;
+    m.add_class::<PyModel>()?;
+    m.add_function(wrap_pyfunction!(models, m)?)?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;

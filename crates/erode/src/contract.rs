@@ -129,9 +129,70 @@ pub trait Model: Send + Sync {
     fn maps(&self) -> Vec<(&'static str, Vec<f32>)>;
     /// Every value of the state is finite.
     fn is_finite(&self) -> bool;
+    /// A heightmap model's columns, rows and cell size (`None` for the SPH model's mesh): what a
+    /// resume checks against the input it is given.
+    fn shape(&self) -> Option<(usize, usize, crate::CellSize)> {
+        None
+    }
     /// Where it runs.
     fn backend(&self) -> Backend {
         Backend::Cpu
+    }
+}
+
+/// A boxed model is a model: what a front end holds when it made the model from the models'
+/// list (see [`crate::models::make`]).
+impl<M: Model + ?Sized> Model for Box<M> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn unit(&self) -> Unit {
+        (**self).unit()
+    }
+    fn done(&self) -> u64 {
+        (**self).done()
+    }
+    fn granule(&self) -> u64 {
+        (**self).granule()
+    }
+    fn clock(&self) -> Option<Clock> {
+        (**self).clock()
+    }
+    fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError> {
+        (**self).advance(n, progress)
+    }
+    fn sync(&mut self) -> Result<(), SimError> {
+        (**self).sync()
+    }
+    fn wait(&self) -> Result<(), SimError> {
+        (**self).wait()
+    }
+    fn balance(&self) -> Balance {
+        (**self).balance()
+    }
+    fn checkpoint(&self) -> Vec<u8> {
+        (**self).checkpoint()
+    }
+    fn fingerprint(&self) -> u64 {
+        (**self).fingerprint()
+    }
+    fn input_hash(&self) -> u64 {
+        (**self).input_hash()
+    }
+    fn stage_times(&self) -> Vec<(&'static str, Duration)> {
+        (**self).stage_times()
+    }
+    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
+        (**self).maps()
+    }
+    fn is_finite(&self) -> bool {
+        (**self).is_finite()
+    }
+    fn shape(&self) -> Option<(usize, usize, crate::CellSize)> {
+        (**self).shape()
+    }
+    fn backend(&self) -> Backend {
+        (**self).backend()
     }
 }
 
@@ -319,6 +380,9 @@ impl Model for GridRun {
     fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
         self.state.output_maps()
     }
+    fn shape(&self) -> Option<(usize, usize, crate::CellSize)> {
+        Some((self.state.width, self.state.height, self.state.cell_size))
+    }
     fn is_finite(&self) -> bool {
         let s = &self.state;
         let maps = [
@@ -495,6 +559,9 @@ impl Model for DropletRun {
             ("flow", st.flow.clone()),
         ]
     }
+    fn shape(&self) -> Option<(usize, usize, crate::CellSize)> {
+        Some((self.state.width, self.state.height, self.state.cell_size))
+    }
     fn is_finite(&self) -> bool {
         let s = &self.state;
         all_finite(&[&s.terrain, &s.eroded, &s.deposited, &s.flow])
@@ -604,6 +671,9 @@ impl Model for StreamPowerRun {
     }
     fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
         self.state.output_maps(self.cpu.params().uplift)
+    }
+    fn shape(&self) -> Option<(usize, usize, crate::CellSize)> {
+        Some((self.state.width, self.state.height, self.state.cell_size))
     }
     fn is_finite(&self) -> bool {
         let s = &self.state;

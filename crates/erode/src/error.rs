@@ -134,6 +134,13 @@ pub enum SimError {
     /// A parameter is out of range.
     #[error(transparent)]
     Param(#[from] ParamError),
+    /// Parameters that do not read as the model's: an unknown key or a value of the wrong type
+    /// (the reader's message names the key).
+    #[error("parameters: {0}")]
+    Params(String),
+    /// A preset name the model does not have.
+    #[error(transparent)]
+    Preset(#[from] crate::models::presets::UnknownPreset),
     /// A grid is invalid.
     #[error(transparent)]
     Grid(#[from] GridError),

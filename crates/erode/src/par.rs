@@ -19,12 +19,12 @@ pub(crate) fn add<const K: usize>(a: Sums<K>, b: &Sums<K>) -> Sums<K> {
 
 /// Calls `f(row, rows_of_outs)` for every row, handing row `r` of each output slice to the task
 /// for row `r`, and returns the per-row sums reduced in row order.
-pub(crate) fn rows<const K: usize, F>(outs: &mut [&mut [f32]], width: usize, f: F) -> Sums<K>
+pub(crate) fn rows<const K: usize, T: Send, F>(outs: &mut [&mut [T]], width: usize, f: F) -> Sums<K>
 where
-    F: Fn(usize, &mut [&mut [f32]]) -> Sums<K> + Sync + Send,
+    F: Fn(usize, &mut [&mut [T]]) -> Sums<K> + Sync + Send,
 {
     let height = outs.first().map_or(0, |o| o.len() / width.max(1));
-    let mut per_row: Vec<Vec<&mut [f32]>> = (0..height).map(|_| Vec::with_capacity(outs.len())).collect();
+    let mut per_row: Vec<Vec<&mut [T]>> = (0..height).map(|_| Vec::with_capacity(outs.len())).collect();
     for out in outs.iter_mut() {
         for (r, chunk) in out.chunks_mut(width).enumerate() {
             per_row[r].push(chunk);

@@ -240,3 +240,56 @@ fn every_model_gives_the_maps_its_info_lists_in_that_order() {
         assert!(listed.is_empty() || listed[0] == "height", "{}: the height first", run.name());
     }
 }
+
+/// Every model front ends make from the list alone (its `INFO.make`), made only through the
+/// list: each preset reads back as its parameters; the model starts on a ridged terrain,
+/// advances in pieces as in one go, resumes from its checkpoint to the same bytes, keeps its
+/// books with `eroded` among their terms, and gives the maps its `INFO` lists, the height first;
+/// a parameter of the wrong type or out of range is refused.
+#[test]
+fn every_model_made_from_the_list_runs_resumes_and_keeps_its_books() {
+    use erode::models::make::Inputs;
+    let t = terrain().map(|z| z * 4.0);
+    for info in erode::models::MODELS.iter() {
+        let Some(maker) = info.make else { continue };
+        let name = info.name;
+        for (preset, _) in (info.presets)() {
+            let table = (maker.preset)(preset).unwrap();
+            (maker.read)(&table).unwrap();
+            (maker.check)(&table).unwrap();
+        }
+        let table = (maker.preset)((info.presets)()[0].0).unwrap();
+        let inputs = Inputs { terrain: &t, nodata: None, maps: &[] };
+        let start = || (maker.start)(&table, &inputs).unwrap();
+        let total = 40;
+        let mut whole = start();
+        assert_eq!((whole.name(), whole.unit()), (name, maker.unit));
+        whole.advance(total, &mut |_| {}).unwrap();
+        whole.sync().unwrap();
+        let mut pieces = start();
+        advance_in_pieces(pieces.as_mut(), total, 7);
+        assert!(whole.checkpoint() == pieces.checkpoint(), "{name}: pieces differ from one go");
+        let mut first = start();
+        first.advance(total / 2, &mut |_| {}).unwrap();
+        first.sync().unwrap();
+        let mut resumed = (maker.resume)(&table, &first.checkpoint(), u64::MAX).unwrap();
+        assert_eq!((resumed.done(), resumed.input_hash()), (total / 2, inputs.hash()), "{name}");
+        resumed.advance(total - total / 2, &mut |_| {}).unwrap();
+        resumed.sync().unwrap();
+        assert!(whole.checkpoint() == resumed.checkpoint(), "{name}: resumed differs");
+        let books = whole.balance();
+        assert!(books.relative_error <= 1e-9 && books.term("eroded").is_some_and(|v| v > 0.0), "{name}: {books:?}");
+        let maps: Vec<&str> = whole.maps().iter().map(|m| m.0).collect();
+        assert_eq!(maps, info.maps.iter().map(|m| m.name).collect::<Vec<_>>(), "{name}");
+        assert_eq!(whole.shape(), Some((t.width(), t.height(), t.cell_size())), "{name}");
+        // a key the model does not have, and a value out of every range
+        let mut bad = table.clone();
+        bad.insert("no_such_parameter".into(), 1.into());
+        assert!((maker.read)(&bad).unwrap_err().contains("no_such_parameter"), "{name}");
+        for key in table.keys() {
+            let mut bad = table.clone();
+            bad.insert(key.clone(), serde_json::json!(-1e300));
+            assert!((maker.check)(&bad).is_err(), "{name}: {key} = -1e300 accepted");
+        }
+    }
+}

@@ -77,6 +77,18 @@ fn every_documented_default_is_the_default() {
         json(serde_json::to_value(stream_power::Params::default())),
     );
     check("sph", include_str!("../src/models/sph/params.rs"), json(serde_json::to_value(sph::Params::default())));
+    // and every model made from the list, from its folder's params.rs
+    for m in erode::models::MODELS.iter() {
+        if let Some(maker) = m.make {
+            check(m.name, &params_source(m.name), Value::Object((maker.defaults)()));
+        }
+    }
+}
+
+/// The source of the model `name`'s parameters, `src/models/NAME/params.rs`.
+fn params_source(name: &str) -> String {
+    let path = format!("{}/src/models/{}/params.rs", env!("CARGO_MANIFEST_DIR"), name.replace('-', "_"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 /// The models' list documents every parameter of every model once, in the order of its
@@ -91,11 +103,13 @@ fn the_models_list_documents_every_parameter_once_and_no_other() {
             droplet::NAME => serde_json::to_value(droplet::Params::default()),
             stream_power::NAME => serde_json::to_value(stream_power::Params::default()),
             sph::NAME => serde_json::to_value(sph::Params::default()),
-            other => panic!("{other}: a model the test does not know: add it here"),
+            other => {
+                let maker = erode::models::info::find(other).and_then(|m| m.make);
+                Ok(Value::Object((maker.expect("a model with no maker the test does not know").defaults)()))
+            }
         }
         .unwrap()
     };
-    assert_eq!(MODELS.len(), 4);
     for m in MODELS.iter() {
         let value = defaults(m.name);
         // serde_json's map is sorted: the field order is checked against the source below
@@ -112,19 +126,23 @@ fn the_models_list_documents_every_parameter_once_and_no_other() {
                 grid::NAME => serde_json::to_value(grid::preset(first).unwrap()),
                 droplet::NAME => serde_json::to_value(droplet::preset(first).unwrap()),
                 stream_power::NAME => serde_json::to_value(stream_power::preset(first).unwrap()),
-                other => panic!("{other}: presets the test does not know"),
+                _ => Ok(Value::Object((m.make.expect("presets the test does not know").preset)(first).unwrap())),
             }
             .unwrap();
             assert_eq!(preset, value, "{}: the first preset, {first}, is not the default", m.name);
         }
     }
     // in declaration order: each list follows its struct's fields
+    let made = MODELS.iter().filter(|m| m.make.is_some()).map(|m| (*m, params_source(m.name)));
     for (m, source) in [
-        (grid::INFO, include_str!("../src/models/grid/params.rs")),
-        (droplet::INFO, include_str!("../src/models/droplet/params.rs")),
-        (stream_power::INFO, include_str!("../src/models/stream_power/params.rs")),
-        (sph::INFO, include_str!("../src/models/sph/params.rs")),
-    ] {
+        (grid::INFO, include_str!("../src/models/grid/params.rs").to_string()),
+        (droplet::INFO, include_str!("../src/models/droplet/params.rs").to_string()),
+        (stream_power::INFO, include_str!("../src/models/stream_power/params.rs").to_string()),
+        (sph::INFO, include_str!("../src/models/sph/params.rs").to_string()),
+    ]
+    .into_iter()
+    .chain(made)
+    {
         let start = source.find("pub struct Params {").unwrap();
         let body = &source[start..];
         let body = &body[..body.find("\n}\n").unwrap()];

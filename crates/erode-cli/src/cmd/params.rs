@@ -87,7 +87,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                           Metres, seconds, kilograms. Each value below is the default; 0 = derived.";
             print!("{}", erode_io::params::to_commented_toml(&sph::Params::default(), docs, header));
         }
-        other => anyhow::bail!("the {other} model has no parameter file yet"),
+        other => {
+            let Some(maker) = info.make else { anyhow::bail!("the {other} model has no parameter file yet") };
+            let params = (maker.preset)(name).context("--preset")?;
+            let header = format!(
+                "erode {other} model parameters: {}.\nPreset `{name}`: {summary}.\n\
+                 Use it with --params FILE, or directly with --preset {name}.",
+                info.summary
+            );
+            print!("{}", erode_io::params::to_commented_toml(&params, docs, &header));
+        }
     }
     Ok(())
 }

@@ -7,6 +7,7 @@
 mod checkpoints;
 mod droplet;
 mod grid;
+mod made;
 mod sph;
 mod staging;
 mod stamp;
@@ -19,6 +20,7 @@ pub use checkpoints::Newest;
 pub use droplet::DropletFront;
 use erode::contract::{Backend, Clock, Model};
 pub use grid::GridFront;
+pub use made::MadeFront;
 use serde_json::{Map, Value, json};
 pub use sph::SphFront;
 pub(crate) use staging::TEMPORARY_PREFIX;

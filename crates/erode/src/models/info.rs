@@ -1,8 +1,6 @@
 //! What a front end knows of each model before it makes one, and the one list of the models
 //! that `erode params`, the command line's help, the viewer and the tests iterate.
 
-use super::{droplet, grid, sph, stream_power};
-
 /// One parameter as a user sees it: its key in a parameter file and in `--set`, and what it is,
 /// with its unit and range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,12 +33,12 @@ pub struct ModelInfo {
     /// first), each with what it holds and its unit: what `--outputs` chooses from. None for a
     /// model whose result is a mesh.
     pub maps: &'static [ParamDoc],
+    /// How a front end makes it from the list alone (see [`super::make`]); `None` for a model
+    /// whose front ends are written for it.
+    pub make: Option<super::make::Maker>,
 }
-
-/// Every model, in the order front ends show them.
-pub static MODELS: [ModelInfo; 4] = [grid::INFO, droplet::INFO, stream_power::INFO, sph::INFO];
 
 /// The model called `name`.
 pub fn find(name: &str) -> Option<&'static ModelInfo> {
-    MODELS.iter().find(|m| m.name == name)
+    super::MODELS.iter().find(|m| m.name == name)
 }

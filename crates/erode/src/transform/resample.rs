@@ -128,7 +128,7 @@ fn separable(
     down: &[Vec<(usize, f32)>],
 ) -> Vec<f32> {
     let mut wide = vec![0.0f32; w_out * h_in];
-    par::rows::<1, _>(&mut [&mut wide], w_out, |r, out| {
+    par::rows::<1, _, _>(&mut [&mut wide], w_out, |r, out| {
         let source = &values[r * w_in..(r + 1) * w_in];
         for (o, taps) in out[0].iter_mut().zip(across) {
             *o = taps.iter().map(|&(s, w)| f64::from(source[s]) * f64::from(w)).sum::<f64>() as f32;
@@ -136,7 +136,7 @@ fn separable(
         [0.0]
     });
     let mut result = vec![0.0f32; w_out * h_out];
-    par::rows::<1, _>(&mut [&mut result], w_out, |r, out| {
+    par::rows::<1, _, _>(&mut [&mut result], w_out, |r, out| {
         let mut sum = vec![0.0f64; w_out];
         for &(s, w) in &down[r] {
             for (acc, &v) in sum.iter_mut().zip(&wide[s * w_out..(s + 1) * w_out]) {

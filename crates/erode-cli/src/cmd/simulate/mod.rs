@@ -4,6 +4,7 @@
 mod droplet;
 mod grid;
 mod heightmap;
+mod made;
 mod sph;
 mod stream_power;
 
@@ -27,17 +28,60 @@ pub struct Args {
     model: ModelCommand,
 }
 
-/// One subcommand per model, each described by the models' list.
-#[derive(clap::Subcommand)]
+/// One subcommand per model of the models' list, in its order: those with a command of their
+/// own, and every other through its `Maker` ([`made`]).
 enum ModelCommand {
-    #[command(about = erode::models::grid::INFO.summary)]
     Grid(grid::Args),
-    #[command(about = erode::models::droplet::INFO.summary)]
     Droplet(droplet::Args),
-    #[command(about = erode::models::sph::INFO.summary)]
     Sph(sph::Args),
-    #[command(about = erode::models::stream_power::INFO.summary)]
     StreamPower(stream_power::Args),
+    Made(made::Run),
+}
+
+impl clap::FromArgMatches for ModelCommand {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        use erode::models::{droplet as d, grid as g, sph as s, stream_power as p};
+        let Some((name, sub)) = matches.subcommand() else {
+            return Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand));
+        };
+        Ok(match name {
+            g::NAME => Self::Grid(grid::Args::from_arg_matches(sub)?),
+            d::NAME => Self::Droplet(droplet::Args::from_arg_matches(sub)?),
+            s::NAME => Self::Sph(sph::Args::from_arg_matches(sub)?),
+            p::NAME => Self::StreamPower(stream_power::Args::from_arg_matches(sub)?),
+            other => match erode::models::info::find(other) {
+                Some(info) => Self::Made(made::Run::from_matches(info, sub)?),
+                None => return Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand)),
+            },
+        })
+    }
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Subcommand for ModelCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        use clap::Args as _;
+        use erode::models::{droplet as d, grid as g, sph as s, stream_power as p};
+        erode::models::MODELS.iter().fold(cmd, |cmd, info| {
+            let own = clap::Command::new(info.name).about(info.summary);
+            cmd.subcommand(match info.name {
+                g::NAME => grid::Args::augment_args(own),
+                d::NAME => droplet::Args::augment_args(own),
+                s::NAME => sph::Args::augment_args(own),
+                p::NAME => stream_power::Args::augment_args(own),
+                _ => made::command(info),
+            })
+        })
+    }
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+    fn has_subcommand(name: &str) -> bool {
+        erode::models::info::find(name).is_some()
+    }
 }
 
 /// Flags every model takes.
@@ -177,6 +221,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         ModelCommand::Droplet(a) => erode_io::run::run(droplet::job(a, quiet)?, &watch)?,
         ModelCommand::Sph(a) => erode_io::run::run(sph::job(a)?, &watch)?,
         ModelCommand::StreamPower(a) => erode_io::run::run(stream_power::job(a)?, &watch)?,
+        ModelCommand::Made(r) => erode_io::run::run(made::job(r)?, &watch)?,
     }
     Ok(())
 }

@@ -70,4 +70,5 @@ pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
         crate::models::ParamDoc::new("deposition", "ground laid down, m"),
         crate::models::ParamDoc::new("flow", "droplet visits per cell (where water ran)"),
     ],
+    make: None,
 };

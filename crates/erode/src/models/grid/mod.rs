@@ -149,4 +149,5 @@ pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
         crate::models::ParamDoc::new("flow", "time-averaged discharge, m³/s"),
         crate::models::ParamDoc::new("velocity", "flow speed at the end, m/s"),
     ],
+    make: None,
 };

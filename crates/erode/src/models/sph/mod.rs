@@ -59,4 +59,5 @@ pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
     params: PARAM_DOCS,
     presets: Vec::new,
     maps: &[],
+    make: None,
 };

@@ -67,4 +67,5 @@ pub const INFO: crate::models::ModelInfo = crate::models::ModelInfo {
         crate::models::ParamDoc::new("erosion_rate", "river erosion rate of the last step, m/yr"),
         crate::models::ParamDoc::new("uplift", "uplift rate, m/yr"),
     ],
+    make: None,
 };
