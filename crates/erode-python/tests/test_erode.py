@@ -93,6 +93,40 @@ def test_stream_power_gives_the_command_lines_bytes(tmp_path):
     assert mfd.maps()["drainage_area"].tobytes() != sim.maps()["drainage_area"].tobytes()
 
 
+def test_every_model_made_by_name_gives_the_command_lines_bytes(tmp_path, terrain):
+    """Each model the list makes by name (erode.Model), with its first input map, as the command
+    line's own subcommand runs it; a resume goes on to the same bytes."""
+    heights, cell = terrain
+    steep = heights * 8
+    erode.write(tmp_path / "steep.tif", steep, cell_size=cell[0])
+    ramp = np.tile(np.linspace(0, 1, heights.shape[1], dtype=np.float32), (heights.shape[0], 1))
+    erode.write(tmp_path / "ramp.tif", ramp, cell_size=cell[0])
+    made = [m for m in erode.models() if m not in ("grid", "droplet", "stream-power", "sph")]
+    assert "thermal" in made
+    for name in made:
+        sim = erode.Model(name, steep, cell_size=cell[0], maps={"hardness": ramp})
+        unit = sim.unit
+        cli("simulate", name, "steep.tif", "--outputs", "all", "-o", name, f"--{unit}s", "20", "--format", "npy",
+            "--hardness-map", "ramp.tif", cwd=tmp_path)
+        sim.run(12)
+        again = erode.Model.resume(name, sim.checkpoint())
+        sim.run(8)
+        again.run(8)
+        assert sim.done == again.done == 20 and sim.name == name
+        for map_name, field in sim.maps().items():
+            want = np.load(tmp_path / name / f"{map_name}.npy")
+            assert field.tobytes() == want.astype(np.float32).tobytes(), (name, map_name)
+            assert again.maps()[map_name].tobytes() == field.tobytes(), (name, map_name)
+        books = sim.books()
+        assert books["relative_error"] < 1e-9 and books["eroded"] > 0, (name, books)
+        with pytest.raises(ValueError, match="no_such_parameter"):
+            erode.Model(name, steep, cell_size=cell[0], no_such_parameter=1)
+        with pytest.raises(ValueError, match="reads"):
+            erode.Model(name, steep, cell_size=cell[0], maps={"no_such_map": ramp})
+    with pytest.raises(ValueError, match="made by name"):
+        erode.Model("no-such-model", steep)
+
+
 def test_analyze_gives_the_command_lines_figures(tmp_path, terrain):
     heights, cell = terrain
     out = subprocess.run([os.environ["ERODE_BIN"], "analyze", "t.tif", "--json"], cwd=tmp_path,

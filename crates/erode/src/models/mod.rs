@@ -22,4 +22,4 @@ macro_rules! models {
     };
 }
 
-models!(grid, droplet, stream_power, sph);
+models!(grid, droplet, stream_power, sph, thermal);
