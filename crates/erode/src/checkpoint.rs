@@ -112,6 +112,17 @@ pub enum CheckpointError {
     Invalid(String),
 }
 
+/// The cells of a map of `w` x `h` that a checkpoint claims, refused when no run could have
+/// written it: fewer than 2 cells a side, or more than `max_cells` cells.
+pub fn map_cells(w: u64, h: u64, max_cells: u64) -> Result<usize, CheckpointError> {
+    match w.checked_mul(h) {
+        Some(n) if w >= 2 && h >= 2 && n <= max_cells => {
+            usize::try_from(n).map_err(|_| CheckpointError::Size(format!("size {w} x {h}")))
+        }
+        _ => Err(CheckpointError::Size(format!("size {w} x {h}"))),
+    }
+}
+
 /// Builds a checkpoint frame.
 pub struct Writer {
     out: Vec<u8>,
@@ -239,6 +250,15 @@ impl<'a> Reader<'a> {
     /// An f64.
     pub fn f64(&mut self) -> Result<f64, CheckpointError> {
         self.u64().map(f64::from_bits)
+    }
+
+    /// `N` f64 values in a row, as an array.
+    pub fn f64_array<const N: usize>(&mut self) -> Result<[f64; N], CheckpointError> {
+        let mut values = [0.0; N];
+        for v in &mut values {
+            *v = self.f64()?;
+        }
+        Ok(values)
     }
 
     fn array<const N: usize, T>(&mut self, n: usize, f: impl Fn([u8; N]) -> T) -> Result<Vec<T>, CheckpointError> {

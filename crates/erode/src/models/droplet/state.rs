@@ -292,10 +292,7 @@ impl State {
             header.push(r.u64()?);
         }
         let (w, h) = (header[1], header[2]);
-        if w < 2 || h < 2 || w.checked_mul(h).is_none_or(|n| n > max_cells) {
-            return Err(CheckpointError::Size(format!("size {w} x {h}")).into());
-        }
-        let n = (w * h) as usize;
+        let n = crate::checkpoint::map_cells(w, h, max_cells)?;
         let (has_hardness, has_rain) = (header[12] == 1, header[13] & 1 == 1);
         let has_nodata = r.version >= 4 && header[13] & 2 == 2;
         let fields = 4 + usize::from(has_hardness) + usize::from(has_rain);

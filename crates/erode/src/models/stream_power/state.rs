@@ -1,6 +1,6 @@
 //! What evolves in the stream-power model, and its books.
 
-use crate::checkpoint::{CheckpointError, Header, Reader, Writer};
+use crate::checkpoint::{CheckpointError, Header, Reader, Writer, map_cells};
 use crate::error::{GridError, SimError};
 use crate::grid::{CellSize, Grid};
 
@@ -245,15 +245,9 @@ impl State {
         r.expect_version(&[VERSION], |_| "")?;
         let head = r.header(params_fingerprint, 1)?;
         let (w, h, steps) = (r.u64()?, r.u64()?, r.u64()?);
-        if w < 2 || h < 2 || w.checked_mul(h).is_none_or(|n| n > max_cells) {
-            return Err(CheckpointError::Size(format!("size {w} x {h}")).into());
-        }
-        let mut f = [0.0f64; 9];
-        for v in &mut f {
-            *v = r.f64()?;
-        }
+        let n = map_cells(w, h, max_cells)?;
+        let f = r.f64_array::<9>()?;
         let flags = r.u64()?;
-        let n = (w * h) as usize;
         let maps = (flags & 1) + (flags >> 1 & 1);
         let need = n * (16 + 4 * maps as usize) + if flags & 4 != 0 { n } else { 0 };
         if r.remaining() < need {

@@ -1,6 +1,6 @@
 //! What evolves in the thermal model: heights (f64, m), where the run began, the books.
 
-use crate::checkpoint::{CheckpointError, Header, Reader, Writer};
+use crate::checkpoint::{CheckpointError, Header, Reader, Writer, map_cells};
 use crate::models::inputs::{check_shape, check_values};
 use crate::models::make::Inputs;
 use crate::{CellSize, SimError};
@@ -145,15 +145,9 @@ impl State {
         r.expect_version(&[VERSION], |_| "")?;
         let head = r.header(params_fingerprint, 1)?;
         let (w, h, iterations) = (r.u64()?, r.u64()?, r.u64()?);
-        if w < 2 || h < 2 || w.checked_mul(h).is_none_or(|n| n > max_cells) {
-            return Err(CheckpointError::Size(format!("size {w} x {h}")).into());
-        }
-        let mut f = [0.0f64; 5];
-        for v in &mut f {
-            *v = r.f64()?;
-        }
+        let n = map_cells(w, h, max_cells)?;
+        let f = r.f64_array::<5>()?;
         let flags = r.u64()?;
-        let n = (w * h) as usize;
         let need = n * (12 + 4 * (flags & 1) as usize) + if flags & 2 != 0 { n } else { 0 };
         if r.remaining() < need {
             return Err(CheckpointError::Truncated.into());
