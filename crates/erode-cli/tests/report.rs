@@ -56,9 +56,9 @@ fn every_models_report_has_one_shape() {
     // and every model made from the list, through its own subcommand
     for info in erode::models::MODELS.iter() {
         let Some(maker) = info.make else { continue };
-        let unit = maker.unit.name();
-        let args = ["simulate", info.name, "t.tif", "-o", info.name, &format!("--{unit}s"), "12", "-q"];
-        runs.push((info.name.to_string(), args.iter().map(|a| a.to_string()).collect(), unit, 12));
+        let count = format!("--{}", maker.unit.plural());
+        let args = ["simulate", info.name, "t.tif", "-o", info.name, &count, "12", "-q"];
+        runs.push((info.name.to_string(), args.iter().map(|a| a.to_string()).collect(), maker.unit.name(), 12));
     }
     for (name, args, unit, done) in &runs {
         let (name, unit, done) = (name.as_str(), *unit, *done);

@@ -24,12 +24,21 @@ pub enum Unit {
 }
 
 impl Unit {
-    /// `"iteration"` or `"droplet"`.
+    /// `"iteration"`, `"droplet"` or `"step"`.
     pub fn name(self) -> &'static str {
         match self {
             Unit::Iteration => "iteration",
             Unit::Droplet => "droplet",
             Unit::Step => "step",
+        }
+    }
+
+    /// The plural of [`Unit::name`]: the flag that counts it (`--iterations`).
+    pub fn plural(self) -> &'static str {
+        match self {
+            Unit::Iteration => "iterations",
+            Unit::Droplet => "droplets",
+            Unit::Step => "steps",
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{ArgMatches, Command, FromArgMatches};
-use erode::contract::{Model, Unit};
+use erode::contract::Model;
 use erode::models::ModelInfo;
 use erode::models::make::Inputs;
 use erode_io::run::{Job, MadeFront, Until};
@@ -33,7 +33,7 @@ pub struct Args {
 pub fn command(info: &'static ModelInfo) -> Command {
     let cmd = <Args as clap::Args>::augment_args(Command::new(info.name)).about(info.summary);
     let Some(maker) = info.make else { return cmd };
-    let count = counted(maker.unit);
+    let count = maker.unit.plural();
     // a model made from the list runs on the CPU, and takes a seed only if it has one
     let seeded = (maker.preset)((info.presets)().first().map_or("", |p| p.0)).is_ok_and(|t| t.contains_key("seed"));
     let mut examples = format!(
@@ -72,15 +72,6 @@ pub fn command(info: &'static ModelInfo) -> Command {
                 .help(format!("{} map: {} (integer formats read as 0..1)", m.name, m.doc)),
         )
     })
-}
-
-/// The flag that counts `unit`s.
-fn counted(unit: Unit) -> &'static str {
-    match unit {
-        Unit::Iteration => "iterations",
-        Unit::Droplet => "droplets",
-        Unit::Step => "steps",
-    }
 }
 
 /// A flag's name, made once when the command line is built.
