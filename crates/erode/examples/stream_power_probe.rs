@@ -48,9 +48,9 @@ fn main() {
     for r in 1..w - 1 {
         for c in 1..w - 1 {
             let i = r * w + c;
-            let lower = [(0i64, 1i64), (0, -1), (1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)]
-                .iter()
-                .any(|&(dr, dc)| st.terrain[((r as i64 + dr) * w as i64 + c as i64 + dc) as usize] < st.terrain[i]);
+            let lower = erode::flow::neighbours::STEPS.iter().any(|&(dr, dc)| {
+                st.terrain[(r as isize + dr) as usize * w + (c as isize + dc) as usize] < st.terrain[i]
+            });
             stuck += usize::from(!lower);
             if !lower && stuck < 4 {
                 let rt = sim.routing();

@@ -34,6 +34,7 @@ pub mod analysis;
 pub mod checkpoint;
 pub mod contract;
 pub mod error;
+pub mod flow;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod grid;

@@ -1,7 +1,8 @@
 //! `analysis` against outside references: a stream-power landscape built to `S = ks·A^−θ`
 //! (the fit must recover θ), noise (it must not), and the inputs that break naive code.
 
-use erode::analysis::{Options, analyze, fill, flow};
+use erode::analysis::{Options, analyze, flow};
+use erode::flow::fill;
 use erode::terrain::{TerrainSpec, generate};
 use erode::{CellSize, Grid, Heightmap};
 

@@ -1,6 +1,6 @@
 //! Without a GPU: every shader parses and validates with naga, each entry point carries its
 //! stage's name, and each uniform struct's size and member offsets in WGSL match the
-//! `#[repr(C)]` Rust type that fills it.
+//! `#[repr(C)]` Rust type that fills it; the shaders' pipe steps are the CPU's.
 
 use erode::gpu::FieldSplit;
 use erode::models::droplet::gpu::{
@@ -196,4 +196,20 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
     same_layout!(smooth, SmoothUniforms, [width, height, wrap, share, quantum]);
     let depth = grid_module("max_depth", MAX_DEPTH_WGSL);
     same_layout!(depth, DepthUniforms, [cells]);
+}
+
+/// The integers of the WGSL constant `name`, an `array<i32, 8>(...)`, in `source`.
+fn wgsl_array(source: &str, name: &str) -> Vec<isize> {
+    let start = source.find(&format!("const {name} = array<i32, 8>(")).unwrap_or_else(|| panic!("no const {name}"));
+    let rest = &source[start..];
+    let (open, close) = (rest.find('(').unwrap(), rest.find(')').unwrap());
+    rest[open + 1..close].split(',').map(|v| v.trim().parse().unwrap()).collect()
+}
+
+#[test]
+fn the_shaders_pipes_step_as_the_cpus() {
+    use erode::models::grid::topology::DIRS;
+    let (dr, dc) = (wgsl_array(UPDATE_AND_ERODE_WGSL, "DR"), wgsl_array(UPDATE_AND_ERODE_WGSL, "DC"));
+    let wgsl: Vec<(isize, isize)> = dr.into_iter().zip(dc).collect();
+    assert_eq!(wgsl, DIRS.to_vec());
 }

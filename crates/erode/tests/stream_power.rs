@@ -3,9 +3,9 @@
 //! diffusion, a hillslope's steady curvature `−U/D`; depression filling against Priority-Flood;
 //! books, thread counts and resume.
 
-use erode::analysis::domain::Domain;
-use erode::analysis::fill::priority_flood;
 use erode::analysis::{Options, analyze};
+use erode::flow::Domain;
+use erode::flow::fill::priority_flood;
 use erode::models::stream_power::{CpuSim, Params, StartMaps, State, params_fingerprint};
 use erode::terrain::bench::noisy_plain;
 use erode::{CellSize, Grid, Heightmap};

@@ -2,7 +2,8 @@
 //! it stays, hardness raises the angle, the volume stays (closed edges and nodata holes), no
 //! cell rocks back and forth, and the bits are the same on any thread count.
 
-use erode::analysis::domain::{Domain, STEPS};
+use erode::flow::Domain;
+use erode::flow::neighbours::STEPS;
 use erode::models::make::Inputs;
 use erode::models::thermal::{CpuSim, Params, State};
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
@@ -51,7 +52,7 @@ fn steepest(st: &State) -> f64 {
     for i in (0..d.len()).filter(|&i| d.inside(i)) {
         for k in 0..STEPS.len() {
             if let Some(j) = d.neighbour(i, k).filter(|&j| d.inside(j)) {
-                most = most.max((st.terrain[i] - st.terrain[j]) / d.distance(k));
+                most = most.max((st.terrain[i] - st.terrain[j]) / d.distances()[k]);
             }
         }
     }

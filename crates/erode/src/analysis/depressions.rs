@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::domain::Domain;
+use crate::flow::Domain;
 
 /// What the closed depressions add up to.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -63,7 +63,7 @@ pub fn depressions(domain: &Domain<'_>, z: &[f32], spill: &[f32], min_depth: f64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fill::priority_flood;
+    use crate::flow::fill::priority_flood;
     use crate::grid::CellSize;
 
     #[test]

@@ -21,8 +21,6 @@
 
 pub mod compare;
 pub mod depressions;
-pub mod domain;
-pub mod fill;
 pub mod flow;
 pub mod relief;
 pub mod slope_area;
@@ -31,9 +29,10 @@ pub mod surface;
 use serde::Serialize;
 
 use crate::error::AnalysisError;
+pub use crate::flow::Domain;
+use crate::flow::fill;
 use crate::grid::Heightmap;
 pub use depressions::Depressions;
-pub use domain::Domain;
 pub use slope_area::{Bin, Fit};
 
 /// What to measure with. Every field names its unit and default.

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use rustfft::num_complex::Complex32;
 use rustfft::{Fft, FftPlanner};
 
-use super::domain::Domain;
+use crate::flow::Domain;
 
 /// σ of the Gaussian blur, cells.
 pub const SIGMA_CELLS: f64 = 2.0;

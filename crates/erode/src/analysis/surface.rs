@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::domain::Domain;
+use crate::flow::Domain;
 
 /// Slope and curvature maps.
 #[derive(Clone, Debug, PartialEq)]

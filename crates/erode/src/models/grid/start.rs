@@ -14,7 +14,8 @@
 //! Fluxes start at zero; friction brings the flow to its terminal speed within seconds.
 
 use super::params::{Params, StartWater};
-use crate::analysis::{Domain, fill, flow};
+use crate::analysis::flow;
+use crate::flow::{Domain, fill};
 use crate::grid::Grid;
 
 /// Slope below which the steady depth is computed as at this slope (flats and lake outlets).

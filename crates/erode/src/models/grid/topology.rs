@@ -3,11 +3,26 @@
 use std::sync::Arc;
 
 use super::params::{Border, NodataBorder};
+use crate::flow::neighbours::STEPS;
 use crate::grid::CellSize;
 
-/// Pipe directions, paired so that `opposite(e) == e ^ 1`: E, W, S, N, then the diagonals
-/// SE, NW, SW, NE. Rows grow southwards (image order).
-pub const DIRS: [(isize, isize); 8] = [(0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, -1), (1, -1), (-1, 1)];
+/// The direction of the neighbour table ([`STEPS`]) each pipe runs along: the same eight steps,
+/// numbered in pairs so that `opposite(e) == e ^ 1` and the four axis pipes come first: E, W,
+/// S, N, then the diagonals SE, NW, SW, NE. The flux maps, checkpoints and shaders store pipes
+/// in this order.
+pub const PIPE_STEPS: [usize; 8] = [0, 1, 2, 3, 4, 7, 5, 6];
+
+/// Each pipe's row and column step ([`STEPS`] in [`PIPE_STEPS`] order). Rows grow southwards
+/// (image order).
+pub const DIRS: [(isize, isize); 8] = {
+    let mut dirs = [(0, 0); 8];
+    let mut e = 0;
+    while e < 8 {
+        dirs[e] = STEPS[PIPE_STEPS[e]];
+        e += 1;
+    }
+    dirs
+};
 
 /// The direction pointing back.
 #[inline]

@@ -9,11 +9,12 @@ use rayon::prelude::*;
 
 use super::diffusion::{DiffusionScratch, diffuse};
 use super::erosion::{AreaPower, Incision, Lowering, incise};
-use super::multiple::MultipleFlow;
+use super::multiple::MultipleIncision;
+use crate::flow::multiple::MultipleFlow;
 use super::params::{Flow, Params};
-use super::routing::{ACTIVE, BASE, Cells, OUTSIDE, Routing};
+use crate::flow::routing::{ACTIVE, BASE, Cells, OUTSIDE, Routing};
 use super::state::State;
-use crate::analysis::domain::STEPS;
+use crate::flow::neighbours::distances;
 use crate::error::SimError;
 
 /// The stages of a step, in order.
@@ -79,8 +80,8 @@ pub struct CpuSim {
     params: Params,
     cells: Cells,
     routing: Routing,
-    /// The multiple-flow routing, when `flow` is MFD.
-    multiple: Option<MultipleFlow>,
+    /// The multiple-flow routing and its incision's powers, when `flow` is MFD.
+    multiple: Option<(MultipleFlow, MultipleIncision)>,
     /// Rho8 routing (`flow = "rho8"`).
     rho8: bool,
     powers: AreaPower,
@@ -110,15 +111,7 @@ impl CpuSim {
             }
         }
         let cell = state.cell_size;
-        let distance = std::array::from_fn(|k| {
-            let (dr, dc) = STEPS[k];
-            match (dr, dc) {
-                (0, _) => cell.x,
-                (_, 0) => cell.y,
-                _ => cell.x.hypot(cell.y),
-            }
-        });
-        let mut cells = Cells::new(w, h, kind, distance, params.sea_level);
+        let mut cells = Cells::new(w, h, kind, distances(cell), params.sea_level);
         // cells beside a nodata hole are base level: water reaching a hole leaves the map there
         for i in 0..w * h {
             if cells.kind[i] == ACTIVE
@@ -132,7 +125,7 @@ impl CpuSim {
             return Err(SimError::NoBaseLevel);
         }
         let powers = AreaPower::new(params.m);
-        let multiple = (params.flow_kind()? == Flow::Multiple).then(MultipleFlow::default);
+        let multiple = (params.flow_kind()? == Flow::Multiple).then(Default::default);
         let rho8 = params.flow_kind()? == Flow::Rho8;
         Ok(Self {
             params,
@@ -161,7 +154,7 @@ impl CpuSim {
     /// with MFD; 0 outside the domain).
     pub fn drainage_cells(&self, i: usize) -> f64 {
         match &self.multiple {
-            Some(m) => m.area(i),
+            Some((m, _)) => m.area(i),
             None => f64::from(self.routing.count(i)),
         }
     }
@@ -244,12 +237,15 @@ impl CpuSim {
         }
         lap(&mut self.times, Stage::Depressions);
         self.routing.build_stack(cells);
-        if let Some(multiple) = &mut self.multiple {
-            multiple.route(cells, &self.routing, &st.terrain, p.flow_exponent, p.m);
+        if let Some((multiple, _)) = &mut self.multiple {
+            multiple.route(cells, &self.routing, &st.terrain, p.flow_exponent);
         }
         lap(&mut self.times, Stage::Order);
         match &mut self.multiple {
-            Some(multiple) => multiple.accumulate(cells, &self.routing, p.m),
+            Some((multiple, incision)) => {
+                multiple.accumulate(cells, &self.routing);
+                incision.prepare(multiple, p.m);
+            }
             None => self.routing.accumulate(),
         }
         lap(&mut self.times, Stage::Accumulation);
@@ -261,7 +257,9 @@ impl CpuSim {
             scale: st.erodibility.as_deref(),
         };
         let (eroded, lake_surface) = match &mut self.multiple {
-            Some(multiple) => multiple.incise(cells, &self.routing, inc, &st.terrain, &mut self.lowering),
+            Some((multiple, incision)) => {
+                incision.incise(cells, &self.routing, multiple, inc, &st.terrain, &mut self.lowering)
+            }
             // the trees of the stack erode in parallel, each cell once
             None => incise(&self.routing, &self.powers, inc, &st.terrain, &mut self.lowering),
         };

@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use super::routing::Cells;
+use crate::flow::routing::Cells;
 
 /// Columns per task of the column sweep.
 const COLUMN_BLOCK: usize = 64;
@@ -27,7 +27,7 @@ pub fn diffuse(cells: &Cells, d_dt: f64, cell: (f64, f64), z: &mut [f64], scratc
     scratch.fixed.par_chunks_mut(w).enumerate().for_each(|(r, row)| {
         for (c, f) in row.iter_mut().enumerate() {
             let i = r * w + c;
-            *f = cells.kind[i] != super::routing::ACTIVE || cells.is_base(i, zr[i]);
+            *f = cells.kind[i] != crate::flow::routing::ACTIVE || cells.is_base(i, zr[i]);
         }
     });
     let fixed = &scratch.fixed;

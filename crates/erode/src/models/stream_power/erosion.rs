@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::routing::{FLAT_GRADIENT, NO_DIRECTION, Routing, split_groups};
+use crate::flow::routing::{FLAT_GRADIENT, NO_DIRECTION, Routing, split_groups};
 
 /// `count^m` for drainage areas in cells, from a table for the small counts most cells have.
 #[derive(Clone, Debug)]

@@ -10,16 +10,16 @@
 //! 3. `routing`: each cell's steepest lower neighbour (D8, O'Callaghan & Mark 1984), flats
 //!    routed to where they spill;
 //! 4. `depressions`: closed depressions filled to their spill height, lake surfaces routed to
-//!    their outlet: small lakes flooded from their pit (see [`lakes`]), the rest through a
+//!    their outlet: small lakes flooded from their pit (see [`crate::flow::lakes`]), the rest through a
 //!    basin graph and its minimum spanning tree (Cordonnier, Bovy & Braun 2019; see
-//!    [`depressions`]);
+//!    [`crate::flow::depressions`]);
 //! 5. `order`: the stack of Braun & Willett (2013), every receiver before its donors;
 //! 6. `accumulation`: drainage area down the stack;
 //! 7. `erosion`: the implicit stream-power solver of Braun & Willett (2013), exact for `n = 1`,
 //!    Newton iterations otherwise (see [`erosion`]).
 //!
 //! With `flow = "mfd"` the order, accumulation and erosion stages share each cell's water among
-//! all its lower neighbours (Freeman 1991) and solve the incision over them (see [`multiple`]).
+//! all its lower neighbours (Freeman 1991) and solve the incision over them (see [`multiple`]; the routing is [`crate::flow::multiple`]).
 //!
 //! Filling and incision leave every cell above its receiver, so each step ends on a surface
 //! that drains (diffusion's new pits are filled in the step that makes them).
@@ -38,14 +38,10 @@
 //! each term summed as it happens, to ~1e-12.
 
 pub mod cpu;
-pub mod dependency;
-pub mod depressions;
 pub mod diffusion;
 pub mod erosion;
-pub mod lakes;
 pub mod multiple;
 pub mod params;
-pub mod routing;
 pub mod state;
 
 pub use cpu::{CpuSim, STAGES, Stage};

@@ -1,16 +1,8 @@
-//! Multiple flow directions (MFD) for the stream-power model, the `flow = "mfd"` option: each
-//! cell's water is shared among all its lower neighbours in proportion to `slope^p` (Freeman
-//! 1991), and river incision sums over those receivers, as the multiple-receiver version of
-//! FastScape (Braun & Willett 2013's solver) does.
-//!
-//! It builds on the D8 routing of the same step: the depressions are filled and every cell has
-//! a D8 receiver by then. The surface water flows over is the terrain raised, where a filled
-//! lake left it level, just above the cell's D8 receiver; every lower neighbour on that surface
-//! is a receiver, so each cell has at least one (its D8 receiver) and the receivers form no
-//! cycle. The drainage area is summed visiting each cell after its donors, the incision solved
-//! visiting each after its receivers, on every thread (see [`super::dependency`]; a cell's
-//! receivers lie in different D8 trees, so the stack's groups do not apply). Each visit reads
-//! only the cells it waited for, in direction order: the same bits on any thread count.
+//! River incision over multiple flow directions, the `flow = "mfd"` option: the stream-power
+//! law summed over each cell's receivers of the flow graph's MFD routing
+//! ([`crate::flow::multiple`]), as the multiple-receiver version of FastScape (Braun & Willett
+//! 2013's solver) does. Cells are solved each after its receivers, on every thread, each from
+//! the cells it waited for in direction order: the same bits on any thread count.
 //!
 //! Incision of a cell with receivers `k` (new heights `z_k`, already solved) solves
 //! `z − z₀ + Σ_k F_k·max(0, z − z_k)^n = 0`, `F_k = K·Δt·(A·w_k)^m / L_k^n`, with `w_k` the
@@ -18,179 +10,38 @@
 //! otherwise. The left side grows with `z`, so the root is unique and lies between the lowest
 //! receiver and `z₀`.
 
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::dependency::visit_in_order;
 use super::erosion::{Incision, Lowering};
-use super::routing::{Cells, FLAT_GRADIENT, NO_DIRECTION, OPPOSITE, OUTSIDE, Routing};
+use crate::flow::multiple::MultipleFlow;
+use crate::flow::routing::{Cells, FLAT_GRADIENT, OUTSIDE, Routing};
 
-/// The multiple-flow routing of one step, and its scratch.
+/// The powers the incision over multiple receivers needs, and its scratch.
 #[derive(Debug, Default)]
-pub struct MultipleFlow {
-    /// The surface water flows over: the terrain, raised just above the D8 receiver where a
-    /// filled lake left it level, m.
-    surface: Vec<f64>,
-    /// A bit per direction of each cell's receivers.
-    receivers: Vec<u8>,
-    /// Each cell's share of its water to the neighbour in each direction (0: not a receiver).
-    share: Vec<[f32; 8]>,
-    /// The same shares to the power `m`, for the incision.
+pub struct MultipleIncision {
+    /// Each cell's shares to the power `m`.
     share_m: Vec<[f32; 8]>,
-    /// A bit per direction of the neighbours that drain to each cell.
-    donors: Vec<u8>,
-    /// How many cells each cell still waits for, while the cells are visited in order.
-    waiting: Vec<AtomicU8>,
-    /// Cells that drain through each cell, itself included (fractions of cells; f64 bits).
-    area: Vec<AtomicU64>,
-    /// Each cell's area over the sum of its shares: what one unit of share carries on (f64 bits).
-    outflow: Vec<AtomicU64>,
-    /// `area^m`.
+    /// Each cell's drainage area (cells) to the power `m`.
     area_m: Vec<f64>,
 }
 
-impl MultipleFlow {
-    /// The receivers and donors of every cell and the shares, from the terrain `z` and the
-    /// step's D8 routing (its stack built); `exponent` is `p` in `slope^p`, `m` the
-    /// drainage-area exponent.
-    pub fn route(&mut self, cells: &Cells, routing: &Routing, z: &[f64], exponent: f64, m: f64) {
-        let n = z.len();
-        let (exponent, m) = (exponent as f32, m as f32);
-        self.surface.clear();
-        self.surface.extend_from_slice(z);
-        // receivers before donors along the D8 stack: a level lake's cells step up from its outlet
-        for &i in &routing.stack {
-            let i = i as usize;
-            if routing.direction[i] != NO_DIRECTION {
-                let r = routing.receiver[i] as usize;
-                if self.surface[i] <= self.surface[r] {
-                    self.surface[i] = self.surface[r] + FLAT_GRADIENT;
-                }
-            }
-        }
-        self.share.resize(n, [0.0; 8]);
+impl MultipleIncision {
+    /// The shares and drainage areas of `flow` (routed and accumulated) to the power `m`.
+    pub fn prepare(&mut self, flow: &MultipleFlow, m: f64) {
+        let n = flow.shares().len();
+        let mf = m as f32;
         self.share_m.resize(n, [0.0; 8]);
-        let w = cells.width;
-        let surface = &self.surface;
-        let direction = &routing.direction;
-        self.receivers.resize(n, 0);
-        self.share
-            .par_chunks_mut(w)
-            .zip(self.share_m.par_chunks_mut(w))
-            .zip(self.receivers.par_chunks_mut(w))
-            .enumerate()
-            .for_each(|(row, ((shares, shares_m), masks))| {
-                for (c, ((share, share_m), mask)) in
-                    shares.iter_mut().zip(shares_m.iter_mut()).zip(masks.iter_mut()).enumerate()
-                {
-                    let i = row * w + c;
-                    (*share, *share_m, *mask) = ([0.0; 8], [0.0; 8], 0);
-                    if direction[i] == NO_DIRECTION {
-                        continue;
-                    }
-                    let mut slope = [0.0f64; 8];
-                    let mut steepest = 0.0f64;
-                    cells.each_neighbour(i, |k, j| {
-                        if surface[j] < surface[i] {
-                            slope[k] = (surface[i] - surface[j]) * cells.inverse_distance[k];
-                            steepest = steepest.max(slope[k]);
-                        }
-                    });
-                    // relative to the steepest, so no share underflows to nothing; in f32, as
-                    // they are kept (single precision is plenty for a share)
-                    let mut weight = [0.0f32; 8];
-                    let mut sum = 0.0f32;
-                    for k in 0..8 {
-                        if slope[k] > 0.0 {
-                            weight[k] = ((slope[k] / steepest) as f32).powf(exponent);
-                            sum += weight[k];
-                        }
-                    }
-                    for k in 0..8 {
-                        if weight[k] > 0.0 {
-                            *mask |= 1 << k;
-                            share[k] = weight[k] / sum;
-                            share_m[k] = share[k].powf(m);
-                        }
-                    }
+        self.share_m.par_iter_mut().zip(flow.shares()).zip(flow.receivers()).with_min_len(4096).for_each(
+            |((sm, s), &mask)| {
+                for k in 0..8 {
+                    sm[k] = if mask & (1 << k) != 0 { s[k].powf(mf) } else { 0.0 };
                 }
-            });
-        let receivers = &self.receivers;
-        self.donors.resize(n, 0);
-        self.donors.par_chunks_mut(w).enumerate().for_each(|(row, donors)| {
-            for (c, d) in donors.iter_mut().enumerate() {
-                let mut mask = 0;
-                cells.each_neighbour(row * w + c, |k, j| mask |= ((receivers[j] >> OPPOSITE[k]) & 1) << k);
-                *d = mask;
-            }
-        });
-    }
-
-    /// Sets each cell inside the domain waiting for the cells `links` gives it (a bit each),
-    /// and returns those that wait for none.
-    fn wait_for(&mut self, cells: &Cells, links: &[u8]) -> Vec<u32> {
-        let n = links.len();
-        if self.waiting.len() != n {
-            self.waiting = (0..n).map(|_| AtomicU8::new(0)).collect();
-        }
-        let w = cells.width;
-        let waiting = &self.waiting;
-        (0..cells.height)
-            .into_par_iter()
-            .flat_map_iter(|row| {
-                (row * w..(row + 1) * w).filter_map(|i| {
-                    waiting[i].store(links[i].count_ones() as u8, Ordering::Relaxed);
-                    (cells.kind[i] != OUTSIDE && links[i] == 0).then_some(i as u32)
-                })
-            })
-            .collect()
-    }
-
-    /// Drainage area in cells, every cell after its donors (on every thread): a cell's own
-    /// plus what each donor passes on in its share to it.
-    pub fn accumulate(&mut self, cells: &Cells, routing: &Routing, m: f64) {
-        let n = self.surface.len();
-        if self.area.len() != n {
-            self.area = (0..n).map(|_| AtomicU64::new(0)).collect();
-            self.outflow = (0..n).map(|_| AtomicU64::new(0)).collect();
-        }
-        let donors = std::mem::take(&mut self.donors);
-        let starts = self.wait_for(cells, &donors);
-        let (area, outflow, share, receivers) = (&self.area, &self.outflow, &self.share, &self.receivers);
-        let load = |v: &AtomicU64| f64::from_bits(v.load(Ordering::Relaxed));
-        visit_in_order(&self.waiting, starts, routing.stack.len(), &cells.offset, |c| {
-            let mut a = 1.0;
-            let mut mask = donors[c];
-            while mask != 0 {
-                let k = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                let d = (c as isize + cells.offset[k]) as usize;
-                a += load(&outflow[d]) * f64::from(share[d][OPPOSITE[k] as usize]);
-            }
-            area[c].store(a.to_bits(), Ordering::Relaxed);
-            // over the shares' sum in f64, so no water is lost to their rounding
-            let mut total = 0.0;
-            let mut mask = receivers[c];
-            while mask != 0 {
-                let k = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                total += f64::from(share[c][k]);
-            }
-            if total > 0.0 {
-                outflow[c].store((a / total).to_bits(), Ordering::Relaxed);
-            }
-            receivers[c]
-        });
-        self.donors = donors;
+            },
+        );
         self.area_m.resize(n, 0.0);
-        self.area_m.par_iter_mut().zip(area).with_min_len(4096).for_each(|(am, a)| *am = load(a).powf(m));
-    }
-
-    /// Cells that drain through cell `i`, itself included (0 outside the domain).
-    #[inline]
-    pub fn area(&self, i: usize) -> f64 {
-        if self.area.is_empty() { 0.0 } else { f64::from_bits(self.area[i].load(Ordering::Relaxed)) }
+        self.area_m.par_iter_mut().enumerate().with_min_len(4096).for_each(|(i, am)| *am = flow.area(i).powf(m));
     }
 
     /// Lowers every cell after its receivers (on every thread), from the heights `z`, writing
@@ -198,9 +49,10 @@ impl MultipleFlow {
     /// not above its lowest receiver is set [`FLAT_GRADIENT`] above it, as in D8's
     /// [`super::erosion::incise`]), summed by rows in order.
     pub fn incise(
-        &mut self,
+        &self,
         cells: &Cells,
         routing: &Routing,
+        flow: &mut MultipleFlow,
         inc: Incision<'_>,
         z: &[f64],
         out: &mut Lowering,
@@ -208,18 +60,16 @@ impl MultipleFlow {
         if out.height.len() != z.len() {
             out.height = (0..z.len()).map(|_| AtomicU64::new(0)).collect();
         }
-        let links = std::mem::take(&mut self.receivers);
-        let starts = self.wait_for(cells, &links);
         let height = |i: usize| f64::from_bits(out.height[i].load(Ordering::Relaxed));
         let set = |i: usize, z: f64| out.height[i].store(z.to_bits(), Ordering::Relaxed);
-        let (share_m, area_m, donors) = (&self.share_m, &self.area_m, &self.donors);
-        visit_in_order(&self.waiting, starts, routing.stack.len(), &cells.offset, |i| {
+        let (share_m, area_m) = (&self.share_m, &self.area_m);
+        flow.visit_receivers_first(cells, routing.stack.len(), |i, links| {
             let z0 = z[i];
             let mut receivers = [(0.0f64, 0.0f64); 8];
             let mut count = 0;
             let mut lowest = f64::INFINITY;
             let f_cell = inc.k_dt * inc.scale.map_or(1.0, |s| f64::from(s[i])) * area_m[i];
-            let mut mask = links[i];
+            let mut mask = links;
             while mask != 0 {
                 let k = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
@@ -235,9 +85,7 @@ impl MultipleFlow {
                 if new <= lowest { lowest + FLAT_GRADIENT } else { new }
             };
             set(i, new);
-            donors[i]
         });
-        self.receivers = links;
         // the books, by rows in order: a cell below its old height eroded, one above was raised
         let w = cells.width;
         let sums: Vec<(f64, f64)> = (0..cells.height)

@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use super::params::Params;
 use super::state::State;
-use crate::analysis::domain::Domain;
+use crate::flow::Domain;
+use crate::flow::neighbours::offsets;
 use crate::par;
 
 /// The stages of an iteration, in order.
@@ -100,7 +101,7 @@ fn domain(st: &State) -> Domain<'_> {
 }
 
 /// Calls `f(k, j)` for each neighbour `j` of cell `i` (row `r`, column `c`) inside the domain,
-/// `k` its direction in [`crate::analysis::domain::STEPS`]; `offsets` are those directions as
+/// `k` its direction in [`crate::flow::neighbours::STEPS`]; `offsets` are those directions as
 /// steps in the row-major index, which cells away from the map's edge take without checks.
 #[inline(always)]
 fn each_neighbour(d: &Domain, offsets: &[isize; 8], r: usize, c: usize, mut f: impl FnMut(usize, usize)) {
@@ -112,11 +113,6 @@ fn each_neighbour(d: &Domain, offsets: &[isize; 8], r: usize, c: usize, mut f: i
             f(k, j);
         }
     }
-}
-
-/// The directions of [`crate::analysis::domain::STEPS`] as steps in a row-major index.
-fn offsets(width: usize) -> [isize; 8] {
-    crate::analysis::domain::STEPS.map(|(dr, dc)| dr * width as isize + dc)
 }
 
 /// The excess of ground at `from` over its slope of repose `repose` towards ground at `to`,

@@ -2,7 +2,8 @@
 // neighbours. The stage declares a uniform `u` with `width`, `height` and `border`
 // (0 closed, 1 open, 2 wrap).
 
-// E, W, S, N, SE, NW, SW, NE (rows grow southwards), as topology.rs DIRS; opposite(e) = e ^ 1
+// E, W, S, N, SE, NW, SW, NE (rows grow southwards): topology.rs DIRS, the neighbour table in
+// pipe order (a test compares them); opposite(e) = e ^ 1
 const DR = array<i32, 8>(0, 0, 1, -1, 1, -1, 1, -1);
 const DC = array<i32, 8>(1, -1, 0, 0, 1, -1, -1, 1);
 

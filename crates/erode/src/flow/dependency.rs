@@ -99,7 +99,7 @@ pub fn visit_in_order(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::domain::{STEPS, neighbour_on};
+    use crate::flow::neighbours::{neighbour_on, offsets};
 
     #[test]
     fn every_cell_is_visited_once_after_all_it_waits_for_on_any_thread_count() {
@@ -112,7 +112,7 @@ mod tests {
                 seed >> 11
             })
             .collect();
-        let offset: [isize; 8] = std::array::from_fn(|k| STEPS[k].0 * w as isize + STEPS[k].1);
+        let offset = offsets(w);
         let lower = |i: usize| {
             (0..8).fold(0u8, |m, k| match neighbour_on(w, h, i, k) {
                 Some(j) if z[j] < z[i] => m | 1 << k,

@@ -1,4 +1,4 @@
-//! Where water goes, for the stream-power model: D8 receivers (O'Callaghan & Mark 1984), flats
+//! Where water goes: D8 receivers (O'Callaghan & Mark 1984), flats
 //! routed to where they spill, the stack of Braun & Willett (2013) (every receiver before its
 //! donors) and the drainage area. Closed depressions are in [`super::depressions`].
 
@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
-use crate::analysis::domain::{STEPS, neighbour_on};
+use super::neighbours::{OPPOSITE, diagonal, direction_to, neighbour_on, offsets};
 
 /// A cell's kind, fixed for the run.
 pub const ACTIVE: u8 = 0;
@@ -51,7 +51,7 @@ impl Cells {
 
     /// The grid's geometry: `kind` per cell, distances in metres.
     pub fn new(width: usize, height: usize, kind: Vec<u8>, distance: [f64; 8], sea_level: f64) -> Self {
-        let offset = std::array::from_fn(|k| STEPS[k].0 * width as isize + STEPS[k].1);
+        let offset = offsets(width);
         let mut cells = Self {
             width,
             height,
@@ -148,12 +148,6 @@ fn rho8_factor(key: u64, i: usize) -> f64 {
     // one SplitMix64 output per cell (the keyed stream's two extra mixes cost ~10 % of a step)
     let r = crate::rng::SplitMix64::new(key ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)).next_f64();
     std::f64::consts::SQRT_2 / (2.0 - r)
-}
-
-/// Whether direction `k` of [`STEPS`] is diagonal.
-#[inline]
-fn diagonal(k: usize) -> bool {
-    STEPS[k].0 != 0 && STEPS[k].1 != 0
 }
 
 impl Routing {
@@ -308,7 +302,7 @@ impl Routing {
         for &c in way {
             let c = c as usize;
             self.receiver[c] = to as u32;
-            self.direction[c] = direction_to(cells, c, to);
+            self.direction[c] = direction_to(cells.width, c, to).unwrap_or(NO_DIRECTION);
             to = c;
         }
     }
@@ -536,17 +530,6 @@ pub const FLAT_GRADIENT: f64 = 1e-6;
 
 /// A stuck cell's direction while its flat is being merged into it (never left in place).
 const PIT: u8 = 9;
-
-/// The direction of [`STEPS`] from cell `i` to its neighbour `j`.
-fn direction_to(cells: &Cells, i: usize, j: usize) -> u8 {
-    let w = cells.width as isize;
-    let (i, j) = (i as isize, j as isize);
-    let step = (j / w - i / w, j % w - i % w);
-    STEPS.iter().position(|&s| s == step).map_or(NO_DIRECTION, |k| k as u8)
-}
-
-/// The direction opposite each of [`STEPS`].
-pub(super) const OPPOSITE: [u8; 8] = [1, 0, 3, 2, 7, 6, 5, 4];
 
 /// Scratch of [`SteepestRow::interior`]: the steepest slope and its direction per column.
 #[derive(Default)]

@@ -80,7 +80,7 @@ pub fn priority_flood(domain: &Domain<'_>, z: &[f32]) -> Filled {
         };
         let (r, col) = ((c / domain.width) as isize, (c % domain.width) as isize);
         let above = next_up(routed[c]);
-        for (dr, dc) in super::domain::STEPS {
+        for (dr, dc) in super::neighbours::STEPS {
             let (nr, nc) = (r + dr, col + dc);
             if nr < 0 || nc < 0 || nr >= h || nc >= w {
                 continue;

@@ -1,4 +1,4 @@
-//! Closed depressions, for the stream-power model, filled through a basin graph (Cordonnier,
+//! Closed depressions, filled through a basin graph (Cordonnier,
 //! Bovy & Braun 2019).
 //!
 //! Each pit's basin (the cells draining to it) is a node of a graph whose edges are the lowest
@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
+use super::fill::key;
 use super::routing::{Cells, GROUPS, OUTSIDE, Routing, Trees, collect_trees, donor_masks};
-use crate::analysis::fill::key;
 
 /// The lowest pass found between two basins.
 #[derive(Clone, Copy, Debug)]

@@ -1,4 +1,4 @@
-//! Small lakes, for the stream-power model: each pit's lake flooded up from the pit alone
+//! Small lakes: each pit's lake flooded up from the pit alone
 //! (Priority-Flood from one seed, Barnes et al. 2014) until the flood meets a cell lower than
 //! its level, where the lake spills.
 //!
@@ -17,8 +17,7 @@ use std::collections::{BinaryHeap, HashMap};
 
 use rayon::prelude::*;
 
-use crate::analysis::fill::key;
-
+use super::fill::key;
 use super::routing::{Cells, Routing, steepest};
 
 /// A lake of more cells than this is left to the basin graph (its flood would cost more than

@@ -2,24 +2,8 @@
 //! Nodata cells are outside the domain: flow that reaches them leaves the map there, exactly as
 //! it leaves across the map's edge, and no stencil reads them as terrain.
 
+use super::neighbours::{distances, neighbour_on};
 use crate::grid::CellSize;
-
-/// Row and column steps of the eight neighbours: east, west, south, north, then the diagonals
-/// south-east, south-west, north-east, north-west. Rows grow southwards.
-pub const STEPS: [(isize, isize); 8] = [(0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)];
-
-/// The neighbour of cell `i` in direction `k` of [`STEPS`] on a `width` x `height` grid, if on it.
-#[inline]
-pub fn neighbour_on(width: usize, height: usize, i: usize, k: usize) -> Option<usize> {
-    let (r, c) = ((i / width) as isize, (i % width) as isize);
-    let (dr, dc) = STEPS[k];
-    let (nr, nc) = (r + dr, c + dc);
-    if nr < 0 || nc < 0 || nr >= height as isize || nc >= width as isize {
-        None
-    } else {
-        Some(nr as usize * width + nc as usize)
-    }
-}
 
 /// A grid of cells, some of them outside the domain.
 #[derive(Clone, Copy, Debug)]
@@ -51,18 +35,10 @@ impl Domain<'_> {
         self.nodata.is_none_or(|m| !m[i])
     }
 
-    /// Distance between the centres of a cell and its neighbour in direction `k` of [`STEPS`], m.
-    pub fn distance(&self, k: usize) -> f64 {
-        match k {
-            0 | 1 => self.cell.x,
-            2 | 3 => self.cell.y,
-            _ => self.cell.x.hypot(self.cell.y),
-        }
-    }
-
-    /// The eight distances of [`Domain::distance`].
+    /// Distance between the centres of a cell and its neighbour in each direction of
+    /// [`STEPS`](super::neighbours::STEPS), m.
     pub fn distances(&self) -> [f64; 8] {
-        std::array::from_fn(|k| self.distance(k))
+        distances(self.cell)
     }
 
     /// The neighbour of cell `i` in direction `k` when it is on the map (inside the domain or not).
