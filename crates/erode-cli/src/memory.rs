@@ -22,8 +22,8 @@ pub enum Work {
         /// Its peak bytes per cell.
         bytes_per_cell: u64,
     },
-    /// `erode analyze`.
-    Analyze,
+    /// `erode analyze` (with its maps when true: the multiple-flow routing among them).
+    Analyze(bool),
     /// `erode resample`, per cell of the output or of its rows filtered one way, whichever is
     /// larger (besides the input, already read): the heights, the filtered rows, the encoded
     /// file (measured 12.4 B growing 1024² to 4096², float TIFF out).
@@ -40,7 +40,8 @@ impl Work {
             Work::StreamPower(false) => 160,
             Work::StreamPower(true) => 280,
             Work::Model { bytes_per_cell, .. } => bytes_per_cell,
-            Work::Analyze => 72,
+            Work::Analyze(false) => 96,
+            Work::Analyze(true) => 160,
             Work::Resample => 24,
             Work::Map => 16,
         }
@@ -52,7 +53,7 @@ impl Work {
             Work::Droplet => "the droplet model".into(),
             Work::StreamPower(_) => "the stream-power model".into(),
             Work::Model { name, .. } => format!("the {name} model"),
-            Work::Analyze => "the analysis".into(),
+            Work::Analyze(_) => "the analysis".into(),
             Work::Resample => "the resampled map".into(),
             Work::Map => "the map".into(),
         }

@@ -126,7 +126,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let loaded = a.input.read(&a.heightmap)?;
     let g = &loaded.map.heights;
-    crate::memory::check(g.width(), g.height(), crate::memory::Work::Analyze, a.input.max_memory)?;
+    crate::memory::check(g.width(), g.height(), crate::memory::Work::Analyze(options.maps), a.input.max_memory)?;
     let result = analysis::analyze(&loaded.map, &options).with_context(|| a.heightmap.display().to_string())?;
     let figures = &result.figures;
     if let (Some(out), Some(maps)) = (&a.output, &result.maps) {

@@ -1,15 +1,17 @@
-//! Flow routing on a filled surface (see [`super::fill`]): D8 (O'Callaghan & Mark 1984: all of
-//! a cell's water to its steepest lower neighbour) and multiple flow directions (Freeman 1991:
-//! to every lower neighbour in proportion to `slope^1.1`), and the drainage area each gives.
+//! Drainage on a filled surface (see [`crate::flow::fill`]), for `erode analyze` and the grid
+//! model's steady start: the flow graph's D8 receivers and stack ([`crate::flow::routing`];
+//! O'Callaghan & Mark 1984: all of a cell's water to its steepest lower neighbour) and its
+//! multiple flow directions ([`crate::flow::multiple`]; Freeman 1991: to every lower neighbour
+//! in proportion to `slope^1.1`), the same routing the stream-power model erodes along.
 //!
 //! A cell with no lower neighbour is an outlet (only edge cells and cells beside nodata can be,
-//! after ε-filling): its water leaves the domain. Accumulation visits cells in a topological
-//! order (every donor before its receiver, Kahn's algorithm), so it is O(n) and its sums run in
-//! a fixed order: the same bits on any thread count.
+//! after ε-filling): its water leaves the domain. Accumulation visits each cell after its donors
+//! in the stack's order, so it is O(n) and its sums run in a fixed order: the same bits on any
+//! thread count.
 
-use rayon::prelude::*;
-
-use super::domain::Domain;
+use crate::flow::Domain;
+use crate::flow::multiple::MultipleFlow;
+use crate::flow::routing::{ACTIVE, Cells, NO_DIRECTION, OUTSIDE, Routing};
 
 /// `NONE` as a receiver: the cell is an outlet (or outside the domain).
 pub const NONE: u32 = u32::MAX;
@@ -23,75 +25,49 @@ pub struct D8 {
     pub length: Vec<f32>,
     /// Cells inside the domain, every donor before its receiver.
     pub order: Vec<u32>,
+    /// Cells that drain through each cell, itself included (0 outside the domain).
+    pub cells: Vec<u32>,
+}
+
+/// The flow graph of `domain` on the `routed` surface: every cell inside it routed (no base
+/// level but the cells without a lower neighbour), its D8 receivers and stack built.
+fn graph(domain: &Domain<'_>, routed: &[f64]) -> (Cells, Routing) {
+    let kind = (0..domain.len()).map(|i| if domain.inside(i) { ACTIVE } else { OUTSIDE }).collect();
+    let cells = Cells::new(domain.width, domain.height, kind, domain.distances(), f64::NEG_INFINITY);
+    let mut routing = Routing::default();
+    routing.receivers(&cells, routed);
+    routing.build_stack(&cells);
+    (cells, routing)
 }
 
 /// Steepest-descent receivers of every cell of `domain` on the `routed` surface, and their order.
 pub fn d8(domain: &Domain<'_>, routed: &[f64]) -> D8 {
-    let n = domain.len();
-    let dist = domain.distances();
-    let inv: [f64; 8] = dist.map(|d| 1.0 / d);
-    let (receiver, length): (Vec<u32>, Vec<f32>) = (0..n)
-        .into_par_iter()
-        .with_min_len(4096)
-        .map(|i| {
-            if !domain.inside(i) {
-                return (NONE, 0.0);
-            }
-            let mut best = (NONE, 0.0f64, 0.0f32);
-            for k in 0..8 {
-                let Some(j) = domain.neighbour(i, k) else { continue };
-                if !domain.inside(j) {
-                    continue;
-                }
-                let drop = routed[i] - routed[j];
-                if drop > 0.0 {
-                    let s = drop * inv[k];
-                    if s > best.1 {
-                        best = (j as u32, s, dist[k] as f32);
-                    }
-                }
-            }
-            (best.0, best.2)
-        })
-        .unzip();
-    let order = topological_order(domain, |i, visit| {
-        let r = receiver[i];
-        if r != NONE {
-            visit(r as usize);
-        }
-    });
-    D8 { receiver, length, order }
-}
-
-/// Cells inside the domain in an order where each comes before every cell `downstream` lists for
-/// it (Kahn's algorithm, ties by index).
-fn topological_order(domain: &Domain<'_>, downstream: impl Fn(usize, &mut dyn FnMut(usize))) -> Vec<u32> {
-    let n = domain.len();
-    let mut donors = vec![0u8; n];
-    for i in 0..n {
-        if domain.inside(i) {
-            downstream(i, &mut |j| donors[j] += 1);
+    let (cells, mut routing) = graph(domain, routed);
+    routing.accumulate();
+    // the routing's own buffers become the answer's (no copies: analyze's peak memory)
+    let length = routing
+        .direction
+        .iter()
+        .map(|&k| if k == NO_DIRECTION { 0.0 } else { cells.distance[k as usize] as f32 })
+        .collect();
+    let mut receiver = std::mem::take(&mut routing.receiver);
+    for (r, &k) in receiver.iter_mut().zip(&routing.direction) {
+        if k == NO_DIRECTION {
+            *r = NONE;
         }
     }
-    let mut order: Vec<u32> = (0..n).filter(|&i| domain.inside(i) && donors[i] == 0).map(|i| i as u32).collect();
-    let mut head = 0;
-    while head < order.len() {
-        let i = order[head] as usize;
-        head += 1;
-        downstream(i, &mut |j| {
-            donors[j] -= 1;
-            if donors[j] == 0 {
-                order.push(j as u32);
-            }
-        });
-    }
-    order
+    let mut order = std::mem::take(&mut routing.stack);
+    order.reverse();
+    let cells = routing.take_counts();
+    D8 { receiver, length, order, cells }
 }
 
-/// D8 drainage area of every cell, m² (its own cell included; 0 outside the domain).
+/// D8 drainage area of every cell, m² (its own cell included; 0 outside the domain): the cells
+/// that drain through it, counted exactly, times a cell's area, so an area of `k` cells is
+/// never rounded below `k` cells' area.
 pub fn d8_area(domain: &Domain<'_>, flow: &D8) -> Vec<f64> {
     let a = domain.cell.area();
-    d8_accumulate(domain, flow, |_| a)
+    flow.cells.iter().map(|&c| f64::from(c) * a).collect()
 }
 
 /// The sum of `own(i)` over every cell that drains through each cell, itself included (0
@@ -114,46 +90,18 @@ pub const MFD_EXPONENT: f64 = 1.1;
 /// Multiple-flow-direction drainage area (Freeman 1991) of every cell, m², on the `routed`
 /// surface.
 pub fn mfd_area(domain: &Domain<'_>, routed: &[f64]) -> Vec<f64> {
-    let n = domain.len();
-    let dist = domain.distances();
-    let lower = |i: usize, visit: &mut dyn FnMut(usize, usize)| {
-        for k in 0..8 {
-            if let Some(j) = domain.neighbour(i, k)
-                && domain.inside(j)
-                && routed[j] < routed[i]
-            {
-                visit(j, k);
-            }
-        }
-    };
-    let order = topological_order(domain, |i, visit| lower(i, &mut |j, _| visit(j)));
+    let (cells, routing) = graph(domain, routed);
+    let mut mfd = MultipleFlow::default();
+    mfd.route(&cells, &routing, routed, MFD_EXPONENT);
+    mfd.accumulate(&cells, &routing);
     let a = domain.cell.area();
-    let mut area: Vec<f64> = (0..n).map(|i| if domain.inside(i) { a } else { 0.0 }).collect();
-    let mut share = [(0usize, 0.0f64); 8];
-    for &i in &order {
-        let i = i as usize;
-        let mut count = 0;
-        let mut total = 0.0;
-        lower(i, &mut |j, k| {
-            let w = ((routed[i] - routed[j]) / dist[k]).powf(MFD_EXPONENT);
-            share[count] = (j, w);
-            count += 1;
-            total += w;
-        });
-        if total > 0.0 {
-            let own = area[i];
-            for &(j, w) in &share[..count] {
-                area[j] += own * w / total;
-            }
-        }
-    }
-    area
+    (0..domain.len()).map(|i| mfd.area(i) * a).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fill::priority_flood;
+    use crate::flow::fill::priority_flood;
     use crate::grid::CellSize;
 
     /// A plane tilted towards the east edge, 2 m cells.

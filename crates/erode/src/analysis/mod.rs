@@ -275,6 +275,8 @@ pub fn analyze(map: &Heightmap, options: &Options) -> Result<Analysis, AnalysisE
             axis_to_diagonal,
         },
     };
+    // the D8 graph's buffers go before the MFD graph is built (the peak memory of `maps`)
+    drop(d8);
     let maps = options.maps.then(|| Maps {
         drainage_area: area.iter().map(|&a| a as f32).collect(),
         drainage_area_mfd: flow::mfd_area(&domain, &filled.routed).iter().map(|&a| a as f32).collect(),

@@ -369,6 +369,13 @@ impl Routing {
     pub fn count(&self, i: usize) -> u32 {
         self.count[i].load(Ordering::Relaxed)
     }
+
+    /// The cells that drain through each cell ([`Routing::count`] of every cell), taken out of
+    /// the routing without a copy: [`Routing::accumulate`] must run again before the next
+    /// `count`.
+    pub fn take_counts(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.count).into_iter().map(AtomicU32::into_inner).collect()
+    }
 }
 
 /// `data` (one item per place of the stack) cut at the groups' bounds: each group's start and
