@@ -147,6 +147,34 @@ pub trait Model: Send + Sync {
     fn backend(&self) -> Backend {
         Backend::Cpu
     }
+    /// Replaces the map `name` (one value per cell, row-major) as a person edits it between
+    /// advances (a brush in the viewer): `height`, the terrain in metres as the model holds it,
+    /// or one of the model's input maps as its start takes it (the stream-power model's
+    /// `uplift` multiplier, the droplet model's `hardness` and `rain`). An edit is not erosion:
+    /// the books move with it and still balance. [`Model::editable`] names the maps it takes.
+    fn set_map(&mut self, name: &str, values: &[f32]) -> Result<(), SimError> {
+        let _ = values;
+        Err(not_editable(self.name(), name, self.editable()))
+    }
+    /// The maps [`Model::set_map`] takes (none by default).
+    fn editable(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+
+/// The error of an edit of a map `model` does not let be edited.
+fn not_editable(model: &str, name: &str, editable: &[&str]) -> SimError {
+    let takes = if editable.is_empty() { "none".to_string() } else { editable.join(", ") };
+    SimError::Params(format!("the {model} model has no map `{name}` to edit (editable: {takes})"))
+}
+
+/// Checks that an edit of map `name` has one value per cell of a `cells`-cell grid.
+fn edit_len(name: &str, values: &[f32], cells: usize) -> Result<(), SimError> {
+    if values.len() == cells {
+        Ok(())
+    } else {
+        Err(SimError::Params(format!("an edit of map `{name}` has {} values for {cells} cells", values.len())))
+    }
 }
 
 /// A boxed model is a model: what a front end holds when it made the model from the models'
@@ -202,6 +230,12 @@ impl<M: Model + ?Sized> Model for Box<M> {
     }
     fn backend(&self) -> Backend {
         (**self).backend()
+    }
+    fn set_map(&mut self, name: &str, values: &[f32]) -> Result<(), SimError> {
+        (**self).set_map(name, values)
+    }
+    fn editable(&self) -> &'static [&'static str] {
+        (**self).editable()
     }
 }
 
@@ -553,6 +587,33 @@ impl Model for DropletRun {
     fn fingerprint(&self) -> u64 {
         droplet::params_fingerprint(self.cpu.params())
     }
+    fn editable(&self) -> &'static [&'static str] {
+        &["height", "hardness", "rain"]
+    }
+    fn set_map(&mut self, name: &str, values: &[f32]) -> Result<(), SimError> {
+        #[cfg(feature = "gpu")]
+        if self.gpu.is_some() {
+            return Err(SimError::Params(format!("an edit of map `{name}` needs the droplet model on the CPU")));
+        }
+        let st = &mut self.state;
+        edit_len(name, values, st.width * st.height)?;
+        match name {
+            "height" => {
+                let before = st.volume();
+                st.terrain.copy_from_slice(values);
+                st.start_volume += st.volume() - before;
+                // the edited edge is the one the droplets leave by
+                st.beyond = droplet::state::beyond_edge(&st.terrain, st.width, st.height);
+                return Ok(());
+            }
+            "hardness" => st.hardness = Some(values.to_vec()),
+            "rain" => st.rain = Some(values.to_vec()),
+            _ => return Err(not_editable(Self::NAME, name, self.editable())),
+        }
+        // the simulator keeps what it derives from the hardness and rain maps
+        self.cpu = droplet::CpuSim::new(self.cpu.params().clone(), &self.state)?;
+        Ok(())
+    }
     fn input_hash(&self) -> u64 {
         self.state.input
     }
@@ -671,6 +732,25 @@ impl Model for StreamPowerRun {
     }
     fn fingerprint(&self) -> u64 {
         stream_power::params_fingerprint(self.cpu.params())
+    }
+    fn editable(&self) -> &'static [&'static str] {
+        &["height", "uplift"]
+    }
+    fn set_map(&mut self, name: &str, values: &[f32]) -> Result<(), SimError> {
+        let st = &mut self.state;
+        edit_len(name, values, st.width * st.height)?;
+        match name {
+            "height" => {
+                let before = st.volume();
+                for (z, &v) in st.terrain.iter_mut().zip(values) {
+                    *z = f64::from(v);
+                }
+                st.start_volume += st.volume() - before;
+            }
+            "uplift" => st.uplift = Some(values.to_vec()),
+            _ => return Err(not_editable(Self::NAME, name, self.editable())),
+        }
+        Ok(())
     }
     fn input_hash(&self) -> u64 {
         self.state.input

@@ -77,6 +77,40 @@ impl Model for ThermalRun {
     fn checkpoint(&self) -> Vec<u8> {
         self.state.to_bytes(self.fingerprint())
     }
+    fn editable(&self) -> &'static [&'static str] {
+        &["height", "hardness"]
+    }
+    fn set_map(&mut self, name: &str, values: &[f32]) -> Result<(), SimError> {
+        let st = &mut self.state;
+        if values.len() != st.width * st.height {
+            return Err(SimError::Params(format!(
+                "an edit of map `{name}` has {} values for {} cells",
+                values.len(),
+                st.width * st.height
+            )));
+        }
+        match name {
+            "height" => {
+                let before = st.volume();
+                for (z, &v) in st.terrain.iter_mut().zip(values) {
+                    *z = f64::from(v);
+                }
+                st.start_volume += st.volume() - before;
+            }
+            "hardness" => {
+                st.hardness = Some(values.to_vec());
+                // the simulator keeps each cell's slope of repose, from its hardness
+                self.sim = CpuSim::new(self.sim.params().clone(), &self.state)?;
+            }
+            _ => {
+                return Err(SimError::Params(format!(
+                    "the {} model has no map `{name}` to edit (editable: height, hardness)",
+                    super::NAME
+                )));
+            }
+        }
+        Ok(())
+    }
     fn fingerprint(&self) -> u64 {
         params_fingerprint(self.sim.params())
     }
