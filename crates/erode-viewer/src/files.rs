@@ -45,10 +45,12 @@ pub fn save_maps(world: &mut World, dir: &Path, ext: &str) -> Result<usize, Stri
     let st = &world.state;
     let (w, h) = (st.width, st.height);
     let mut maps = st.output_maps();
-    if let (ModelKind::Droplet, Some(d)) = (world.model, &world.droplet) {
-        maps[4].1 = d.eroded.clone();
-        maps[5].1 = d.deposited.clone();
-        maps[6].1 = d.flow.clone();
+    if let (ModelKind::Droplet, Some(run)) = (world.model, world.run()) {
+        for (name, values) in run.maps() {
+            if let Some(slot) = maps.iter_mut().find(|(n, _)| *n == name && name != "height") {
+                slot.1 = values;
+            }
+        }
     }
     let options = WriteOptions::default();
     let count = maps.len();

@@ -102,10 +102,10 @@ impl Snapshot {
             history: world.history_depth(),
             progress: world.progress(),
             rate,
-            books_error: match (&world.droplet, world.model) {
-                (Some(d), ModelKind::Droplet) => d.balance().1,
-                (_, ModelKind::StreamPower) => world.stream_power.as_ref().map_or(0.0, |sp| sp.relative_error()),
-                _ => st.balance().relative_error,
+            books_error: match (world.run(), world.model) {
+                (_, ModelKind::Grid) => st.balance().relative_error,
+                (Some(run), _) => run.balance().relative_error,
+                (None, _) => 0.0,
             },
             playing,
             message: None,

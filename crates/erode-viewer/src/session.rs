@@ -1,13 +1,15 @@
 //! Sessions: the whole world in one file (parameters, sources, brush, the full grid state, the
-//! droplet and stream-power states when those models run, the painted uplift map), so a reload
+//! droplet or stream-power model's run when one runs, the painted uplift map), so a reload
 //! continues bit for bit.
 //!
 //! Layout: `ERODE-SESSION\n`, a `u32` version, then little-endian `u64`-length-prefixed blocks:
-//! a TOML header ([`Header`]), the grid state as `State::to_bytes`, the droplet state as
-//! `droplet::State::to_bytes` (empty when none), then (version 2) the stream-power state as
-//! `stream_power::State::to_bytes` (empty when none) and the uplift map as little-endian `f32`s
-//! (empty when it is 1 everywhere). Each state block carries its own checksum. Version 1 files
-//! (the first three blocks) still open, with the stream-power model's defaults.
+//! a TOML header ([`Header`]), the grid state as `State::to_bytes`, the droplet run's
+//! checkpoint (`Model::checkpoint`; empty when none), then (version 2) the stream-power run's
+//! checkpoint (empty when none) and the uplift map as little-endian `f32`s (empty when it is 1
+//! everywhere). Each state block carries its own checksum. Version 3 keeps the droplet run's
+//! checkpoint as the run writes it (its floor-adjusted parameters' fingerprint); versions 1 and
+//! 2 (the droplet state under the parameters as set) still open, version 1 (the first three
+//! blocks) with the stream-power model's defaults.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +20,7 @@ use crate::brush::Brush;
 use crate::world::{ModelKind, World};
 
 const MAGIC: &[u8] = b"ERODE-SESSION\n";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 /// Largest grid a session may hold, cells (a corrupt size must not allocate the machine away).
 const MAX_CELLS: u64 = 1 << 30;
 
@@ -76,16 +78,8 @@ pub fn to_bytes(world: &World) -> Vec<u8> {
     // the header always serialises: every field is plain data
     let text = toml::to_string(&header).unwrap_or_default();
     let grid = world.state.to_bytes(params_fingerprint(&world.grid_params));
-    let droplet = world
-        .droplet
-        .as_ref()
-        .map(|d| d.to_bytes(droplet::params_fingerprint(&world.droplet_params)))
-        .unwrap_or_default();
-    let stream_power = world
-        .stream_power
-        .as_ref()
-        .map(|s| s.to_bytes(stream_power::params_fingerprint(&world.stream_power_params)))
-        .unwrap_or_default();
+    let run = |model| world.run().filter(|_| world.model == model).map(|r| r.checkpoint()).unwrap_or_default();
+    let (droplet, stream_power) = (run(ModelKind::Droplet), run(ModelKind::StreamPower));
     let uplift: Vec<u8> = if world.uplift.iter().all(|&u| u == 1.0) {
         Vec::new()
     } else {
@@ -109,7 +103,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
     let version = u32::from_le_bytes([version[0], version[1], version[2], version[3]]);
     let count = match version {
         1 => 3,
-        VERSION => 5,
+        2 | VERSION => 5,
         _ => return Err(corrupt(format!("version {version}, this viewer reads 1 to {VERSION}"))),
     };
     let mut blocks = Vec::new();
@@ -131,28 +125,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
     h.stream_power.validate().map_err(|e| corrupt(format!("stream-power parameters: {e}")))?;
     let state = State::from_bytes(blocks[1], params_fingerprint(&h.grid), MAX_CELLS)
         .map_err(|e| corrupt(format!("grid state: {e}")))?;
-    let droplet = if blocks[2].is_empty() {
-        None
-    } else {
-        let d = droplet::State::from_bytes(blocks[2], droplet::params_fingerprint(&h.droplet), MAX_CELLS)
-            .map_err(|e| corrupt(format!("droplet state: {e}")))?;
-        if (d.width, d.height) != (state.width, state.height) {
-            return Err(corrupt("droplet and grid states differ in size".into()));
-        }
-        Some(d)
-    };
     let cells = state.width * state.height;
-    let stream_power = match blocks.get(3) {
-        Some(b) if !b.is_empty() => {
-            let s = stream_power::State::from_bytes(b, stream_power::params_fingerprint(&h.stream_power), MAX_CELLS)
-                .map_err(|e| corrupt(format!("stream-power state: {e}")))?;
-            if (s.width, s.height) != (state.width, state.height) {
-                return Err(corrupt("stream-power and grid states differ in size".into()));
-            }
-            Some(s)
-        }
-        _ => None,
-    };
     let uplift = match blocks.get(4) {
         Some(b) if !b.is_empty() => {
             if b.len() != cells * 4 {
@@ -162,10 +135,26 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
         }
         _ => vec![1.0; cells],
     };
-    let mut w = World::from_parts(h.model, h.grid, h.droplet, state, droplet, h.rain);
+    let droplet_params = h.droplet.clone();
+    let mut w = World::from_parts(h.model, h.grid, h.droplet, state, h.rain);
     w.stream_power_params = h.stream_power;
-    w.stream_power = stream_power;
     w.uplift = uplift;
+    let run = match h.model {
+        ModelKind::Grid => None,
+        ModelKind::Droplet => Some(("droplet", blocks[2])),
+        ModelKind::StreamPower => blocks.get(3).map(|b| ("stream-power", *b)),
+    };
+    if let Some((name, block)) = run.filter(|(_, b)| !b.is_empty()) {
+        let resumed = if version < 3 && h.model == ModelKind::Droplet {
+            // the droplet state under the parameters as set, before the run's own checkpoints
+            droplet::State::from_bytes(block, droplet::params_fingerprint(&droplet_params), MAX_CELLS)
+                .map_err(crate::world::WorldError::from)
+                .and_then(|d| w.adopt_droplet_state(d))
+        } else {
+            w.resume_run(block, MAX_CELLS)
+        };
+        resumed.map_err(|e| corrupt(format!("{name} state: {e}")))?;
+    }
     w.brush = h.brush;
     w.iterations_per_tick = h.iterations_per_tick.max(1);
     w.droplets_per_tick = h.droplets_per_tick.max(1);

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use erode::contract::{DropletRun, Model, StreamPowerRun};
 use erode::gpu::GpuContext;
 use erode::models::grid::gpu::GpuSim;
 use erode::models::grid::{CpuSim, Params, RainMode, Source, StartMaps, State, Units};
@@ -173,14 +174,13 @@ pub struct World {
     pub stream_power_params: stream_power::Params,
     /// The stream-power model's uplift map: a multiplier of `uplift` per cell, 1 at the start.
     pub uplift: Vec<f32>,
-    /// The grid state: terrain, water, maps and books. With the droplet model its terrain follows
-    /// the droplet state after every tick.
+    /// The grid state: terrain, water, maps and books. With another model its terrain follows
+    /// that model's after every tick.
     pub state: State,
-    /// The droplet model's state while it is the model.
-    pub droplet: Option<droplet::State>,
-    /// The stream-power model's state while it is the model (heights as the grid state's,
-    /// relative to its reference).
-    pub stream_power: Option<stream_power::State>,
+    /// The droplet or stream-power model's run while it is the model, made from the grid
+    /// state's maps (heights relative to its reference) and driven through the model contract
+    /// as every front end drives it: `None` until its first tick.
+    run: Option<Box<dyn Model>>,
     /// Whether it rains (grid: the rain mode applies; droplet: droplets fall).
     pub rain: bool,
     /// The brush.
@@ -192,8 +192,6 @@ pub struct World {
     history: History,
     stroke: Option<Stroke>,
     cpu: Option<CpuSim>,
-    droplet_sim: Option<droplet::CpuSim>,
-    stream_power_sim: Option<stream_power::CpuSim>,
     gpu: Option<GpuSim>,
     gpu_ctx: Option<Arc<GpuContext>>,
     /// Counts changes of terrain or water made outside the GPU (for renderers that upload).
@@ -216,16 +214,15 @@ impl World {
     ) -> Result<Self, WorldError> {
         droplet_params.validate()?;
         let state = State::new(terrain, &grid_params, StartMaps { nodata, ..StartMaps::default() })?;
-        Ok(Self::from_parts(ModelKind::Grid, grid_params, droplet_params, state, None, true))
+        Ok(Self::from_parts(ModelKind::Grid, grid_params, droplet_params, state, true))
     }
 
-    /// A world from its saved parts.
+    /// A world from its saved parts (the model's run is made again at its first tick).
     pub fn from_parts(
         model: ModelKind,
         grid_params: Params,
         droplet_params: droplet::Params,
         state: State,
-        droplet: Option<droplet::State>,
         rain: bool,
     ) -> Self {
         let relief = relief(&state.terrain);
@@ -237,8 +234,7 @@ impl World {
             stream_power_params: stream_power::Params::default(),
             uplift: vec![1.0; cells],
             state,
-            droplet,
-            stream_power: None,
+            run: None,
             rain,
             brush: Brush { strength: (relief * 0.01).max(0.01), ..Brush::default() },
             iterations_per_tick: 4,
@@ -246,8 +242,6 @@ impl World {
             history: History::default(),
             stroke: None,
             cpu: None,
-            droplet_sim: None,
-            stream_power_sim: None,
             gpu: None,
             gpu_ctx: None,
             version: 0,
@@ -354,21 +348,18 @@ impl World {
             Action::SetDropletParams(p) => {
                 p.validate()?;
                 self.droplet_params = *p;
-                self.droplet_sim = None;
+                self.restart_run()?;
             }
             Action::SetStreamPowerParams(p) => {
                 p.validate()?;
                 p.edges()?;
                 self.stream_power_params = *p;
-                self.stream_power_sim = None;
+                self.restart_run()?;
             }
             Action::SetModel(m) => {
                 self.sync_from_gpu()?;
                 self.model = m;
-                self.droplet = None;
-                self.droplet_sim = None;
-                self.stream_power = None;
-                self.stream_power_sim = None;
+                self.run = None;
             }
             Action::SetRain(on) => {
                 self.rain = on;
@@ -498,31 +489,20 @@ impl World {
         if let Some(g) = &mut self.gpu {
             g.write_edited(&self.state)?;
         }
-        if let Some(d) = &mut self.droplet {
-            match field {
-                Field::Terrain => {
-                    let before = d.volume();
-                    d.terrain.copy_from_slice(&self.state.terrain);
-                    d.start_volume += d.volume() - before;
-                    // the edited edge is the one the droplets leave by
-                    d.beyond = droplet::state::beyond_edge(&d.terrain, d.width, d.height);
-                }
-                Field::Hardness => d.hardness = Some(self.state.hardness.clone()),
-                Field::Rain => d.rain = self.state.rain_map.clone(),
-                Field::Water | Field::Uplift => {}
-            }
-        }
-        if let Some(sp) = &mut self.stream_power {
-            match field {
-                Field::Terrain => {
-                    let before = sp.volume();
-                    for (z, &t) in sp.terrain.iter_mut().zip(&self.state.terrain) {
-                        *z = f64::from(t);
-                    }
-                    sp.start_volume += sp.volume() - before;
-                }
-                Field::Uplift => sp.uplift = Some(self.uplift.clone()),
-                Field::Hardness | Field::Rain | Field::Water => {}
+        if let Some(run) = &mut self.run {
+            let (name, values) = match field {
+                Field::Terrain => ("height", &self.state.terrain),
+                Field::Hardness => ("hardness", &self.state.hardness),
+                Field::Uplift => ("uplift", &self.uplift),
+                Field::Rain => match &self.state.rain_map {
+                    Some(rain) => ("rain", rain),
+                    None => return Ok(()),
+                },
+                Field::Water => return Ok(()),
+            };
+            // each model takes the maps it has (the droplets no uplift, stream power no rain)
+            if run.editable().contains(&name) {
+                run.set_map(name, values)?;
             }
         }
         Ok(())
@@ -536,45 +516,122 @@ impl World {
         self.state.terrain[r * w + c]
     }
 
-    /// Runs one tick of the model: `iterations_per_tick` grid iterations or
-    /// `droplets_per_tick` droplets. Returns the iterations or droplets run.
+    /// Runs one tick of the model: `iterations_per_tick` grid iterations or stream-power steps,
+    /// or `droplets_per_tick` droplets. Returns the units run.
     pub fn tick(&mut self) -> Result<u64, WorldError> {
         match self.model {
             ModelKind::Grid => self.tick_grid(),
-            ModelKind::Droplet => self.tick_droplet(),
-            ModelKind::StreamPower => self.tick_stream_power(),
+            ModelKind::Droplet | ModelKind::StreamPower => self.tick_run(),
         }
     }
 
-    /// `iterations_per_tick` steps of the stream-power model, on the grid state's terrain (and
-    /// hardness, as the CLI's hardness map), the uplift map as painted.
-    fn tick_stream_power(&mut self) -> Result<u64, WorldError> {
-        if self.stream_power.is_none() {
-            self.sync_from_gpu()?;
-            let st = &self.state;
-            let (terrain, hardness, uplift) = (st.grid(&st.terrain), st.grid(&st.hardness), st.grid(&self.uplift));
-            let maps = stream_power::StartMaps {
-                uplift: Some(&uplift),
-                hardness: Some(&hardness),
-                nodata: st.nodata.as_deref(),
-                ..stream_power::StartMaps::default()
-            };
-            let sp = stream_power::State::with_maps(&terrain, maps, self.stream_power_params.rock_erodibility)?;
-            self.stream_power = Some(sp);
-            self.stream_power_sim = None;
+    /// The droplet or stream-power model's run, when it is the model and has ticked.
+    pub fn run(&self) -> Option<&dyn Model> {
+        self.run.as_deref()
+    }
+
+    /// The droplet or stream-power model's run from checkpoint `bytes` (a session's; written
+    /// with the parameters the world holds now).
+    pub fn resume_run(&mut self, bytes: &[u8], max_cells: u64) -> Result<(), WorldError> {
+        let run: Box<dyn Model> = match self.model {
+            ModelKind::Grid => return Ok(()),
+            ModelKind::Droplet => Box::new(DropletRun::resume(self.droplet_run_params(), bytes, max_cells)?),
+            ModelKind::StreamPower => {
+                Box::new(StreamPowerRun::resume(self.stream_power_params.clone(), bytes, max_cells)?)
+            }
+        };
+        if run.shape().map(|(w, h, _)| (w, h)) != Some((self.state.width, self.state.height)) {
+            return Err(WorldError::Sim(SimError::Params(format!(
+                "the saved {} run is not the size of the terrain",
+                run.name()
+            ))));
         }
-        let Some(sp) = &mut self.stream_power else { return Ok(0) };
-        if self.stream_power_sim.is_none() {
-            self.stream_power_sim = Some(stream_power::CpuSim::new(self.stream_power_params.clone(), sp)?);
+        self.run = Some(run);
+        Ok(())
+    }
+
+    /// The droplet model's run from a droplet state (a session of an older viewer).
+    pub fn adopt_droplet_state(&mut self, d: droplet::State) -> Result<(), WorldError> {
+        if (d.width, d.height) != (self.state.width, self.state.height) {
+            return Err(WorldError::Sim(SimError::Params(
+                "the saved droplet run is not the size of the terrain".into(),
+            )));
         }
-        let n = u64::from(self.iterations_per_tick);
-        if let Some(sim) = &mut self.stream_power_sim {
-            sim.run(sp, n);
+        self.run = Some(Box::new(DropletRun::new(self.droplet_run_params(), d)?));
+        Ok(())
+    }
+
+    /// The droplet parameters the run takes: the droplets run on the grid state's heights,
+    /// which are relative to its reference (the input's lowest height: the floor an unset
+    /// `min_height` means, as in the CLI).
+    fn droplet_run_params(&self) -> droplet::Params {
+        let mut p = self.droplet_params.clone().with_floor_at(self.state.reference_height);
+        p.min_height -= self.state.reference_height;
+        p
+    }
+
+    /// The run of the droplet or stream-power model, made from the grid state's maps: its
+    /// terrain, hardness (and the rain map where it rains by map), the painted uplift.
+    fn start_run(&mut self) -> Result<Box<dyn Model>, WorldError> {
+        self.sync_from_gpu()?;
+        let st = &self.state;
+        let (terrain, nodata) = (st.grid(&st.terrain), st.nodata.as_deref());
+        Ok(match self.model {
+            ModelKind::Droplet => {
+                let maps = droplet::StartMaps { nodata, ..droplet::StartMaps::default() };
+                let mut d = droplet::State::with_maps(&terrain, maps)?;
+                d.hardness = Some(st.hardness.clone());
+                d.rain = st.rain_map.clone().filter(|_| self.grid_params.rain_mode == RainMode::Map);
+                Box::new(DropletRun::new(self.droplet_run_params(), d)?)
+            }
+            ModelKind::Grid => {
+                return Err(WorldError::Sim(SimError::Params("the grid model runs on the world's own state".into())));
+            }
+            ModelKind::StreamPower => {
+                let (hardness, uplift) = (st.grid(&st.hardness), st.grid(&self.uplift));
+                let maps = stream_power::StartMaps {
+                    uplift: Some(&uplift),
+                    hardness: Some(&hardness),
+                    nodata,
+                    ..stream_power::StartMaps::default()
+                };
+                let p = self.stream_power_params.clone();
+                let sp = stream_power::State::with_maps(&terrain, maps, p.rock_erodibility)?;
+                Box::new(StreamPowerRun::new(p, sp)?)
+            }
+        })
+    }
+
+    /// New parameters: the next tick starts the run again from the terrain as it is now (the
+    /// grid state follows the run's after every tick), its erosion maps and books from zero.
+    fn restart_run(&mut self) -> Result<(), WorldError> {
+        self.sync_from_gpu()?;
+        self.run = None;
+        Ok(())
+    }
+
+    fn tick_run(&mut self) -> Result<u64, WorldError> {
+        let n = match self.model {
+            ModelKind::Droplet => {
+                let dry = self.state.rain_map.as_ref().is_some_and(|r| !r.iter().any(|&v| v > 0.0))
+                    && self.grid_params.rain_mode == RainMode::Map;
+                if !self.rain || dry {
+                    return Ok(0);
+                }
+                u64::from(self.droplets_per_tick)
+            }
+            _ => u64::from(self.iterations_per_tick),
+        };
+        if self.run.is_none() {
+            self.run = Some(self.start_run()?);
         }
+        let Some(run) = &mut self.run else { return Ok(0) };
+        run.advance(n, &mut |_| {})?;
+        run.sync()?;
         // the grid state shows the model's terrain; its books keep up with the change
         let soil = self.state.soil_volume();
-        for (t, &z) in self.state.terrain.iter_mut().zip(&sp.terrain) {
-            *t = z as f32;
+        if let Some((_, height)) = run.maps().into_iter().next() {
+            self.state.terrain.copy_from_slice(&height);
         }
         self.state.start_soil += self.state.soil_volume() - soil;
         if let Some(g) = &mut self.gpu {
@@ -600,81 +657,48 @@ impl World {
         Ok(n)
     }
 
-    fn tick_droplet(&mut self) -> Result<u64, WorldError> {
-        if !self.rain {
-            return Ok(0);
-        }
-        if self.droplet.is_none() {
-            self.sync_from_gpu()?;
-            let g = self.state.grid(&self.state.terrain);
-            let maps = droplet::StartMaps { nodata: self.state.nodata.as_deref(), ..droplet::StartMaps::default() };
-            let mut d = droplet::State::with_maps(&g, maps)?;
-            d.hardness = Some(self.state.hardness.clone());
-            d.rain = self.state.rain_map.clone().filter(|_| self.grid_params.rain_mode == RainMode::Map);
-            self.droplet = Some(d);
-        }
-        let Some(d) = &mut self.droplet else { return Ok(0) };
-        if d.rain.as_ref().is_some_and(|r| !r.iter().any(|&v| v > 0.0)) {
-            return Ok(0);
-        }
-        if self.droplet_sim.is_none() {
-            // the droplets run on the grid state's heights, which are relative to its reference
-            // (the input's lowest height: the floor an unset `min_height` means, as in the CLI)
-            let mut p = self.droplet_params.clone().with_floor_at(self.state.reference_height);
-            p.min_height -= self.state.reference_height;
-            self.droplet_sim = Some(droplet::CpuSim::new(p, d)?);
-        }
-        let n = u64::from(self.droplets_per_tick);
-        if let Some(sim) = &mut self.droplet_sim {
-            sim.run(d, n, &mut |_| {});
-        }
-        // the grid state shows the droplets' terrain; its books keep up with the change
-        let soil = self.state.soil_volume();
-        self.state.terrain.copy_from_slice(&d.terrain);
-        self.state.start_soil += self.state.soil_volume() - soil;
-        if let Some(g) = &mut self.gpu {
-            g.write_edited(&self.state)?;
-        }
-        self.version += 1;
-        Ok(n)
-    }
-
     /// Values of an overlay, one per cell (from the GPU's last read-back on that backend).
     pub fn overlay_values(&self, o: Overlay) -> Option<Vec<f32>> {
         let st = &self.state;
-        let d = self.droplet.as_ref().filter(|_| self.model == ModelKind::Droplet);
-        let sp = self.stream_power.as_ref().filter(|_| self.model == ModelKind::StreamPower);
-        if let Some(sp) = sp {
-            // rivers by the log of their drainage area, erosion as its rate (m/yr)
-            match o {
-                Overlay::Flow => return Some(sp.drainage_area.iter().map(|&a| a.max(1.0).log10()).collect()),
-                Overlay::Erosion => return Some(sp.erosion_rate.clone()),
-                _ => {}
+        // the run's own maps where it has them: the droplets' erosion, deposition and visits;
+        // stream power's rivers by the log of their drainage area, its erosion as a rate (m/yr)
+        if let Some(run) = &self.run {
+            let name = match (self.model, o) {
+                (ModelKind::Droplet, Overlay::Erosion) => "erosion",
+                (ModelKind::Droplet, Overlay::Deposition) => "deposition",
+                (ModelKind::Droplet, Overlay::Flow) => "flow",
+                (ModelKind::StreamPower, Overlay::Flow) => "drainage_area",
+                (ModelKind::StreamPower, Overlay::Erosion) => "erosion_rate",
+                _ => "",
+            };
+            if let Some((_, values)) = run.maps().into_iter().find(|(n, _)| *n == name) {
+                return Some(if name == "drainage_area" {
+                    values.iter().map(|&a| a.max(1.0).log10()).collect()
+                } else {
+                    values
+                });
             }
         }
-        Some(match (o, d) {
-            (Overlay::None, _) => return None,
-            (Overlay::Uplift, _) => self.uplift.clone(),
-            (Overlay::Erosion, Some(d)) => d.eroded.clone(),
-            (Overlay::Deposition, Some(d)) => d.deposited.clone(),
-            (Overlay::Flow, Some(d)) => d.flow.clone(),
-            (Overlay::Erosion, None) => st.eroded.clone(),
-            (Overlay::Deposition, None) => st.deposited.clone(),
-            (Overlay::Flow, None) => st.flow(),
-            (Overlay::Velocity, _) => st.speed(),
-            (Overlay::Hardness, _) => st.hardness.clone(),
-            (Overlay::Sediment, _) => st.sediment.clone(),
-            (Overlay::Rain, _) => st.rain_map.clone().unwrap_or_else(|| vec![0.0; st.len()]),
+        Some(match o {
+            Overlay::None => return None,
+            Overlay::Uplift => self.uplift.clone(),
+            Overlay::Erosion => st.eroded.clone(),
+            Overlay::Deposition => st.deposited.clone(),
+            Overlay::Flow => st.flow(),
+            Overlay::Velocity => st.speed(),
+            Overlay::Hardness => st.hardness.clone(),
+            Overlay::Sediment => st.sediment.clone(),
+            Overlay::Rain => st.rain_map.clone().unwrap_or_else(|| vec![0.0; st.len()]),
         })
     }
 
-    /// The iteration (grid) or droplet count so far.
+    /// The units run so far: grid iterations, droplets or stream-power steps.
     pub fn progress(&self) -> u64 {
-        match (self.model, &self.droplet, &self.gpu) {
-            (ModelKind::Droplet, Some(d), _) => d.droplets,
-            (ModelKind::StreamPower, _, _) => self.stream_power.as_ref().map_or(0, |sp| sp.steps),
-            (_, _, Some(g)) => g.iteration,
-            _ => self.state.iteration,
+        match (&self.run, &self.gpu) {
+            (Some(run), _) => run.done(),
+            (None, _) if self.model != ModelKind::Grid => 0,
+            (None, Some(g)) => g.iteration,
+            (None, None) => self.state.iteration,
         }
     }
 }

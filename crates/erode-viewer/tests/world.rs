@@ -159,13 +159,24 @@ fn a_saved_session_reloads_to_the_same_state_byte_for_byte() {
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
         let mut back = session::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(session::to_bytes(&back), bytes, "{model:?}: reload and save again");
+        let run = |w: &World| w.run().map(|r| (r.name(), r.checkpoint()));
         assert_eq!(back.state, w.state);
-        assert_eq!(back.droplet, w.droplet);
+        assert_eq!(run(&back), run(&w));
         assert_eq!(back.grid_params, w.grid_params);
-        assert_eq!(back.stream_power, w.stream_power);
         assert_eq!(back.stream_power_params, w.stream_power_params);
         assert_eq!(back.uplift, w.uplift);
-        assert_eq!(w.stream_power.is_some(), model == ModelKind::StreamPower);
+        assert_eq!(w.run().is_some(), model != ModelKind::Grid);
+        if model == ModelKind::Droplet {
+            // a version-2 session (the droplet state under the parameters as set) still opens to
+            // the same run
+            let r = w.run().unwrap_or_else(|| panic!("no run"));
+            let d = erode::models::droplet::State::from_bytes(&r.checkpoint(), r.fingerprint(), u64::MAX)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let old_block = d.to_bytes(erode::models::droplet::params_fingerprint(&w.droplet_params));
+            let v2 = with_block(&bytes, 2, &old_block, 2);
+            let old = session::from_bytes(&v2, &path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(run(&old), run(&w), "a version-2 droplet session");
+        }
         if model == ModelKind::Grid {
             // a version-1 session (no stream-power blocks, two empty ones here) still opens
             let mut v1 = bytes[..bytes.len() - 16].to_vec();
@@ -178,7 +189,7 @@ fn a_saved_session_reloads_to_the_same_state_byte_for_byte() {
         w.tick().unwrap_or_else(|e| panic!("{e}"));
         back.tick().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.state, w.state, "{model:?}: a tick after reload");
-        assert_eq!(back.stream_power, w.stream_power, "{model:?}: a tick after reload");
+        assert_eq!(run(&back), run(&w), "{model:?}: a tick after reload");
         // a damaged session is a clear error naming the file
         let mut bad = bytes.clone();
         let k = bad.len() / 2;
@@ -187,6 +198,24 @@ fn a_saved_session_reloads_to_the_same_state_byte_for_byte() {
         let e = session::load(&path).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("s.erode"), "{e}");
     }
+}
+
+/// Session `bytes` with block `index` replaced by `block`, marked as `version`.
+fn with_block(bytes: &[u8], index: usize, block: &[u8], version: u32) -> Vec<u8> {
+    let at = b"ERODE-SESSION\n".len();
+    let mut out = bytes[..at].to_vec();
+    out.extend_from_slice(&version.to_le_bytes());
+    let mut rest = &bytes[at + 4..];
+    let mut k = 0;
+    while !rest.is_empty() {
+        let len = u64::from_le_bytes(rest[..8].try_into().unwrap_or([0; 8])) as usize;
+        let b = if k == index { block } else { &rest[8..8 + len] };
+        out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        out.extend_from_slice(b);
+        rest = &rest[8 + len..];
+        k += 1;
+    }
+    out
 }
 
 #[test]
@@ -213,14 +242,16 @@ fn the_droplet_model_erodes_and_the_grid_state_shows_it() {
     let before = w.state.terrain.clone();
     w.tick().unwrap_or_else(|e| panic!("{e}"));
     assert_ne!(before, w.state.terrain);
-    let d = w.droplet.as_ref().unwrap_or_else(|| panic!("no droplet state"));
-    assert_eq!(d.terrain, w.state.terrain);
+    // the run is the droplet model's, driven through the contract
+    let height = |w: &World| w.run().map(|r| r.maps().swap_remove(0).1).unwrap_or_default();
+    assert_eq!(w.run().map(|r| r.name()), Some("droplet"));
+    assert_eq!(height(&w), w.state.terrain);
     assert_eq!(w.progress(), 500);
-    // a terrain stroke reaches the droplet state too
+    // a terrain stroke reaches the droplet run too
     stroke(&mut w, BrushKind::Raise, 4.0, &[(20.0, 20.0)]);
-    let d = w.droplet.as_ref().unwrap_or_else(|| panic!("no droplet state"));
-    assert_eq!(d.terrain, w.state.terrain);
-    assert!(d.balance().1 < 1e-5, "droplet books after an edit: {}", d.balance().1);
+    assert_eq!(height(&w), w.state.terrain);
+    let books = w.run().map_or(1.0, |r| r.balance().relative_error);
+    assert!(books < 1e-5, "droplet books after an edit: {books}");
 }
 
 /// The GPU device, or `None` to skip (`ERODE_REQUIRE_GPU=1` makes a missing adapter fail).
@@ -392,10 +423,13 @@ fn painted_uplift_grows_a_range_where_it_is_painted_in_the_stream_power_model() 
     // painting more uplift mid-run reaches the model at once; undo takes it back
     let up = w.uplift.clone();
     stroke(&mut w, BrushKind::RaiseUplift, 4.0, &[(32.0, 10.0)]);
-    assert_eq!(w.stream_power.as_ref().and_then(|sp| sp.uplift.clone()), Some(w.uplift.clone()));
+    // the run's uplift map is the rate: 1 mm/yr times the painted multiplier
+    let rate = |w: &World| w.run().and_then(|r| r.maps().into_iter().find(|m| m.0 == "uplift")).map(|m| m.1);
+    let times = |u: &[f32]| u.iter().map(|&m| (1e-3 * f64::from(m)) as f32).collect::<Vec<f32>>();
+    assert_eq!(rate(&w), Some(times(&w.uplift)));
     apply(&mut w, Action::Undo);
     assert_eq!(w.uplift, up);
-    assert_eq!(w.stream_power.as_ref().and_then(|sp| sp.uplift.clone()), Some(up));
-    let books = w.stream_power.as_ref().map_or(1.0, |sp| sp.relative_error());
+    assert_eq!(rate(&w), Some(times(&up)));
+    let books = w.run().map_or(1.0, |r| r.balance().relative_error);
     assert!(books < 1e-9, "{books}");
 }
