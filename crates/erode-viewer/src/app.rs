@@ -480,11 +480,7 @@ impl ViewerApp {
             }
             ui.separator();
             let s = &self.snapshot;
-            let what = match s.model {
-                ModelKind::Grid => "iterations",
-                ModelKind::Droplet => "droplets",
-                ModelKind::StreamPower => "steps",
-            };
+            let what = s.model.unit().plural();
             ui.label(format!(
                 "{} {what} · {:.0}/s · books {:.1e} · {}x{} · {}",
                 s.progress,
@@ -513,12 +509,15 @@ impl ViewerApp {
             ui.heading("Model");
             let s = self.snapshot.clone();
             ui.horizontal(|ui| {
-                for (m, label) in [
-                    (ModelKind::Grid, "grid (water)"),
-                    (ModelKind::Droplet, "droplets"),
-                    (ModelKind::StreamPower, "stream power (geology)"),
-                ] {
-                    if ui.selectable_label(s.model == m, label).clicked() && s.model != m {
+                for m in ModelKind::all() {
+                    let label = match m {
+                        ModelKind::Grid => "grid (water)",
+                        ModelKind::Droplet => "droplets",
+                        ModelKind::StreamPower => "stream power (geology)",
+                        ModelKind::Made(name) => name,
+                    };
+                    let pick = ui.selectable_label(s.model == m, label).on_hover_text(m.info().summary);
+                    if pick.clicked() && s.model != m {
                         self.act(Action::SetModel(m));
                         self.param_text.clear();
                     }
@@ -535,17 +534,17 @@ impl ViewerApp {
             });
             let mut rain = s.rain;
             // the stream-power model's rivers are its drainage area: rain falls everywhere, always
-            let rains = s.model != ModelKind::StreamPower;
+            let rains = matches!(s.model, ModelKind::Grid | ModelKind::Droplet);
             if ui
                 .add_enabled(rains, egui::Checkbox::new(&mut rain, "rain"))
-                .on_disabled_hover_text("the stream-power model drains rain from every cell (its drainage area)")
+                .on_disabled_hover_text("this model has no rain: the stream-power model drains every cell")
                 .changed()
             {
                 self.act(Action::SetRain(rain));
             }
             let (mut its, mut drops) = s.per_tick;
-            if s.model != ModelKind::Droplet {
-                let text = if s.model == ModelKind::Grid { "iterations/frame" } else { "steps/frame" };
+            if s.model.unit() != erode::contract::Unit::Droplet {
+                let text = format!("{}/frame", s.model.unit().plural());
                 if ui.add(egui::Slider::new(&mut its, 1..=64).text(text)).changed() {
                     self.act(Action::SetIterationsPerTick(its));
                 }
@@ -635,6 +634,9 @@ impl ViewerApp {
                 ModelKind::Grid => crate::params_ui::as_table(&s.grid_params),
                 ModelKind::Droplet => crate::params_ui::as_table(&s.droplet_params),
                 ModelKind::StreamPower => crate::params_ui::as_table(&s.stream_power_params),
+                ModelKind::Made(name) => {
+                    crate::params_ui::as_table(&s.made_params.get(name).cloned().unwrap_or_default())
+                }
             };
             if let Some(set) = crate::params_ui::param_table(ui, "params", docs, &table, &mut self.param_text) {
                 self.apply_param(s.model, &s, set);
@@ -664,6 +666,18 @@ impl ViewerApp {
                     p.validate().map_err(|e| e.to_string())?;
                     Ok(Action::SetStreamPowerParams(Box::new(p)))
                 }),
+            ModelKind::Made(name) => {
+                let current = s.made_params.get(name).cloned().unwrap_or_default();
+                match model.info().make {
+                    Some(maker) => erode_io::params::load_table(&current, None, &sets, maker.read)
+                        .map_err(|e| e.to_string())
+                        .and_then(|t| {
+                            (maker.check)(&t).map_err(|e| e.to_string())?;
+                            Ok(Action::SetMadeParams(name, Box::new(t)))
+                        }),
+                    None => Err(format!("the {name} model has no parameters to set here")),
+                }
+            }
         };
         match result {
             Ok(a) => {

@@ -59,6 +59,8 @@ pub struct Snapshot {
     pub droplet_params: droplet::Params,
     /// Stream-power parameters.
     pub stream_power_params: erode::models::stream_power::Params,
+    /// The parameters of the models the list makes, by name.
+    pub made_params: std::collections::BTreeMap<&'static str, erode::models::make::Table>,
     /// River sources.
     pub sources: Vec<Source>,
     /// Rain on.
@@ -96,6 +98,7 @@ impl Snapshot {
             grid_params: world.grid_params.clone(),
             droplet_params: world.droplet_params.clone(),
             stream_power_params: world.stream_power_params.clone(),
+            made_params: world.made_params.clone(),
             sources: world.grid_params.sources.clone(),
             rain: world.rain,
             per_tick: (world.iterations_per_tick, world.droplets_per_tick),

@@ -5,11 +5,12 @@
 //! Layout: `ERODE-SESSION\n`, a `u32` version, then little-endian `u64`-length-prefixed blocks:
 //! a TOML header ([`Header`]), the grid state as `State::to_bytes`, the droplet run's
 //! checkpoint (`Model::checkpoint`; empty when none), then (version 2) the stream-power run's
-//! checkpoint (empty when none) and the uplift map as little-endian `f32`s (empty when it is 1
-//! everywhere). Each state block carries its own checksum. Version 3 keeps the droplet run's
-//! checkpoint as the run writes it (its floor-adjusted parameters' fingerprint); versions 1 and
-//! 2 (the droplet state under the parameters as set) still open, version 1 (the first three
-//! blocks) with the stream-power model's defaults.
+//! checkpoint (empty when none), the uplift map as little-endian `f32`s (empty when it is 1
+//! everywhere), then (version 3) the checkpoint of the run of a model the list makes (empty
+//! when none; its parameters are in the header). Each state block carries its own checksum.
+//! Version 3 keeps the droplet run's checkpoint as the run writes it (its floor-adjusted
+//! parameters' fingerprint); versions 1 and 2 (the droplet state under the parameters as set)
+//! still open, version 1 (the first three blocks) with the stream-power model's defaults.
 
 use std::path::{Path, PathBuf};
 
@@ -61,6 +62,9 @@ struct Header {
     /// Absent from version 1 files.
     #[serde(default)]
     stream_power: stream_power::Params,
+    /// The parameters of each model the list makes, as JSON text by name (version 3).
+    #[serde(default)]
+    made: std::collections::BTreeMap<String, String>,
 }
 
 /// The world as session bytes.
@@ -74,21 +78,31 @@ pub fn to_bytes(world: &World) -> Vec<u8> {
         grid: world.grid_params.clone(),
         droplet: world.droplet_params.clone(),
         stream_power: world.stream_power_params.clone(),
+        made: world
+            .made_params
+            .iter()
+            .map(|(name, table)| (name.to_string(), serde_json::to_string(table).unwrap_or_default()))
+            .collect(),
     };
     // the header always serialises: every field is plain data
     let text = toml::to_string(&header).unwrap_or_default();
     let grid = world.state.to_bytes(params_fingerprint(&world.grid_params));
     let run = |model| world.run().filter(|_| world.model == model).map(|r| r.checkpoint()).unwrap_or_default();
     let (droplet, stream_power) = (run(ModelKind::Droplet), run(ModelKind::StreamPower));
+    let made = match world.model {
+        ModelKind::Made(_) => run(world.model),
+        _ => Vec::new(),
+    };
     let uplift: Vec<u8> = if world.uplift.iter().all(|&u| u == 1.0) {
         Vec::new()
     } else {
         world.uplift.iter().flat_map(|u| u.to_le_bytes()).collect()
     };
-    let mut out = Vec::with_capacity(64 + text.len() + grid.len() + droplet.len() + stream_power.len() + uplift.len());
+    let blocks = [text.as_bytes(), &grid, &droplet, &stream_power, &uplift, &made];
+    let mut out = Vec::with_capacity(64 + blocks.iter().map(|b| b.len() + 8).sum::<usize>());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
-    for block in [text.as_bytes(), &grid, &droplet, &stream_power, &uplift] {
+    for block in blocks {
         out.extend_from_slice(&(block.len() as u64).to_le_bytes());
         out.extend_from_slice(block);
     }
@@ -103,7 +117,8 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
     let version = u32::from_le_bytes([version[0], version[1], version[2], version[3]]);
     let count = match version {
         1 => 3,
-        2 | VERSION => 5,
+        2 => 5,
+        VERSION => 6,
         _ => return Err(corrupt(format!("version {version}, this viewer reads 1 to {VERSION}"))),
     };
     let mut blocks = Vec::new();
@@ -138,11 +153,21 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
     let droplet_params = h.droplet.clone();
     let mut w = World::from_parts(h.model, h.grid, h.droplet, state, h.rain);
     w.stream_power_params = h.stream_power;
+    for (name, text) in &h.made {
+        let model = ModelKind::named(name).ok_or_else(|| corrupt(format!("no model `{name}` in this viewer")))?;
+        let table: erode::models::make::Table =
+            serde_json::from_str(text).map_err(|e| corrupt(format!("{name} parameters: {e}")))?;
+        if let Some(maker) = model.info().make {
+            (maker.check)(&table).map_err(|e| corrupt(format!("{name} parameters: {e}")))?;
+            w.made_params.insert(model.info().name, table);
+        }
+    }
     w.uplift = uplift;
     let run = match h.model {
         ModelKind::Grid => None,
         ModelKind::Droplet => Some(("droplet", blocks[2])),
         ModelKind::StreamPower => blocks.get(3).map(|b| ("stream-power", *b)),
+        ModelKind::Made(name) => blocks.get(5).map(|b| (name, *b)),
     };
     if let Some((name, block)) = run.filter(|(_, b)| !b.is_empty()) {
         let resumed = if version < 3 && h.model == ModelKind::Droplet {

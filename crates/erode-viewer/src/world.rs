@@ -5,10 +5,11 @@
 
 use std::sync::Arc;
 
-use erode::contract::{DropletRun, Model, StreamPowerRun};
+use erode::contract::{DropletRun, Model, StreamPowerRun, Unit};
 use erode::gpu::GpuContext;
 use erode::models::grid::gpu::GpuSim;
 use erode::models::grid::{CpuSim, Params, RainMode, Source, StartMaps, State, Units};
+use erode::models::make::{Inputs, Maker, Table};
 use erode::models::{droplet, stream_power};
 use erode::{Grid, SimError};
 
@@ -16,7 +17,7 @@ use crate::brush::{self, Brush, BrushKind, Canvas, Field};
 use crate::history::{Edit, History, diff};
 
 /// Which model runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModelKind {
     /// The virtual-pipe grid model (water, hydraulic and thermal erosion).
     Grid,
@@ -25,6 +26,9 @@ pub enum ModelKind {
     /// The stream-power model: uplift, river incision and hillslope diffusion over thousands of
     /// years a step (paint the uplift map to grow ranges).
     StreamPower,
+    /// A heightmap model the library's list makes (its `Maker`), by name: every such model is
+    /// in the viewer without code of its own here.
+    Made(&'static str),
 }
 
 impl ModelKind {
@@ -34,7 +38,61 @@ impl ModelKind {
             ModelKind::Grid => &erode::models::grid::INFO,
             ModelKind::Droplet => &erode::models::droplet::INFO,
             ModelKind::StreamPower => &erode::models::stream_power::INFO,
+            // a `Made` only ever holds a name of the list (see `ModelKind::all`)
+            ModelKind::Made(name) => erode::models::info::find(name).unwrap_or(&erode::models::grid::INFO),
         }
+    }
+
+    /// The heightmap models the viewer runs, in the list's order: the three before the list
+    /// could make models, then every model it makes.
+    pub fn all() -> Vec<ModelKind> {
+        let made = erode::models::MODELS.iter().filter(|m| m.make.is_some()).map(|m| ModelKind::Made(m.name));
+        [ModelKind::Grid, ModelKind::Droplet, ModelKind::StreamPower].into_iter().chain(made).collect()
+    }
+
+    /// The model called `name` on the command line.
+    pub fn named(name: &str) -> Option<ModelKind> {
+        ModelKind::all().into_iter().find(|m| m.info().name == name)
+    }
+
+    /// What a tick counts.
+    pub fn unit(self) -> Unit {
+        match self {
+            ModelKind::Grid => Unit::Iteration,
+            ModelKind::Droplet => Unit::Droplet,
+            ModelKind::StreamPower => Unit::Step,
+            ModelKind::Made(_) => self.info().make.map_or(Unit::Iteration, |m| m.unit),
+        }
+    }
+
+    /// The model's maker, for those the list makes.
+    fn maker(self) -> Option<Maker> {
+        match self {
+            ModelKind::Made(_) => self.info().make,
+            _ => None,
+        }
+    }
+}
+
+/// A model is saved by its command-line name.
+impl serde::Serialize for ModelKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.info().name)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ModelKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        // sessions before the list named the three models by their variants
+        let old = match name.as_str() {
+            "Grid" => Some(ModelKind::Grid),
+            "Droplet" => Some(ModelKind::Droplet),
+            "StreamPower" => Some(ModelKind::StreamPower),
+            _ => None,
+        };
+        old.or_else(|| ModelKind::named(&name))
+            .ok_or_else(|| serde::de::Error::custom(format!("no model `{name}` in this viewer")))
     }
 }
 
@@ -129,6 +187,8 @@ pub enum Action {
     SetDropletParams(Box<droplet::Params>),
     /// Replaces the stream-power model's parameters (validated first).
     SetStreamPowerParams(Box<stream_power::Params>),
+    /// Replaces the parameters of a model the list makes (checked by its maker first).
+    SetMadeParams(&'static str, Box<Table>),
     /// Chooses the model.
     SetModel(ModelKind),
     /// Rain on or off.
@@ -172,6 +232,8 @@ pub struct World {
     pub droplet_params: droplet::Params,
     /// Stream-power model parameters.
     pub stream_power_params: stream_power::Params,
+    /// The parameters of each model the list makes, by name (its first preset at the start).
+    pub made_params: std::collections::BTreeMap<&'static str, Table>,
     /// The stream-power model's uplift map: a multiplier of `uplift` per cell, 1 at the start.
     pub uplift: Vec<f32>,
     /// The grid state: terrain, water, maps and books. With another model its terrain follows
@@ -232,6 +294,13 @@ impl World {
             grid_params,
             droplet_params,
             stream_power_params: stream_power::Params::default(),
+            made_params: ModelKind::all()
+                .into_iter()
+                .filter_map(|m| {
+                    let (maker, info) = (m.maker()?, m.info());
+                    Some((info.name, (maker.preset)((info.presets)().first()?.0).ok()?))
+                })
+                .collect(),
             uplift: vec![1.0; cells],
             state,
             run: None,
@@ -354,6 +423,13 @@ impl World {
                 p.validate()?;
                 p.edges()?;
                 self.stream_power_params = *p;
+                self.restart_run()?;
+            }
+            Action::SetMadeParams(name, table) => {
+                let maker = ModelKind::named(name).and_then(ModelKind::maker);
+                let maker = maker.ok_or_else(|| SimError::Params(format!("no model `{name}` to set parameters of")))?;
+                (maker.check)(&table)?;
+                self.made_params.insert(name, *table);
                 self.restart_run()?;
             }
             Action::SetModel(m) => {
@@ -521,7 +597,7 @@ impl World {
     pub fn tick(&mut self) -> Result<u64, WorldError> {
         match self.model {
             ModelKind::Grid => self.tick_grid(),
-            ModelKind::Droplet | ModelKind::StreamPower => self.tick_run(),
+            _ => self.tick_run(),
         }
     }
 
@@ -539,6 +615,10 @@ impl World {
             ModelKind::StreamPower => {
                 Box::new(StreamPowerRun::resume(self.stream_power_params.clone(), bytes, max_cells)?)
             }
+            ModelKind::Made(name) => match self.model.maker() {
+                Some(maker) => (maker.resume)(&self.made_table(name), bytes, max_cells)?,
+                None => return Ok(()),
+            },
         };
         if run.shape().map(|(w, h, _)| (w, h)) != Some((self.state.width, self.state.height)) {
             return Err(WorldError::Sim(SimError::Params(format!(
@@ -559,6 +639,11 @@ impl World {
         }
         self.run = Some(Box::new(DropletRun::new(self.droplet_run_params(), d)?));
         Ok(())
+    }
+
+    /// The parameters of made model `name` (its first preset if none were set).
+    fn made_table(&self, name: &str) -> Table {
+        self.made_params.get(name).cloned().unwrap_or_default()
     }
 
     /// The droplet parameters the run takes: the droplets run on the grid state's heights,
@@ -599,6 +684,22 @@ impl World {
                 let sp = stream_power::State::with_maps(&terrain, maps, p.rock_erodibility)?;
                 Box::new(StreamPowerRun::new(p, sp)?)
             }
+            ModelKind::Made(name) => {
+                let Some(maker) = self.model.maker() else {
+                    return Err(WorldError::Sim(SimError::Params(format!("no model `{name}` in the list"))));
+                };
+                // the input maps it reads that the world has
+                let mut have = vec![("hardness", st.grid(&st.hardness)), ("uplift", st.grid(&self.uplift))];
+                if let Some(rain) = &st.rain_map {
+                    have.push(("rain", st.grid(rain)));
+                }
+                let maps: Vec<(&'static str, &erode::Grid<f32>)> = have
+                    .iter()
+                    .filter(|(n, _)| maker.maps.iter().any(|doc| doc.name == *n))
+                    .map(|(n, g)| (*n, g))
+                    .collect();
+                (maker.start)(&self.made_table(name), &Inputs { terrain: &terrain, nodata, maps: &maps })?
+            }
         })
     }
 
@@ -611,8 +712,8 @@ impl World {
     }
 
     fn tick_run(&mut self) -> Result<u64, WorldError> {
-        let n = match self.model {
-            ModelKind::Droplet => {
+        let n = match self.model.unit() {
+            Unit::Droplet => {
                 let dry = self.state.rain_map.as_ref().is_some_and(|r| !r.iter().any(|&v| v > 0.0))
                     && self.grid_params.rain_mode == RainMode::Map;
                 if !self.rain || dry {
