@@ -379,6 +379,35 @@ impl Model for GridRun {
         }
         Ok(())
     }
+    fn editable(&self) -> &'static [&'static str] {
+        &["height", "water", "hardness"]
+    }
+    fn set_map(&mut self, name: &str, values: &[f32]) -> Result<(), SimError> {
+        // the edit applies to the state as the simulator has it: read back from the GPU first
+        self.sync()?;
+        let st = &mut self.state;
+        edit_len(name, values, st.len())?;
+        let (soil, water) = (st.soil_volume(), st.water_volume());
+        match name {
+            // the height map is in metres above sea; the state holds heights above its reference
+            "height" => {
+                let reference = st.reference_height;
+                for (t, &v) in st.terrain.iter_mut().zip(values) {
+                    *t = (f64::from(v) - reference) as f32;
+                }
+            }
+            "water" => st.water.copy_from_slice(values),
+            "hardness" => st.hardness.copy_from_slice(values),
+            _ => return Err(not_editable(Self::NAME, name, self.editable())),
+        }
+        st.start_soil += st.soil_volume() - soil;
+        st.start_water += st.water_volume() - water;
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &mut self.gpu {
+            g.write_edited(&self.state)?;
+        }
+        Ok(())
+    }
     fn balance(&self) -> Balance {
         let b = self.state.balance();
         let st = &self.state;

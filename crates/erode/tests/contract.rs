@@ -334,7 +334,10 @@ fn every_model_takes_edits_of_its_maps_and_its_books_still_balance() {
         // droplets' f32 terrain keeps its books to ~1e-7 with or without edits
         let before = run.balance().relative_error;
         run.set_map("height", &hill).unwrap();
-        assert_eq!(run.maps()[0].1, hill, "{name}: the edit is the terrain");
+        // (the grid holds heights above its reference in f32: the map comes back within rounding)
+        let back = run.maps().swap_remove(0).1;
+        let off = back.iter().zip(&hill).map(|(a, b)| (a - b).abs() / b.abs().max(1.0)).fold(0.0, f32::max);
+        assert!(off <= 1e-6, "{name}: the edit is the terrain (off by {off:e})");
         let after = run.balance().relative_error;
         assert!(after <= before + 1e-9, "{name}: {before:e} before the edit, {:?} after", run.balance());
         run.advance(run.granule() * 3, &mut |_| {}).unwrap();
@@ -346,5 +349,5 @@ fn every_model_takes_edits_of_its_maps_and_its_books_still_balance() {
             run.set_map(map, &vec![0.5; w * h]).unwrap();
         }
     }
-    assert!(edited >= 3, "the droplet, stream-power and thermal models take edits");
+    assert!(edited >= 4, "the grid, droplet, stream-power and thermal models take edits");
 }
