@@ -42,7 +42,7 @@ pub fn save_maps(world: &mut World, dir: &Path, ext: &str) -> Result<usize, Stri
     if !dir.is_dir() {
         return Err(format!("{}: not a folder", dir.display()));
     }
-    let st = &world.state;
+    let st = world.state();
     let (w, h) = (st.width, st.height);
     let mut maps = st.output_maps();
     if let (ModelKind::Droplet, Some(run)) = (world.model, world.run()) {

@@ -84,7 +84,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// The visible parts of `world`.
     pub fn of(world: &World, overlay: Overlay, playing: bool, rate: f64) -> Self {
-        let st = &world.state;
+        let st = world.state();
         Self {
             width: st.width,
             height: st.height,

@@ -86,7 +86,7 @@ pub fn to_bytes(world: &World) -> Vec<u8> {
     };
     // the header always serialises: every field is plain data
     let text = toml::to_string(&header).unwrap_or_default();
-    let grid = world.state.to_bytes(params_fingerprint(&world.grid_params));
+    let grid = world.state().to_bytes(params_fingerprint(&world.grid_params));
     let run = |model| world.run().filter(|_| world.model == model).map(|r| r.checkpoint()).unwrap_or_default();
     let (droplet, stream_power) = (run(ModelKind::Droplet), run(ModelKind::StreamPower));
     let made = match world.model {
@@ -151,7 +151,8 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<World, SessionError> {
         _ => vec![1.0; cells],
     };
     let droplet_params = h.droplet.clone();
-    let mut w = World::from_parts(h.model, h.grid, h.droplet, state, h.rain);
+    let mut w = World::from_parts(h.model, h.grid, h.droplet, state, h.rain)
+        .map_err(|e| corrupt(format!("grid state: {e}")))?;
     w.stream_power_params = h.stream_power;
     for (name, text) in &h.made {
         let model = ModelKind::named(name).ok_or_else(|| corrupt(format!("no model `{name}` in this viewer")))?;

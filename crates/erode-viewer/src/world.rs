@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use erode::contract::{DropletRun, Model, StreamPowerRun, Unit};
+use erode::contract::{DropletRun, GridRun, Model, StreamPowerRun, Unit};
 use erode::gpu::GpuContext;
 use erode::models::grid::gpu::GpuSim;
-use erode::models::grid::{CpuSim, Params, RainMode, Source, StartMaps, State, Units};
+use erode::models::grid::{Params, RainMode, Source, StartMaps, State, Units};
 use erode::models::make::{Inputs, Maker, Table};
 use erode::models::{droplet, stream_power};
 use erode::{Grid, SimError};
@@ -236,9 +236,10 @@ pub struct World {
     pub made_params: std::collections::BTreeMap<&'static str, Table>,
     /// The stream-power model's uplift map: a multiplier of `uplift` per cell, 1 at the start.
     pub uplift: Vec<f32>,
-    /// The grid state: terrain, water, maps and books. With another model its terrain follows
-    /// that model's after every tick.
-    pub state: State,
+    /// The grid model's run, on the CPU or the GPU: its state (terrain, water, maps and books)
+    /// is the document brushes paint on. With another model its terrain follows that model's
+    /// after every tick.
+    grid: GridRun,
     /// The droplet or stream-power model's run while it is the model, made from the grid
     /// state's maps (heights relative to its reference) and driven through the model contract
     /// as every front end drives it: `None` until its first tick.
@@ -253,8 +254,6 @@ pub struct World {
     pub droplets_per_tick: u32,
     history: History,
     stroke: Option<Stroke>,
-    cpu: Option<CpuSim>,
-    gpu: Option<GpuSim>,
     gpu_ctx: Option<Arc<GpuContext>>,
     /// Counts changes of terrain or water made outside the GPU (for renderers that upload).
     pub version: u64,
@@ -276,7 +275,7 @@ impl World {
     ) -> Result<Self, WorldError> {
         droplet_params.validate()?;
         let state = State::new(terrain, &grid_params, StartMaps { nodata, ..StartMaps::default() })?;
-        Ok(Self::from_parts(ModelKind::Grid, grid_params, droplet_params, state, true))
+        Self::from_parts(ModelKind::Grid, grid_params, droplet_params, state, true)
     }
 
     /// A world from its saved parts (the model's run is made again at its first tick).
@@ -286,10 +285,11 @@ impl World {
         droplet_params: droplet::Params,
         state: State,
         rain: bool,
-    ) -> Self {
+    ) -> Result<Self, WorldError> {
         let relief = relief(&state.terrain);
         let cells = state.width * state.height;
-        Self {
+        let grid = GridRun::new(effective(&grid_params, rain), state)?;
+        Ok(Self {
             model,
             grid_params,
             droplet_params,
@@ -302,7 +302,7 @@ impl World {
                 })
                 .collect(),
             uplift: vec![1.0; cells],
-            state,
+            grid,
             run: None,
             rain,
             brush: Brush { strength: (relief * 0.01).max(0.01), ..Brush::default() },
@@ -310,20 +310,28 @@ impl World {
             droplets_per_tick: 2000,
             history: History::default(),
             stroke: None,
-            cpu: None,
-            gpu: None,
             gpu_ctx: None,
             version: 0,
-        }
+        })
+    }
+
+    /// The grid state (as of the last read-back on the GPU): the document brushes paint on.
+    pub fn state(&self) -> &State {
+        self.grid.state()
+    }
+
+    /// Edits the grid state directly, as a script or a test would (the app edits through
+    /// actions): read back from the GPU first and written back after; the books' starting
+    /// volumes move with the edit. Not undoable, and not passed to another model's run.
+    pub fn edit_state<T>(&mut self, edit: impl FnOnce(&mut State) -> T) -> Result<T, WorldError> {
+        let out = self.edit_canvas(|c| edit(c.state))?;
+        self.version += 1;
+        Ok(out)
     }
 
     /// The grid parameters the model runs with: the user's, with rain off when `rain` is off.
     pub fn effective_grid_params(&self) -> Params {
-        let mut p = self.grid_params.clone();
-        if !self.rain {
-            p.rain_mode = RainMode::Off;
-        }
-        p
+        effective(&self.grid_params, self.rain)
     }
 
     /// Which backend runs the grid model.
@@ -334,12 +342,10 @@ impl World {
     /// Runs the grid model on `ctx`'s device from now on (`None`: on the CPU). The state moves
     /// to the new backend; a model the GPU cannot run is an error and leaves the CPU in charge.
     pub fn set_backend(&mut self, ctx: Option<Arc<GpuContext>>) -> Result<(), WorldError> {
-        self.sync_from_gpu()?;
-        self.gpu = None;
+        self.grid.use_cpu()?;
         self.gpu_ctx = None;
         if let Some(ctx) = ctx {
-            let sim = GpuSim::new(ctx.clone(), &self.effective_grid_params(), &self.state)?;
-            self.gpu = Some(sim);
+            self.grid.use_gpu(ctx.clone())?;
             self.gpu_ctx = Some(ctx);
         }
         Ok(())
@@ -352,15 +358,12 @@ impl World {
 
     /// The GPU simulator, when the grid model runs there and is built.
     pub fn gpu_sim(&self) -> Option<&GpuSim> {
-        self.gpu.as_ref()
+        self.grid.gpu_sim()
     }
 
     /// Copies the GPU's state into `state` (no-op on the CPU).
     pub fn sync_from_gpu(&mut self) -> Result<(), WorldError> {
-        if let Some(g) = &self.gpu {
-            g.read_into(&mut self.state)?;
-        }
-        Ok(())
+        Ok(self.grid.sync()?)
     }
 
     /// (undo steps, redo steps) available.
@@ -411,8 +414,9 @@ impl World {
             Action::SetBrush(b) => self.brush = b,
             Action::SetGridParams(p) => {
                 p.validate()?;
+                // the run takes them first: parameters it refuses leave the old ones in place
+                self.grid.set_params(effective(&p, self.rain))?;
                 self.grid_params = *p;
-                self.rebuild()?;
             }
             Action::SetDropletParams(p) => {
                 p.validate()?;
@@ -438,8 +442,8 @@ impl World {
                 self.run = None;
             }
             Action::SetRain(on) => {
+                self.grid.set_params(effective(&self.grid_params, on))?;
                 self.rain = on;
-                self.rebuild()?;
             }
             Action::SetIterationsPerTick(n) => self.iterations_per_tick = n.max(1),
             Action::SetDropletsPerTick(n) => self.droplets_per_tick = n.max(1),
@@ -449,12 +453,7 @@ impl World {
 
     /// Parameters or sources changed: the simulators are rebuilt from the state.
     fn rebuild(&mut self) -> Result<(), WorldError> {
-        self.cpu = None;
-        if let Some(ctx) = self.gpu_ctx.clone() {
-            self.sync_from_gpu()?;
-            self.gpu = Some(GpuSim::new(ctx, &self.effective_grid_params(), &self.state)?);
-        }
-        Ok(())
+        Ok(self.grid.set_params(self.effective_grid_params())?)
     }
 
     fn set_sources(&mut self, after: Vec<Source>) -> Result<(), WorldError> {
@@ -469,10 +468,8 @@ impl World {
     fn replay(&mut self, e: &Edit, undo: bool) -> Result<(), WorldError> {
         match e {
             Edit::Stroke(patch) => {
-                self.sync_from_gpu()?;
-                let (soil, water) = (self.state.soil_volume(), self.state.water_volume());
-                patch.write(&mut Canvas { state: &mut self.state, uplift: &mut self.uplift }, undo);
-                self.after_edit(patch.field, soil, water)?;
+                self.edit_canvas(|c| patch.write(c, undo))?;
+                self.after_edit(patch.field)?;
             }
             Edit::Sources { before, after } => {
                 self.grid_params.sources = if undo { before.clone() } else { after.clone() };
@@ -486,13 +483,15 @@ impl World {
         if self.stroke.is_some() {
             self.stroke_end()?;
         }
-        self.sync_from_gpu()?;
         let field = self.brush.kind.field();
-        let created = field == Field::Rain && self.state.rain_map.is_none();
-        let before = brush::field_mut(&mut self.canvas(), field).clone();
-        if created {
-            self.state.rain_map = None;
-        }
+        let created = field == Field::Rain && self.state().rain_map.is_none();
+        let before = self.edit_canvas(|c| {
+            let before = brush::field_mut(c, field).clone();
+            if created {
+                c.state.rain_map = None;
+            }
+            before
+        })?;
         let flatten_to = self.height_at(x, y);
         self.stroke = Some(Stroke { field, before, created, last: (x, y), flatten_to });
         self.dab(x, y)
@@ -517,11 +516,9 @@ impl World {
             self.grid_params.rain_mode = RainMode::Map;
         }
         // the books move with each dab, by what it alone changed: the model may run between dabs
-        let (soil, water) = (self.state.soil_volume(), self.state.water_volume());
         let b = self.brush;
-        if brush::dab(&mut self.canvas(), &b, x, y, flatten_to) {
+        if self.edit_canvas(|c| brush::dab(c, &b, x, y, flatten_to))? {
             self.version += 1;
-            self.rebase_books(soil, water);
             self.push_edit_to_models(self.brush.kind.field())?;
         }
         Ok(())
@@ -529,8 +526,8 @@ impl World {
 
     fn stroke_end(&mut self) -> Result<(), WorldError> {
         let Some(s) = self.stroke.take() else { return Ok(()) };
-        let now = brush::field_mut(&mut self.canvas(), s.field).clone();
-        if let Some(p) = diff(s.field, self.state.width, &s.before, &now, s.created) {
+        let now = self.edit_canvas(|c| brush::field_mut(c, s.field).clone())?;
+        if let Some(p) = diff(s.field, self.state().width, &s.before, &now, s.created) {
             self.history.push(Edit::Stroke(p));
         }
         if s.field == Field::Rain {
@@ -539,20 +536,22 @@ impl World {
         Ok(())
     }
 
-    /// What brushes paint on.
-    fn canvas(&mut self) -> Canvas<'_> {
-        Canvas { state: &mut self.state, uplift: &mut self.uplift }
+    /// Edits what brushes paint on (the grid state, read back from the GPU first and written
+    /// back after, and the uplift map). An edit is not erosion: the books' starting volumes move
+    /// with it so they still balance.
+    fn edit_canvas<T>(&mut self, edit: impl FnOnce(&mut Canvas<'_>) -> T) -> Result<T, WorldError> {
+        let uplift = &mut self.uplift;
+        Ok(self.grid.edit(|st| {
+            let (soil, water) = (st.soil_volume(), st.water_volume());
+            let out = edit(&mut Canvas { state: st, uplift });
+            st.start_soil += st.soil_volume() - soil;
+            st.start_water += st.water_volume() - water;
+            out
+        })?)
     }
 
-    /// An edit is not erosion: the books' starting volumes move with it so they still balance.
-    fn rebase_books(&mut self, soil_before: f64, water_before: f64) {
-        self.state.start_soil += self.state.soil_volume() - soil_before;
-        self.state.start_water += self.state.water_volume() - water_before;
-    }
-
-    fn after_edit(&mut self, field: Field, soil: f64, water: f64) -> Result<(), WorldError> {
+    fn after_edit(&mut self, field: Field) -> Result<(), WorldError> {
         self.version += 1;
-        self.rebase_books(soil, water);
         self.push_edit_to_models(field)?;
         if field == Field::Rain {
             self.rebuild()?;
@@ -560,17 +559,15 @@ impl World {
         Ok(())
     }
 
-    /// Brings an edit of the grid state to the simulators that keep their own copy.
+    /// Brings an edit of the grid state to the run of another model, which keeps its own copy.
     fn push_edit_to_models(&mut self, field: Field) -> Result<(), WorldError> {
-        if let Some(g) = &mut self.gpu {
-            g.write_edited(&self.state)?;
-        }
         if let Some(run) = &mut self.run {
+            let st = self.grid.state();
             let (name, values) = match field {
-                Field::Terrain => ("height", &self.state.terrain),
-                Field::Hardness => ("hardness", &self.state.hardness),
+                Field::Terrain => ("height", &st.terrain),
+                Field::Hardness => ("hardness", &st.hardness),
                 Field::Uplift => ("uplift", &self.uplift),
-                Field::Rain => match &self.state.rain_map {
+                Field::Rain => match &st.rain_map {
                     Some(rain) => ("rain", rain),
                     None => return Ok(()),
                 },
@@ -586,10 +583,11 @@ impl World {
 
     /// Bilinear terrain height at a point, cells (clamped to the grid).
     pub fn height_at(&self, x: f32, y: f32) -> f32 {
-        let (w, h) = (self.state.width, self.state.height);
+        let st = self.state();
+        let (w, h) = (st.width, st.height);
         let c = ((x - 0.5).clamp(0.0, (w - 1) as f32)) as usize;
         let r = ((y - 0.5).clamp(0.0, (h - 1) as f32)) as usize;
-        self.state.terrain[r * w + c]
+        st.terrain[r * w + c]
     }
 
     /// Runs one tick of the model: `iterations_per_tick` grid iterations or stream-power steps,
@@ -620,7 +618,7 @@ impl World {
                 None => return Ok(()),
             },
         };
-        if run.shape().map(|(w, h, _)| (w, h)) != Some((self.state.width, self.state.height)) {
+        if run.shape().map(|(w, h, _)| (w, h)) != Some((self.state().width, self.state().height)) {
             return Err(WorldError::Sim(SimError::Params(format!(
                 "the saved {} run is not the size of the terrain",
                 run.name()
@@ -632,7 +630,7 @@ impl World {
 
     /// The droplet model's run from a droplet state (a session of an older viewer).
     pub fn adopt_droplet_state(&mut self, d: droplet::State) -> Result<(), WorldError> {
-        if (d.width, d.height) != (self.state.width, self.state.height) {
+        if (d.width, d.height) != (self.state().width, self.state().height) {
             return Err(WorldError::Sim(SimError::Params(
                 "the saved droplet run is not the size of the terrain".into(),
             )));
@@ -650,8 +648,9 @@ impl World {
     /// which are relative to its reference (the input's lowest height: the floor an unset
     /// `min_height` means, as in the CLI).
     fn droplet_run_params(&self) -> droplet::Params {
-        let mut p = self.droplet_params.clone().with_floor_at(self.state.reference_height);
-        p.min_height -= self.state.reference_height;
+        let reference = self.state().reference_height;
+        let mut p = self.droplet_params.clone().with_floor_at(reference);
+        p.min_height -= reference;
         p
     }
 
@@ -659,7 +658,7 @@ impl World {
     /// terrain, hardness (and the rain map where it rains by map), the painted uplift.
     fn start_run(&mut self) -> Result<Box<dyn Model>, WorldError> {
         self.sync_from_gpu()?;
-        let st = &self.state;
+        let st = self.grid.state();
         let (terrain, nodata) = (st.grid(&st.terrain), st.nodata.as_deref());
         Ok(match self.model {
             ModelKind::Droplet => {
@@ -714,7 +713,7 @@ impl World {
     fn tick_run(&mut self) -> Result<u64, WorldError> {
         let n = match self.model.unit() {
             Unit::Droplet => {
-                let dry = self.state.rain_map.as_ref().is_some_and(|r| !r.iter().any(|&v| v > 0.0))
+                let dry = self.state().rain_map.as_ref().is_some_and(|r| !r.iter().any(|&v| v > 0.0))
                     && self.grid_params.rain_mode == RainMode::Map;
                 if !self.rain || dry {
                     return Ok(0);
@@ -730,13 +729,12 @@ impl World {
         run.advance(n, &mut |_| {})?;
         run.sync()?;
         // the grid state shows the model's terrain; its books keep up with the change
-        let soil = self.state.soil_volume();
         if let Some((_, height)) = run.maps().into_iter().next() {
-            self.state.terrain.copy_from_slice(&height);
-        }
-        self.state.start_soil += self.state.soil_volume() - soil;
-        if let Some(g) = &mut self.gpu {
-            g.write_edited(&self.state)?;
+            self.grid.edit(|st| {
+                let soil = st.soil_volume();
+                st.terrain.copy_from_slice(&height);
+                st.start_soil += st.soil_volume() - soil;
+            })?;
         }
         self.version += 1;
         Ok(n)
@@ -744,23 +742,17 @@ impl World {
 
     fn tick_grid(&mut self) -> Result<u64, WorldError> {
         let n = u64::from(self.iterations_per_tick);
-        if let Some(g) = &mut self.gpu {
-            g.run(n)?;
-            return Ok(n);
+        self.grid.advance(n, &mut |_| {})?;
+        // on the GPU the renderer draws the device's buffers: nothing to upload
+        if self.gpu_ctx.is_none() {
+            self.version += 1;
         }
-        if self.cpu.is_none() {
-            self.cpu = Some(CpuSim::new(self.effective_grid_params(), &self.state)?);
-        }
-        if let Some(sim) = &mut self.cpu {
-            sim.run(&mut self.state, n);
-        }
-        self.version += 1;
         Ok(n)
     }
 
     /// Values of an overlay, one per cell (from the GPU's last read-back on that backend).
     pub fn overlay_values(&self, o: Overlay) -> Option<Vec<f32>> {
-        let st = &self.state;
+        let st = self.state();
         // the run's own maps where it has them: the droplets' erosion, deposition and visits;
         // stream power's rivers by the log of their drainage area, its erosion as a rate (m/yr)
         if let Some(run) = &self.run {
@@ -795,11 +787,10 @@ impl World {
 
     /// The units run so far: grid iterations, droplets or stream-power steps.
     pub fn progress(&self) -> u64 {
-        match (&self.run, &self.gpu) {
-            (Some(run), _) => run.done(),
-            (None, _) if self.model != ModelKind::Grid => 0,
-            (None, Some(g)) => g.iteration,
-            (None, None) => self.state.iteration,
+        match &self.run {
+            Some(run) => run.done(),
+            None if self.model != ModelKind::Grid => 0,
+            None => self.grid.done(),
         }
     }
 }
@@ -808,4 +799,13 @@ impl World {
 pub fn relief(t: &[f32]) -> f32 {
     let (lo, hi) = t.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
     (hi - lo).max(1.0)
+}
+
+/// The grid parameters a run takes: `params`, with rain off when `rain` is off.
+fn effective(params: &Params, rain: bool) -> Params {
+    let mut p = params.clone();
+    if !rain {
+        p.rain_mode = RainMode::Off;
+    }
+    p
 }

@@ -47,9 +47,9 @@ fn every_brush_changes_only_cells_under_its_stroke_and_undo_restores_them_bit_fo
     for kind in BrushKind::ALL {
         let mut w = world();
         if kind == BrushKind::RemoveWater {
-            w.state.water.iter_mut().for_each(|d| *d = 0.3);
+            w.edit_state(|st| st.water.iter_mut().for_each(|d| *d = 0.3)).unwrap_or_else(|e| panic!("{e}"));
         }
-        let (before, uplift_before) = (w.state.clone(), w.uplift.clone());
+        let (before, uplift_before) = (w.state().clone(), w.uplift.clone());
         stroke(&mut w, kind, 5.0, &[a, b]);
         let field = |st: &erode::models::grid::State, uplift: &[f32]| -> Vec<f32> {
             match kind {
@@ -60,25 +60,25 @@ fn every_brush_changes_only_cells_under_its_stroke_and_undo_restores_them_bit_fo
                 _ => st.terrain.clone(),
             }
         };
-        let (old, new) = (field(&before, &uplift_before), field(&w.state, &w.uplift));
+        let (old, new) = (field(&before, &uplift_before), field(w.state(), &w.uplift));
         let changed: Vec<usize> = (0..old.len()).filter(|&i| old[i].to_bits() != new[i].to_bits()).collect();
         assert!(!changed.is_empty(), "{kind:?} changed nothing");
         for &i in &changed {
-            assert!(near_segment(i, w.state.width, a, b, 5.0), "{kind:?} changed cell {i}, off the stroke");
+            assert!(near_segment(i, w.state().width, a, b, 5.0), "{kind:?} changed cell {i}, off the stroke");
         }
         // the other fields the brushes edit are untouched
         if kind.field() != erode_viewer::brush::Field::Terrain {
-            assert_eq!(before.terrain, w.state.terrain, "{kind:?} moved the terrain");
+            assert_eq!(before.terrain, w.state().terrain, "{kind:?} moved the terrain");
         }
         assert_eq!(w.history_depth(), (1, 0));
         apply(&mut w, Action::Undo);
-        assert_eq!(w.state.terrain, before.terrain, "{kind:?}: undo");
-        assert_eq!(w.state.water, before.water, "{kind:?}: undo");
-        assert_eq!(w.state.hardness, before.hardness, "{kind:?}: undo");
-        assert_eq!(w.state.rain_map, before.rain_map, "{kind:?}: undo");
+        assert_eq!(w.state().terrain, before.terrain, "{kind:?}: undo");
+        assert_eq!(w.state().water, before.water, "{kind:?}: undo");
+        assert_eq!(w.state().hardness, before.hardness, "{kind:?}: undo");
+        assert_eq!(w.state().rain_map, before.rain_map, "{kind:?}: undo");
         assert_eq!(w.uplift, uplift_before, "{kind:?}: undo");
         apply(&mut w, Action::Redo);
-        assert_eq!(field(&w.state, &w.uplift), new, "{kind:?}: redo");
+        assert_eq!(field(w.state(), &w.uplift), new, "{kind:?}: redo");
     }
 }
 
@@ -90,11 +90,11 @@ fn a_flatten_stroke_pulls_towards_the_height_under_its_first_dab() {
         let v: Vec<f32> = (26..35).flat_map(|r| (26..35).map(move |c| (r, c))).map(|(r, c)| t[r * 64 + c]).collect();
         v.iter().map(|h| (h - target).abs()).fold(0.0f32, f32::max)
     };
-    let before = spread(&w.state.terrain);
+    let before = spread(&w.state().terrain);
     for _ in 0..20 {
         stroke(&mut w, BrushKind::Flatten, 8.0, &[(30.5, 30.5), (30.6, 30.5)]);
     }
-    let after = spread(&w.state.terrain);
+    let after = spread(&w.state().terrain);
     assert!(after < 0.5 * before, "flatten: spread {before} -> {after}");
 }
 
@@ -108,7 +108,7 @@ fn edits_keep_the_books_balanced() {
         w.tick().unwrap_or_else(|e| panic!("{e}"));
     }
     apply(&mut w, Action::Undo);
-    let err = w.state.balance().relative_error;
+    let err = w.state().balance().relative_error;
     assert!(err < 1e-5, "books after edits and undo: {err}");
 }
 
@@ -119,11 +119,11 @@ fn a_placed_source_adds_water_at_its_position_and_persists_through_undo_redo() {
     let i = 30 * 64 + 12;
     apply(&mut w, Action::PlaceSource { x, y, rate: 5.0 });
     assert_eq!(w.grid_params.sources.len(), 1);
-    let d0 = w.state.water[i];
+    let d0 = w.state().water[i];
     w.tick().unwrap_or_else(|e| panic!("{e}"));
-    assert!(w.state.water[i] > d0 + 1e-4, "water at the source: {d0} -> {}", w.state.water[i]);
+    assert!(w.state().water[i] > d0 + 1e-4, "water at the source: {d0} -> {}", w.state().water[i]);
     // far from the source nothing arrives in one tick
-    assert_eq!(w.state.water[5 * 64 + 60], 0.0);
+    assert_eq!(w.state().water[5 * 64 + 60], 0.0);
     apply(&mut w, Action::MoveSource { index: 0, x: 50.5, y: 10.5 });
     assert_eq!((w.grid_params.sources[0].x, w.grid_params.sources[0].y), (50.5, 10.5));
     apply(&mut w, Action::Undo);
@@ -160,7 +160,7 @@ fn a_saved_session_reloads_to_the_same_state_byte_for_byte() {
         let mut back = session::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(session::to_bytes(&back), bytes, "{model:?}: reload and save again");
         let run = |w: &World| w.run().map(|r| (r.name(), r.checkpoint()));
-        assert_eq!(back.state, w.state);
+        assert_eq!(back.state(), w.state());
         assert_eq!(run(&back), run(&w));
         assert_eq!(back.grid_params, w.grid_params);
         assert_eq!(back.stream_power_params, w.stream_power_params);
@@ -183,12 +183,12 @@ fn a_saved_session_reloads_to_the_same_state_byte_for_byte() {
             let at = b"ERODE-SESSION\n".len();
             v1[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
             let old = session::from_bytes(&v1, &path).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(old.state, w.state);
+            assert_eq!(old.state(), w.state());
         }
         // and it continues exactly like the original
         w.tick().unwrap_or_else(|e| panic!("{e}"));
         back.tick().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(back.state, w.state, "{model:?}: a tick after reload");
+        assert_eq!(back.state(), w.state(), "{model:?}: a tick after reload");
         assert_eq!(run(&back), run(&w), "{model:?}: a tick after reload");
         // a damaged session is a clear error naming the file
         let mut bad = bytes.clone();
@@ -240,17 +240,17 @@ fn the_droplet_model_erodes_and_the_grid_state_shows_it() {
     let mut w = world();
     apply(&mut w, Action::SetModel(ModelKind::Droplet));
     apply(&mut w, Action::SetDropletsPerTick(500));
-    let before = w.state.terrain.clone();
+    let before = w.state().terrain.clone();
     w.tick().unwrap_or_else(|e| panic!("{e}"));
-    assert_ne!(before, w.state.terrain);
+    assert_ne!(before, w.state().terrain);
     // the run is the droplet model's, driven through the contract
     let height = |w: &World| w.run().map(|r| r.maps().swap_remove(0).1).unwrap_or_default();
     assert_eq!(w.run().map(|r| r.name()), Some("droplet"));
-    assert_eq!(height(&w), w.state.terrain);
+    assert_eq!(height(&w), w.state().terrain);
     assert_eq!(w.progress(), 500);
     // a terrain stroke reaches the droplet run too
     stroke(&mut w, BrushKind::Raise, 4.0, &[(20.0, 20.0)]);
-    assert_eq!(height(&w), w.state.terrain);
+    assert_eq!(height(&w), w.state().terrain);
     let books = w.run().map_or(1.0, |r| r.balance().relative_error);
     assert!(books < 1e-5, "droplet books after an edit: {books}");
 }
@@ -289,16 +289,17 @@ fn on_the_gpu_edits_reach_the_device_and_the_run_follows_the_cpu() {
     }
     on_gpu.sync_from_gpu().unwrap_or_else(|e| panic!("{e}"));
     let diff =
-        on_gpu.state.terrain.iter().zip(&on_cpu.state.terrain).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-    let water = on_gpu.state.water.iter().zip(&on_cpu.state.water).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        on_gpu.state().terrain.iter().zip(&on_cpu.state().terrain).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    let water =
+        on_gpu.state().water.iter().zip(&on_cpu.state().water).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
     assert!(diff < 1e-3 && water < 1e-3, "GPU vs CPU after edits: terrain {diff}, water {water}");
     // the stroke made on the GPU backend is there, and undo works there too
     let i = 32 * 64 + 12;
-    assert!(on_gpu.state.terrain[i] < world().state.terrain[i] - 0.1);
+    assert!(on_gpu.state().terrain[i] < world().state().terrain[i] - 0.1);
     apply(&mut on_gpu, Action::Undo);
     apply(&mut on_gpu, Action::Undo);
     on_gpu.sync_from_gpu().unwrap_or_else(|e| panic!("{e}"));
-    assert!((on_gpu.state.terrain[i] - world().state.terrain[i]).abs() < 0.05, "undo on the GPU backend");
+    assert!((on_gpu.state().terrain[i] - world().state().terrain[i]).abs() < 0.05, "undo on the GPU backend");
 }
 
 /// An unset droplet floor means the input's lowest height in the viewer as in the CLI: erosion
@@ -314,7 +315,7 @@ fn the_droplet_floor_is_the_inputs_lowest_height_as_in_the_cli() {
         w.tick().unwrap_or_else(|e| panic!("{e}"));
     }
     // the grid state's heights are relative to the input's lowest
-    let lowest = w.state.terrain.iter().fold(f32::INFINITY, |a, &b| a.min(b));
+    let lowest = w.state().terrain.iter().fold(f32::INFINITY, |a, &b| a.min(b));
     assert!(lowest >= -0.03, "a cell went {} m below the input's lowest height", -lowest);
 }
 
@@ -342,7 +343,7 @@ fn strokes_while_playing_keep_the_books_balanced() {
     for _ in 0..5 {
         w.tick().unwrap_or_else(|e| panic!("{e}"));
     }
-    let err = w.state.balance().relative_error;
+    let err = w.state().balance().relative_error;
     assert!(err < 1e-6, "books after strokes while playing: {err}");
 }
 
@@ -363,7 +364,7 @@ fn a_heightmap_with_nodata_keeps_its_holes_in_both_models_and_in_saved_maps() {
     let opts = erode_io::WriteOptions { nodata_value: Some(-9999.0), ..Default::default() };
     erode_io::write(&path, &map, &opts).unwrap_or_else(|e| panic!("{e}"));
     let mut world = erode_viewer::files::open_heightmap(&path).unwrap_or_else(|e| panic!("{e}"));
-    let before = world.state.terrain.clone();
+    let before = world.state().terrain.clone();
     apply(&mut world, Action::SetRain(true));
     for model in [ModelKind::Grid, ModelKind::Droplet] {
         apply(&mut world, Action::SetModel(model));
@@ -371,10 +372,10 @@ fn a_heightmap_with_nodata_keeps_its_holes_in_both_models_and_in_saved_maps() {
             world.tick().unwrap_or_else(|e| panic!("{e}"));
         }
     }
-    assert_ne!(before, world.state.terrain, "nothing eroded");
+    assert_ne!(before, world.state().terrain, "nothing eroded");
     for i in (0..w * h).filter(|&i| hole(i)) {
-        assert_eq!(world.state.terrain[i], before[i], "nodata cell {i} changed");
-        assert_eq!(world.state.water[i], 0.0, "water in nodata cell {i}");
+        assert_eq!(world.state().terrain[i], before[i], "nodata cell {i} changed");
+        assert_eq!(world.state().water[i], 0.0, "water in nodata cell {i}");
     }
     let out = tmp.path().join("maps");
     std::fs::create_dir(&out).unwrap_or_else(|e| panic!("{e}"));
@@ -401,7 +402,7 @@ fn painted_uplift_grows_a_range_where_it_is_painted_in_the_stream_power_model() 
     let painted: Vec<bool> = (0..64 * 64).map(|i| w.uplift[i] > 0.0).collect();
     assert!(painted.iter().filter(|&&p| p).count() > 300);
     apply(&mut w, Action::SetIterationsPerTick(10));
-    let start = w.state.terrain.clone();
+    let start = w.state().terrain.clone();
     for _ in 0..5 {
         w.tick().unwrap_or_else(|e| panic!("{e}"));
     }
@@ -409,7 +410,7 @@ fn painted_uplift_grows_a_range_where_it_is_painted_in_the_stream_power_model() 
     // the band rose (uplift beats incision there in 500 kyr), the rest did not
     let mean = |f: &dyn Fn(usize) -> bool| {
         let cells: Vec<usize> = (0..64 * 64).filter(|&i| f(i)).collect();
-        cells.iter().map(|&i| f64::from(w.state.terrain[i] - start[i])).sum::<f64>() / cells.len() as f64
+        cells.iter().map(|&i| f64::from(w.state().terrain[i] - start[i])).sum::<f64>() / cells.len() as f64
     };
     let (inside, outside) = (mean(&|i| painted[i]), mean(&|i| !painted[i]));
     assert!(inside > 20.0, "the painted band rose {inside} m");
@@ -453,17 +454,17 @@ fn every_model_the_list_makes_runs_in_the_viewer_through_the_contract() {
         let mut w = World::new(&g, Params::default(), Default::default()).unwrap_or_else(|e| panic!("{e}"));
         apply(&mut w, Action::SetModel(model));
         apply(&mut w, Action::SetIterationsPerTick(5));
-        let start = w.state.terrain.clone();
+        let start = w.state().terrain.clone();
         for _ in 0..3 {
             w.tick().unwrap_or_else(|e| panic!("{name}: {e}"));
         }
         let height = |w: &World| w.run().map(|r| r.maps().swap_remove(0).1).unwrap_or_default();
         assert_eq!(w.run().map(|r| r.name()), Some(name));
         assert_eq!(w.progress(), 15, "{name}");
-        assert_ne!(w.state.terrain, start, "{name}: the cliff slid");
-        assert_eq!(height(&w), w.state.terrain, "{name}");
+        assert_ne!(w.state().terrain, start, "{name}: the cliff slid");
+        assert_eq!(height(&w), w.state().terrain, "{name}");
         stroke(&mut w, BrushKind::Raise, 4.0, &[(10.0, 20.0)]);
-        assert_eq!(height(&w), w.state.terrain, "{name}: the stroke reached the run");
+        assert_eq!(height(&w), w.state().terrain, "{name}: the stroke reached the run");
         w.tick().unwrap_or_else(|e| panic!("{name}: {e}"));
         let books = w.run().map_or(1.0, |r| r.balance().relative_error);
         assert!(books < 1e-9, "{name}: books {books}");
@@ -487,6 +488,6 @@ fn every_model_the_list_makes_runs_in_the_viewer_through_the_contract() {
         w.tick().unwrap_or_else(|e| panic!("{e}"));
         back.tick().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(run(&back), run(&w), "{name}: a tick after reload");
-        assert_eq!(back.state, w.state, "{name}: a tick after reload");
+        assert_eq!(back.state(), w.state(), "{name}: a tick after reload");
     }
 }

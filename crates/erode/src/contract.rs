@@ -297,9 +297,57 @@ impl GridRun {
         Ok(())
     }
 
+    /// Runs on the CPU from here on (the state read back from the GPU first).
+    pub fn use_cpu(&mut self) -> Result<(), SimError> {
+        self.sync()?;
+        #[cfg(feature = "gpu")]
+        {
+            self.gpu = None;
+        }
+        Ok(())
+    }
+
+    /// The GPU simulator, when the run is on the GPU (a renderer binds its buffers).
+    #[cfg(feature = "gpu")]
+    pub fn gpu_sim(&self) -> Option<&grid::gpu::GpuSim> {
+        self.gpu.as_ref().map(|(g, _)| g)
+    }
+
     /// The state as of the last [`Model::sync`].
     pub fn state(&self) -> &grid::State {
         &self.state
+    }
+
+    /// Edits the state by hand between advances (a brush, a painted map): read back from the
+    /// GPU first, `edit` applied, the fields an editor changes (terrain, water, hardness,
+    /// sediment depth) written back to the device. The books are the editor's to move (an edit
+    /// is not erosion: see [`Model::set_map`], which does).
+    pub fn edit<T>(&mut self, edit: impl FnOnce(&mut grid::State) -> T) -> Result<T, SimError> {
+        self.sync()?;
+        let out = edit(&mut self.state);
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &mut self.gpu {
+            g.write_edited(&self.state)?;
+        }
+        Ok(out)
+    }
+
+    /// Goes on with `params` (new sources or a rain map included) from the state as it is, on
+    /// the backend it runs on. Another number of pipes restarts the pipes' fluxes from rest (no
+    /// water is lost: friction brings the flow back to speed within seconds).
+    pub fn set_params(&mut self, params: grid::Params) -> Result<(), SimError> {
+        self.sync()?;
+        let pipes = params.pipes as usize;
+        if self.state.flux.len() != pipes {
+            self.state.flux = vec![vec![0.0; self.state.len()]; pipes];
+        }
+        #[cfg(feature = "gpu")]
+        if let Some((g, adapter)) = &self.gpu {
+            let sim = grid::gpu::GpuSim::new(g.context(), &params, &self.state)?;
+            self.gpu = Some((sim, adapter.clone()));
+        }
+        self.cpu = grid::CpuSim::new(params, &self.state)?;
+        Ok(())
     }
 
     /// The parameters.
@@ -383,30 +431,26 @@ impl Model for GridRun {
         &["height", "water", "hardness"]
     }
     fn set_map(&mut self, name: &str, values: &[f32]) -> Result<(), SimError> {
-        // the edit applies to the state as the simulator has it: read back from the GPU first
-        self.sync()?;
-        let st = &mut self.state;
-        edit_len(name, values, st.len())?;
-        let (soil, water) = (st.soil_volume(), st.water_volume());
-        match name {
-            // the height map is in metres above sea; the state holds heights above its reference
-            "height" => {
-                let reference = st.reference_height;
-                for (t, &v) in st.terrain.iter_mut().zip(values) {
-                    *t = (f64::from(v) - reference) as f32;
+        if !self.editable().contains(&name) {
+            return Err(not_editable(Self::NAME, name, self.editable()));
+        }
+        edit_len(name, values, self.state.len())?;
+        self.edit(|st| {
+            let (soil, water) = (st.soil_volume(), st.water_volume());
+            match name {
+                // the height map is in metres above sea; the state holds heights above its reference
+                "height" => {
+                    let reference = st.reference_height;
+                    for (t, &v) in st.terrain.iter_mut().zip(values) {
+                        *t = (f64::from(v) - reference) as f32;
+                    }
                 }
+                "water" => st.water.copy_from_slice(values),
+                _ => st.hardness.copy_from_slice(values),
             }
-            "water" => st.water.copy_from_slice(values),
-            "hardness" => st.hardness.copy_from_slice(values),
-            _ => return Err(not_editable(Self::NAME, name, self.editable())),
-        }
-        st.start_soil += st.soil_volume() - soil;
-        st.start_water += st.water_volume() - water;
-        #[cfg(feature = "gpu")]
-        if let Some((g, _)) = &mut self.gpu {
-            g.write_edited(&self.state)?;
-        }
-        Ok(())
+            st.start_soil += st.soil_volume() - soil;
+            st.start_water += st.water_volume() - water;
+        })
     }
     fn balance(&self) -> Balance {
         let b = self.state.balance();

@@ -890,6 +890,11 @@ impl GpuSim {
         [&self.buffers.terrain, &self.buffers.water, &self.buffers.sediment]
     }
 
+    /// The device it runs on.
+    pub fn context(&self) -> Arc<GpuContext> {
+        self.ctx.clone()
+    }
+
     /// Writes the fields an editor changes by hand (terrain, water depth, hardness, sediment
     /// depth) from `state`,
     /// which must have this simulator's size. Fluxes, velocities, sediment and books stay as they
