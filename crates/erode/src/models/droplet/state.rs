@@ -55,8 +55,8 @@ pub struct State {
     /// Cells outside the domain (`true` = nodata), if any: no droplet starts in, crosses or
     /// changes them (see `Params::nodata_border`).
     pub nodata: Option<Vec<bool>>,
-    /// Hash of the inputs (heights, nodata mask, maps) the run began from, as the grid model's
-    /// [`crate::models::grid::State::input`]: checkpoints carry it (0: not recorded).
+    /// Hash of the inputs (heights, nodata mask, maps) the run began from (see
+    /// [`crate::checkpoint::Header`]): checkpoints carry it (0: not recorded).
     pub input: u64,
     /// The ground one cell beyond the map's edge, m ([`beyond_edge`]): what a droplet leaving an
     /// open edge steps down onto. Fixed through the run.
