@@ -163,13 +163,13 @@ pub trait Model: Send + Sync {
 }
 
 /// The error of an edit of a map `model` does not let be edited.
-fn not_editable(model: &str, name: &str, editable: &[&str]) -> SimError {
+pub fn not_editable(model: &str, name: &str, editable: &[&str]) -> SimError {
     let takes = if editable.is_empty() { "none".to_string() } else { editable.join(", ") };
     SimError::Params(format!("the {model} model has no map `{name}` to edit (editable: {takes})"))
 }
 
 /// Checks that an edit of map `name` has one value per cell of a `cells`-cell grid.
-fn edit_len(name: &str, values: &[f32], cells: usize) -> Result<(), SimError> {
+pub fn edit_len(name: &str, values: &[f32], cells: usize) -> Result<(), SimError> {
     if values.len() == cells {
         Ok(())
     } else {

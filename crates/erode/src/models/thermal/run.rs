@@ -6,7 +6,7 @@ use super::cpu::CpuSim;
 use super::params::{Params, preset};
 use super::state::{State, params_fingerprint};
 use crate::SimError;
-use crate::contract::{Balance, Model, Term, Unit};
+use crate::contract::{Balance, Model, Term, Unit, edit_len, not_editable};
 use crate::models::make::{Inputs, Make};
 
 /// A thermal run: parameters, state and simulator.
@@ -82,13 +82,7 @@ impl Model for ThermalRun {
     }
     fn set_map(&mut self, name: &str, values: &[f32]) -> Result<(), SimError> {
         let st = &mut self.state;
-        if values.len() != st.width * st.height {
-            return Err(SimError::Params(format!(
-                "an edit of map `{name}` has {} values for {} cells",
-                values.len(),
-                st.width * st.height
-            )));
-        }
+        edit_len(name, values, st.width * st.height)?;
         match name {
             "height" => {
                 let before = st.volume();
@@ -102,12 +96,7 @@ impl Model for ThermalRun {
                 // the simulator keeps each cell's slope of repose, from its hardness
                 self.sim = CpuSim::new(self.sim.params().clone(), &self.state)?;
             }
-            _ => {
-                return Err(SimError::Params(format!(
-                    "the {} model has no map `{name}` to edit (editable: height, hardness)",
-                    super::NAME
-                )));
-            }
+            _ => return Err(not_editable(super::NAME, name, self.editable())),
         }
         Ok(())
     }
