@@ -10,10 +10,10 @@
 //!   resolution. The ε is ~1e-13 m at 1000 m: invisible, and never counted as slope (the
 //!   slope–area fit leaves out filled cells).
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use super::domain::Domain;
+use super::height_queue::HeightQueue;
 
 /// Heights after filling.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,11 +42,16 @@ fn next_up(v: f64) -> f64 {
 /// domain keep their height in both outputs. Deterministic: ties go to the lower cell index.
 pub fn priority_flood(domain: &Domain<'_>, z: &[f32]) -> Filled {
     let n = domain.len();
-    let mut spill: Vec<f32> = z.to_vec();
-    let mut routed: Vec<f64> = z.iter().map(|&v| f64::from(v)).collect();
-    // `done`: in the domain's closed set (visited), or outside the domain
-    let mut done: Vec<bool> = (0..n).map(|i| !domain.inside(i)).collect();
-    let mut open: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+    // a cell's three words side by side: the flood reads and writes them at the front, which
+    // meanders over the whole map, so one cache line a neighbour rather than three
+    let mut cells: Vec<Cell> =
+        (0..n).map(|i| Cell { routed: f64::from(z[i]), spill: z[i], done: !domain.inside(i) }).collect();
+    // the open cells by spill height, then index: the key's high word, then its low one
+    let (low, high) = (0..n)
+        .filter(|&i| domain.inside(i))
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), i| (l.min(z[i]), h.max(z[i])));
+    let mut open = HeightQueue::new(f64::from(low), f64::from(high), n);
+    let entry = |height: f64, i: usize| u128::from(key(height)) << 32 | i as u128;
     let mut pit: VecDeque<u32> = VecDeque::new();
     // the seeds: cells on the map's edge, and (with nodata) cells next to a nodata cell
     let (w0, h0) = (domain.width, domain.height);
@@ -54,52 +59,64 @@ pub fn priority_flood(domain: &Domain<'_>, z: &[f32]) -> Filled {
         let (r, c) = (i / w0, i % w0);
         r == 0 || c == 0 || r + 1 == h0 || c + 1 == w0
     };
-    let seed = |i: usize, done: &mut Vec<bool>, open: &mut BinaryHeap<Reverse<(u64, u32)>>| {
-        if !done[i] && domain.is_edge(i) {
-            done[i] = true;
-            open.push(Reverse((key(routed[i]), i as u32)));
+    let seed = |i: usize, cells: &mut [Cell], open: &mut HeightQueue| {
+        if !cells[i].done && domain.is_edge(i) {
+            cells[i].done = true;
+            open.push(cells[i].routed, entry(cells[i].routed, i));
         }
     };
     if domain.nodata.is_some() {
         for i in 0..n {
-            seed(i, &mut done, &mut open);
+            seed(i, &mut cells, &mut open);
         }
     } else {
         for i in (0..n).filter(|&i| on_edge(i)) {
-            seed(i, &mut done, &mut open);
+            seed(i, &mut cells, &mut open);
         }
     }
     let (w, h) = (domain.width as isize, domain.height as isize);
     loop {
         let c = if let Some(c) = pit.pop_front() {
             c as usize
-        } else if let Some(Reverse((_, c))) = open.pop() {
-            c as usize
+        } else if let Some(k) = open.pop() {
+            k as u32 as usize
         } else {
             break;
         };
         let (r, col) = ((c / domain.width) as isize, (c % domain.width) as isize);
-        let above = next_up(routed[c]);
+        let (above, spill) = (next_up(cells[c].routed), cells[c].spill);
         for (dr, dc) in super::neighbours::STEPS {
             let (nr, nc) = (r + dr, col + dc);
             if nr < 0 || nc < 0 || nr >= h || nc >= w {
                 continue;
             }
             let j = nr as usize * domain.width + nc as usize;
-            if done[j] {
+            let cell = &mut cells[j];
+            if cell.done {
                 continue;
             }
-            done[j] = true;
-            spill[j] = spill[j].max(spill[c]);
-            if routed[j] <= above {
-                routed[j] = above;
+            cell.done = true;
+            cell.spill = cell.spill.max(spill);
+            if cell.routed <= above {
+                cell.routed = above;
                 pit.push_back(j as u32);
             } else {
-                open.push(Reverse((key(routed[j]), j as u32)));
+                open.push(cell.routed, entry(cell.routed, j));
             }
         }
     }
-    Filled { spill, routed }
+    Filled { spill: cells.iter().map(|c| c.spill).collect(), routed: cells.iter().map(|c| c.routed).collect() }
+}
+
+/// A cell during the flood.
+#[derive(Clone, Copy)]
+struct Cell {
+    /// Its `Filled::routed` height once reached, m.
+    routed: f64,
+    /// Its `Filled::spill` height once reached, m.
+    spill: f32,
+    /// In the closed set (reached), or outside the domain.
+    done: bool,
 }
 
 #[cfg(test)]

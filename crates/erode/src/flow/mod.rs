@@ -7,7 +7,7 @@
 //! | --- | --- |
 //! | the eight neighbours, one table | [`neighbours`] |
 //! | the cells and which hold data | [`domain`], [`routing::Cells`] |
-//! | depressions filled by Priority-Flood (Barnes, Lehman & Mulla 2014) | [`fill`] |
+//! | depressions filled by Priority-Flood (Barnes, Lehman & Mulla 2014), on a bucket queue of heights | [`fill`], `height_queue` |
 //! | D8 receivers (O'Callaghan & Mark 1984; Rho8, Fairfield & Leymarie 1991), flats, the stack (Braun & Willett 2013), drainage area | [`routing`] |
 //! | closed depressions through a basin graph (Cordonnier, Bovy & Braun 2019) | [`depressions`], [`lakes`] |
 //! | multiple flow directions (Freeman 1991) and their drainage area | [`multiple`] |
@@ -20,6 +20,7 @@ pub mod dependency;
 pub mod depressions;
 pub mod domain;
 pub mod fill;
+mod height_queue;
 pub mod lakes;
 pub mod multiple;
 pub mod neighbours;
