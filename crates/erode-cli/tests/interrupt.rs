@@ -243,7 +243,8 @@ fn a_full_disk_fails_with_one_line_and_leaves_no_partial_set() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     ok(&["generate", "--size", "96", "-o", "t.tif"], d);
-    ok(&["simulate", "grid", "t.tif", "-o", "roomy", "--iterations", "5", "-q"], d);
+    // checkpoints kept: the disk fills after one is written
+    ok(&["simulate", "grid", "t.tif", "-o", "roomy", "--iterations", "5", "--checkpoint-every", "5", "-q"], d);
     let checkpoints = size_of(&d.join("roomy/checkpoints"));
     let outputs = size_of(&d.join("roomy")) - checkpoints;
     // room for nothing, then room for the checkpoint but not for the whole set
@@ -251,7 +252,8 @@ fn a_full_disk_fails_with_one_line_and_leaves_no_partial_set() {
         let Some(disk) = SmallDisk::new(room) else { return };
         let out = disk.dir.path().join("out");
         let out_arg = out.to_str().unwrap().to_string();
-        let run = common::erode(&["simulate", "grid", "t.tif", "-o", &out_arg, "--iterations", "5", "-q"], d);
+        let args = ["simulate", "grid", "t.tif", "-o", &out_arg, "--iterations", "5", "--checkpoint-every", "5", "-q"];
+        let run = common::erode(&args, d);
         let err = String::from_utf8_lossy(&run.stderr).trim_end().to_string();
         assert_eq!(run.status.code(), Some(2), "room {room}: {err}");
         assert_eq!(err.lines().count(), 1, "room {room}: {err}");

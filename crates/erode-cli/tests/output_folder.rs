@@ -195,6 +195,9 @@ fn a_resume_refuses_maps_that_changed_naming_them() {
             }
             if resume {
                 a.push("--resume");
+            } else {
+                // the end kept, to resume from
+                a.extend(["--checkpoint-every", "1000000000"]);
             }
             a.into_iter().map(String::from).collect::<Vec<_>>()
         };

@@ -118,7 +118,7 @@ fn params_round_trip_and_bad_parameters_are_refused() {
     refused(&["simulate", "droplet", "t.tif", "-o", "b", "--preset", "rivers"], d, "default, gentle, beyer");
     assert!(!d.join("b/report.json").exists(), "a refused run wrote a report");
     // a damaged checkpoint is named as such
-    ok(&["simulate", "grid", "t.tif", "-o", "c", "--iterations", "4", "-q"], d);
+    ok(&["simulate", "grid", "t.tif", "-o", "c", "--iterations", "4", "--checkpoint-every", "4", "-q"], d);
     let ckpt = std::fs::read_dir(d.join("c/checkpoints"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -128,7 +128,43 @@ fn params_round_trip_and_bad_parameters_are_refused() {
     let mid = raw.len() / 2;
     raw[mid] ^= 1;
     std::fs::write(&ckpt, raw).unwrap();
-    refused(&["simulate", "grid", "t.tif", "-o", "c", "--iterations", "8", "--resume"], d, "checksum");
+    // the flipped byte breaks a compressed block or the frame's checksum
+    refused(&["simulate", "grid", "t.tif", "-o", "c", "--iterations", "8", "--resume"], d, "corrupt");
+}
+
+/// A finished run keeps its state only when checkpoints were asked for (`--checkpoint-every`,
+/// which always keeps the end) or when it resumed a checkpoint (which it then keeps current);
+/// `--resume` of a run that kept none says how to keep it. Checkpoints are compressed.
+#[test]
+fn a_finished_run_keeps_its_state_only_when_checkpoints_were_asked_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--kind", "ridged", "--size", "40", "--relief", "12", "-o", "t.tif"], d);
+    let kept = |out: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d.join(out).join("checkpoints"))
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".ckpt"))
+            .collect();
+        v.sort();
+        v
+    };
+    let run = |out: &str, more: &[&str]| {
+        ok(&[&["simulate", "grid", "t.tif", "-o", out, "-q"], more].concat(), d);
+    };
+    run("plain", &["--iterations", "6"]);
+    assert!(kept("plain").is_empty(), "a run that asked for no checkpoints kept {:?}", kept("plain"));
+    refused(&["simulate", "grid", "t.tif", "-o", "plain", "--iterations", "12", "--resume"], d, "--checkpoint-every");
+    run("kept", &["--iterations", "6", "--checkpoint-every", "4"]);
+    assert_eq!(kept("kept"), ["grid-000000000004.ckpt", "grid-000000000006.ckpt"]);
+    run("kept", &["--iterations", "12", "--resume"]);
+    assert_eq!(kept("kept"), ["grid-000000000006.ckpt", "grid-000000000012.ckpt"]);
+    run("straight", &["--iterations", "12"]);
+    assert_eq!(bytes(d.join("kept/height.tif")), bytes(d.join("straight/height.tif")));
+    // compressed: the state of 40 x 40 cells (~26 f32 fields) in less than its raw size
+    let file = bytes(d.join("kept/checkpoints/grid-000000000012.ckpt"));
+    assert!(file.starts_with(b"erodeLZ4") && file.len() < 40 * 40 * 26 * 4, "{} bytes", file.len());
 }
 
 #[test]

@@ -83,7 +83,7 @@ fn a_resumed_run_ends_where_a_straight_one_does() {
         ok(&args, d);
     };
     run("straight", "8e5", &[]);
-    run("parts", "4e5", &[]);
+    run("parts", "4e5", &["--checkpoint-every", "1000"]);
     run("parts", "8e5", &["--resume"]);
     let read = |p: &str| std::fs::read(d.join(p).join("height.tif")).unwrap();
     assert!(read("straight") == read("parts"), "resumed run differs");

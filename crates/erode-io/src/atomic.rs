@@ -52,6 +52,11 @@ pub fn check_output(path: &Path) -> Result<(), Error> {
 /// Writes `bytes` to `path` atomically: into a temporary file in the same folder, synced, then
 /// renamed over `path`. On any failure the temporary file is removed and `path` is untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `write` writes, piece by piece (nothing of it held whole).
+pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Error> {
     let dir = parent_of(path);
     // the error of the file as the user will find it: tempfile's errors name the temporary
     // (tempfile appends ` at path <temporary>` to the system's message)
@@ -62,7 +67,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     };
     let create = || tempfile::Builder::new().prefix(crate::run::TEMPORARY_PREFIX).tempfile_in(&dir);
     let (mut tmp, _held) = temporaries::make(Kind::File, create, |t| t.path().to_path_buf()).map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
+    {
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 20, &mut tmp);
+        write(&mut buffered).map_err(io)?;
+        buffered.flush().map_err(io)?;
+    }
     // tempfile creates 0600; an output is an ordinary file (0644 less the umask would need libc)
     #[cfg(unix)]
     {

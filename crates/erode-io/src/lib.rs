@@ -44,7 +44,7 @@ mod temporaries;
 
 use std::path::Path;
 
-pub use atomic::{check_not_input, check_output, write_atomic};
+pub use atomic::{check_not_input, check_output, write_atomic, write_atomic_with};
 pub use erode::{CellSize, Heightmap};
 pub use error::{Error, FormatError};
 pub use geotiff::{CrsKind, GeoRef};

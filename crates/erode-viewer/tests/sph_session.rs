@@ -78,7 +78,6 @@ fn the_output_folder_of_an_sph_run_opens_where_it_ended() {
         front: SphFront::new("tank", 0, erode::mesh_preview::View::oblique()),
         output: out.clone(),
         until: Until::Count(6),
-        final_checkpoint: true,
         checkpoint_every: 0,
         resumed: None,
         stamp: Stamp { hash: 0, input: "tank".into() },

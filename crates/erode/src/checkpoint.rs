@@ -1,6 +1,7 @@
 //! Checkpoints: a model's whole state as bytes, in one frame for every model: an 8-byte magic
 //! naming the model, a version (u32), a [`Header`] (the parameters' fingerprint and the input's
-//! hash), the model's fields (little-endian), and the FNV-1a checksum of all before it. [`Writer`] builds a frame; [`Reader`] checks one (magic,
+//! hash), the model's fields (little-endian), and the checksum of all before it
+//! ([`frame_checksum`]; frames written before it read with the byte-wise [`fnv1a64`]). [`Writer`] builds a frame; [`Reader`] checks one (magic,
 //! checksum) and reads the fields back in order, and every way a file can be wrong is a
 //! [`CheckpointError`] that says which.
 
@@ -9,6 +10,22 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h = Fnv::new();
     h.bytes(bytes);
     h.0
+}
+
+/// A frame's checksum: FNV-1a's step taken over little-endian 8-byte words, then byte-wise over
+/// the last `len % 8` bytes. One step per word rather than per byte runs ~8x faster (a 4096²
+/// grid state is 1.2 GB); any change of one word changes it, as with byte-wise FNV-1a.
+pub fn frame_checksum(bytes: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder();
+    for w in words {
+        h ^= u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let mut f = Fnv(h);
+    f.bytes(tail);
+    f.0
 }
 
 /// FNV-1a, 64 bit, fed piece by piece.
@@ -150,25 +167,29 @@ impl Writer {
         self.u64(v.to_bits());
     }
 
+    /// `vs` as `N`-byte little-endian values, written into room made first (a copy the compiler
+    /// vectorises, where a push per value did not).
+    fn values<T: Copy, const N: usize>(&mut self, vs: &[T], bytes: impl Fn(T) -> [u8; N]) {
+        let start = self.out.len();
+        self.out.resize(start + vs.len() * N, 0);
+        for (d, &v) in self.out[start..].chunks_exact_mut(N).zip(vs) {
+            d.copy_from_slice(&bytes(v));
+        }
+    }
+
     /// f32 values.
     pub fn f32s(&mut self, vs: &[f32]) {
-        for v in vs {
-            self.out.extend_from_slice(&v.to_le_bytes());
-        }
+        self.values(vs, f32::to_le_bytes);
     }
 
     /// f64 values.
     pub fn f64s(&mut self, vs: &[f64]) {
-        for v in vs {
-            self.out.extend_from_slice(&v.to_le_bytes());
-        }
+        self.values(vs, f64::to_le_bytes);
     }
 
     /// u32 values.
     pub fn u32s(&mut self, vs: &[u32]) {
-        for v in vs {
-            self.out.extend_from_slice(&v.to_le_bytes());
-        }
+        self.values(vs, u32::to_le_bytes);
     }
 
     /// A mask, a byte per value.
@@ -178,7 +199,7 @@ impl Writer {
 
     /// The frame with its checksum.
     pub fn finish(mut self) -> Vec<u8> {
-        let sum = fnv1a64(&self.out);
+        let sum = frame_checksum(&self.out);
         self.out.extend_from_slice(&sum.to_le_bytes());
         self.out
     }
@@ -201,7 +222,7 @@ impl<'a> Reader<'a> {
         }
         let (body, sum) = bytes.split_at(bytes.len() - 8);
         let stored = u64::from_le_bytes([sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7]]);
-        if fnv1a64(body) != stored {
+        if frame_checksum(body) != stored && fnv1a64(body) != stored {
             return Err(CheckpointError::Checksum);
         }
         let version = u32::from_le_bytes([body[8], body[9], body[10], body[11]]);

@@ -87,7 +87,6 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
         output: a.output.clone(),
         until: Until::Count(a.iterations),
         checkpoint_every: 0,
-        final_checkpoint: false,
         resumed: None,
         stamp,
         inputs: Vec::new(),

@@ -38,7 +38,8 @@ pub enum RunError {
     #[error(transparent)]
     Model(#[from] erode::SimError),
     /// Resuming, but the output folder has no checkpoint of the model.
-    #[error("{}: no checkpoint to resume from", folder.display())]
+    #[error("{}: no checkpoint to resume from (a finished run keeps its state only when it was run with \
+             --checkpoint-every N: run it so to go on from its end later)", folder.display())]
     NoCheckpoint {
         /// The checkpoint folder.
         folder: PathBuf,
@@ -107,12 +108,15 @@ pub enum RunError {
         step: f64,
     },
     /// The state went non-finite.
-    #[error("the run produced non-finite values at {unit} {at}; the checkpoint holds the state for inspection")]
+    #[error("the run produced non-finite values at {unit} {at}{}", checkpoint.as_ref().map(|c| format!(
+        "; the state is in {} for inspection", c.display())).unwrap_or_default())]
     NonFinite {
         /// The model's unit.
         unit: &'static str,
         /// The count reached.
         at: u64,
+        /// The checkpoint written there, when the run keeps checkpoints.
+        checkpoint: Option<PathBuf>,
     },
     /// The front end asked the run to stop; the checkpoint holds where it was.
     #[error("interrupted at {at}; the state is in {}: run the same command with --resume to go on", checkpoint.display())]
@@ -173,6 +177,11 @@ pub trait Front<M: Model>: Send + Sync {
     /// Once the output folder exists, before the first step (`fresh`: not resumed).
     fn begin(&mut self, _model: &M, _out: &std::path::Path, _fresh: bool, _watch: &dyn Watch) -> Result<(), RunError> {
         Ok(())
+    }
+    /// Whether the model's final state is part of its output, kept as a checkpoint even when
+    /// none was asked for (see [`keeps_final_state`]).
+    fn keeps_final_state(&self) -> bool {
+        false
     }
     /// Units between two snapshots (0: none).
     fn snapshot_every(&self) -> u64 {
@@ -237,11 +246,9 @@ pub struct Job<M, F> {
     pub output: PathBuf,
     /// Where to stop.
     pub until: Until,
-    /// Units between checkpoints (0: only at the end).
+    /// Units between checkpoints (0: none on the way). See [`keeps_final_state`] for the one at
+    /// the end.
     pub checkpoint_every: u64,
-    /// A checkpoint at the end, to go on from with a resume (a run that cannot be resumed, like
-    /// `erode demo`'s, writes none).
-    pub final_checkpoint: bool,
     /// The checkpoint resumed from, if any.
     pub resumed: Option<PathBuf>,
     /// The input the checkpoints belong to.
@@ -262,6 +269,17 @@ const MAX_DURATION_ITERATIONS: f64 = 1e8;
 
 /// Wall time an advance aims at, s: a few progress updates and stop checks a second.
 const ADVANCE_SECONDS: f64 = 0.25;
+
+/// Whether a finished run writes its final state as a checkpoint, to go on from later with a
+/// resume: when checkpoints were asked for (`every` > 0), when it resumed one (its checkpoints
+/// then stay current, never older than its outputs), or when its front keeps the state as part of
+/// its output (SPH: the viewer opens the folder where the run ended). Otherwise the outputs are
+/// the result and the final state, larger than all of them (72 bytes a cell for the grid model),
+/// is not written. A run stopped by the user always writes one, so `--resume` can go on; one gone
+/// non-finite writes one for inspection under the same rule as a finished run.
+pub fn keeps_final_state(every: u64, resumed: bool, front_keeps: bool) -> bool {
+    every > 0 || resumed || front_keeps
+}
 
 /// Runs `job` to its end: checks, runs with progress and checkpoints, writes outputs and report.
 pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Result<(), RunError> {
@@ -374,12 +392,11 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
         return Err(outcome.err().unwrap_or_else(|| e.into()));
     }
     let done = model.done();
-    let last_checkpoint = job.final_checkpoint && outcome.is_ok() && (every == 0 || !done.is_multiple_of(every));
+    let keep = keeps_final_state(every, job.resumed.is_some(), job.front.keeps_final_state());
+    let last_checkpoint = keep && outcome.is_ok() && (every == 0 || !done.is_multiple_of(every));
     if !model.is_finite() {
-        if last_checkpoint {
-            save(model)?;
-        }
-        return Err(RunError::NonFinite { unit, at: done });
+        let checkpoint = if last_checkpoint { Some(save(model)?) } else { None };
+        return Err(RunError::NonFinite { unit, at: done, checkpoint });
     }
     let staging = Staging::new(&job.output)?;
     let (model, front) = (&job.model, &job.front);

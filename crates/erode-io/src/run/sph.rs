@@ -95,6 +95,11 @@ fn write_results(out: &Path, st: &sph::State, view: View, scale: Option<sph::Mod
 }
 
 impl Front<SphRun> for SphFront {
+    /// The particles are the run's result beside its mesh preview: the viewer opens the output
+    /// folder where the run ended, from its last checkpoint.
+    fn keeps_final_state(&self) -> bool {
+        true
+    }
     fn begin(&mut self, model: &SphRun, out: &Path, fresh: bool, _watch: &dyn Watch) -> Result<(), RunError> {
         // the starting mesh and its picture are kept with the checkpoints (the run's own, until
         // its output set is written; a resumed run finds them there)

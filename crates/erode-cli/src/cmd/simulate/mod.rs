@@ -99,7 +99,9 @@ pub struct RunArgs {
     /// Worker threads (default: one per core). Results are identical for any count.
     #[arg(long)]
     threads: Option<usize>,
-    /// Write a checkpoint every N iterations or droplets (0: only at the end).
+    /// Keep the state as a checkpoint every N iterations or droplets and at the end, to go on
+    /// from with --resume (0: none, except when stopped with Ctrl-C; a resumed run keeps its
+    /// checkpoints current).
     #[arg(long, default_value_t = 0)]
     checkpoint_every: u64,
     /// Continue from the newest checkpoint in OUTDIR up to the total asked for.
@@ -136,7 +138,6 @@ impl RunArgs {
             front,
             output: self.output,
             until,
-            final_checkpoint: true,
             checkpoint_every: self.checkpoint_every,
             resumed: checkpoint.map(|c| c.path),
             stamp,
