@@ -14,9 +14,7 @@
 //! border), `thermal_flux`,
 //! `update_and_erode` (water_update + erosion_deposition + evaporation, both capacities,
 //! hardness and softening), `sediment_transport` (conservative) and `thermal_apply`. The
-//! books are summed over each workgroup every stage and kept per workgroup in compensated f32
-//! (`shaders/tallies.wgsl`), then summed in f64 on read-back ([`Book`]); the eroded and deposited
-//! maps stay per cell. The depth
+//! books are kept per cell in f32 and summed in f64 on read-back ([`Book`]). The depth
 //! cross-section re-derives its time step every iteration from the deepest water, reduced on
 //! the GPU (`max_depth`: 4 bytes come back, which still waits for the GPU once an iteration).
 //! Not yet: semi-Lagrangian transport, buckets, smoothing. Asking for what
@@ -38,11 +36,8 @@ use crate::gpu::{FieldSplit, GpuContext, GpuError, Kernel, kernel_with_groups};
 /// `max_depth`'s shader (the depth cross-section's time step).
 pub const MAX_DEPTH_WGSL: &str = include_str!("shaders/max_depth.wgsl");
 /// `update_and_erode`'s shader.
-pub const UPDATE_AND_ERODE_WGSL: &str = concat!(
-    include_str!("shaders/topology.wgsl"),
-    include_str!("shaders/tallies.wgsl"),
-    include_str!("shaders/update_and_erode.wgsl")
-);
+pub const UPDATE_AND_ERODE_WGSL: &str =
+    concat!(include_str!("shaders/topology.wgsl"), include_str!("shaders/update_and_erode.wgsl"));
 /// `thermal_flux`'s shader.
 pub const THERMAL_FLUX_WGSL: &str = concat!(
     include_str!("shaders/topology.wgsl"),
@@ -56,14 +51,10 @@ pub const THERMAL_APPLY_WGSL: &str = concat!(
     include_str!("shaders/thermal_apply.wgsl")
 );
 /// `sediment_transport`'s shader.
-pub const SEDIMENT_TRANSPORT_WGSL: &str = concat!(
-    include_str!("shaders/topology.wgsl"),
-    include_str!("shaders/tallies.wgsl"),
-    include_str!("shaders/sediment_transport.wgsl")
-);
+pub const SEDIMENT_TRANSPORT_WGSL: &str =
+    concat!(include_str!("shaders/topology.wgsl"), include_str!("shaders/sediment_transport.wgsl"));
 /// `water_increment`'s shader.
-pub const WATER_INCREMENT_WGSL: &str =
-    concat!(include_str!("shaders/tallies.wgsl"), include_str!("shaders/water_increment.wgsl"));
+pub const WATER_INCREMENT_WGSL: &str = include_str!("shaders/water_increment.wgsl");
 /// `water_flux`'s shader.
 pub const WATER_FLUX_WGSL: &str = concat!(
     include_str!("shaders/topology.wgsl"),
@@ -78,9 +69,9 @@ pub const SCALE_BY_DONOR_WGSL: &str = concat!(
 );
 
 /// A stage's shader for `split`, with `pipes` flux fields: the templates above with their
-/// `#fields` groups (flux, velocity, ground, worn) declared.
+/// `#fields` groups (flux, velocity, ground, books) declared.
 pub fn shader(template: &str, split: &FieldSplit, pipes: usize) -> Result<String, GpuError> {
-    split.expand(template, &[("flux", pipes), ("velocity", 3), ("ground", 2), ("worn", 2)])
+    split.expand(template, &[("flux", pipes), ("velocity", 3), ("ground", 2), ("books", BOOKS)])
 }
 
 /// `water_flux`'s parameters (WGSL `FluxUniforms`).
@@ -402,8 +393,10 @@ pub struct GpuSim {
     kernels: Kernels,
     /// The lowest height erosion may reach (`State::floor`), m.
     floor: f32,
-    /// The books when the state was uploaded.
+    /// The books when the state was uploaded, and its eroded and deposited maps summed (m).
     base_books: Books,
+    base_eroded: f64,
+    base_deposited: f64,
     area: f64,
     /// Iterations run.
     pub iteration: u64,
@@ -429,10 +422,8 @@ struct Buffers {
     sediment_next: wgpu::Buffer,
     /// Hardness, then the sediment layer's depth.
     ground: Vec<wgpu::Buffer>,
-    /// The eroded, then the deposited map (m, cumulative).
-    worn: Vec<wgpu::Buffer>,
-    /// The books per workgroup, [`Book`] by [`Book`]: a sum and its compensation each.
-    tallies: wgpu::Buffer,
+    /// Per-cell books, [`Book`] by [`Book`].
+    books: Vec<wgpu::Buffer>,
     thermal_share: wgpu::Buffer,
     talus: wgpu::Buffer,
     /// The deepest water's f32 bits (one u32).
@@ -460,10 +451,9 @@ struct Kernels {
     max_depth: Kernel,
 }
 
-/// The books kept on the GPU, in this order in one buffer (each two f32 per workgroup of 16 x 16
-/// cells: a sum and its Kahan compensation; the shaders use these indices). Water and soil
-/// amounts are metres of height, the outflow of water m³; each stage sums a workgroup's cells in
-/// f32 and the read-back sums the workgroups in f64.
+/// The books kept per cell on the GPU, in this order in one buffer (each `cells` long; the
+/// shaders use these indices). Water and soil amounts are metres of height, the outflow of water
+/// m³; each cell adds in f32 and the read-back sums the cells in f64.
 #[derive(Clone, Copy, Debug)]
 pub enum Book {
     /// Rain added (m).
@@ -480,18 +470,17 @@ pub enum Book {
     WaterToDeposition,
     /// Water that left across open edges (m³).
     WaterOutflow,
-    /// Water added with dissolved soil (m; ÷ the morphological factor).
-    WaterFromDissolving,
     /// Sediment that left across open edges (m).
     SedimentOutflow,
+    /// Water added with dissolved soil (m; eq. 9c, ÷ the morphological factor).
+    WaterFromDissolving,
 }
 
 /// How many books [`Book`] lists.
 const BOOKS: usize = 9;
 
-/// The books' per-workgroup sums and compensations, summed in f64.
-fn tally_total(pairs: &[f32]) -> f64 {
-    pairs.chunks_exact(2).map(|p| f64::from(p[0]) - f64::from(p[1])).sum()
+fn sum(v: &[f32]) -> f64 {
+    v.iter().map(|&x| f64::from(x)).sum()
 }
 
 fn max_depth(water: &[f32]) -> f64 {
@@ -501,9 +490,8 @@ fn max_depth(water: &[f32]) -> f64 {
 /// Bytes per cell the grid keeps on the GPU with `pipes` pipes (one-way form; the signed form
 /// adds 4): every buffer [`GpuSim::new`] makes.
 pub fn bytes_per_cell(pipes: usize) -> u64 {
-    // terrain ×2, water, share, sediment ×2, thermal share, talus; flux, velocity, ground, worn
-    // (and the books, 72 bytes a workgroup of 256 cells)
-    4 * (8 + pipes + 3 + 2 + 2) as u64
+    // terrain ×2, water, share, sediment ×2, thermal share, talus; flux, velocity, ground, books
+    4 * (8 + pipes + 3 + 2 + BOOKS) as u64
 }
 
 /// Checks that a `width` x `height` grid with `params` fits `ctx`'s device (its largest binding
@@ -512,7 +500,7 @@ pub fn check_fits(ctx: &GpuContext, params: &Params, width: usize, height: usize
     let split = FieldSplit::for_device(ctx, width * height)?;
     let b = |fields| split.buffers(fields) as u32;
     // update_and_erode binds the most: terrain, terrain_next, water, sediment and the groups
-    ctx.check_bindings("update_and_erode", 4 + b(params.pipes as usize) + b(3) + b(2) + b(2) + 1)?;
+    ctx.check_bindings("update_and_erode", 4 + b(params.pipes as usize) + b(3) + b(2) + b(BOOKS))?;
     Ok(split)
 }
 
@@ -555,8 +543,10 @@ impl GpuSim {
         let flat: Vec<f32> = state.flux.iter().flatten().copied().collect();
         let velocity: Vec<f32> =
             state.velocity_x.iter().chain(&state.velocity_y).chain(&state.discharge_integral).copied().collect();
-        let worn = [&state.eroded[..], &state.deposited[..]].concat();
-        let workgroups = w.div_ceil(16) * h.div_ceil(16);
+        // the eroded and deposited maps are books too: they start from the state's
+        let mut books = vec![0.0f32; n * BOOKS];
+        books[Book::Eroded as usize * n..][..n].copy_from_slice(&state.eroded);
+        books[Book::Deposited as usize * n..][..n].copy_from_slice(&state.deposited);
         let signed = params.flux_form == FluxForm::Signed;
         let bytes = (bytes_per_cell(pipes) + if signed { 4 } else { 0 }) * n as u64;
         let buffers = ctx.allocating("grid's state", bytes, || Buffers {
@@ -570,14 +560,13 @@ impl GpuSim {
             sediment: ctx.storage("sediment", &state.sediment),
             sediment_next: ctx.storage("sediment_next", &state.sediment),
             ground: split.upload(&ctx, "ground", &[&state.hardness[..], &state.sediment_depth[..]].concat()),
-            worn: split.upload(&ctx, "worn", &worn),
-            tallies: ctx.storage("tallies", &vec![0.0; workgroups * BOOKS * 2]),
+            books: split.upload(&ctx, "books", &books),
             thermal_share: ctx.storage("thermal_share", &vec![0.0; n]),
             talus: ctx.storage("talus", &vec![0.0; n]),
             deepest: ctx.storage("deepest", &[0.0]),
             limit: ctx.storage("limit", &vec![0.0; if signed { n } else { 1 }]),
         })?;
-        drop((flat, velocity, worn));
+        drop((flat, velocity, books));
         let rates = source_rates(params, state)?;
         let rain_map = ctx.storage("rain_map", state.rain_map.as_deref().unwrap_or(&[0.0]));
         let source_rate = ctx.storage("source_rate", if rates.is_empty() { &[0.0] } else { &rates });
@@ -609,7 +598,7 @@ impl GpuSim {
             increment: kernel(
                 "water_increment",
                 WATER_INCREMENT_WGSL,
-                &[one(&uniforms.increment), one(&b.water), one(&rain_map), one(&source_rate), one(&b.tallies)],
+                &[one(&uniforms.increment), one(&b.water), one(&rain_map), one(&source_rate), &b.books],
             )?,
             water_flux: kernel(
                 "water_flux",
@@ -641,14 +630,13 @@ impl GpuSim {
                     &b.velocity,
                     one(&b.sediment),
                     &b.ground,
-                    &b.worn,
-                    one(&b.tallies),
+                    &b.books,
                 ],
             )?,
             sediment_transport: kernel(
                 "sediment_transport",
                 SEDIMENT_TRANSPORT_WGSL,
-                &[one(&transport), &b.flux, one(&b.sediment), one(&b.share), one(&b.sediment_next), one(&b.tallies)],
+                &[one(&transport), &b.flux, one(&b.sediment), one(&b.share), one(&b.sediment_next), &b.books],
             )?,
             thermal_apply: kernel(
                 "thermal_apply",
@@ -682,6 +670,8 @@ impl GpuSim {
             kernels,
             floor,
             base_books: state.books.clone(),
+            base_eroded: sum(&state.eroded),
+            base_deposited: sum(&state.deposited),
             area: state.cell_size.area(),
             iteration: state.iteration,
             time: state.time,
@@ -869,23 +859,23 @@ impl GpuSim {
         let ground = fields(&b.ground)?;
         state.hardness.copy_from_slice(&ground[..n]);
         state.sediment_depth.copy_from_slice(&ground[n..]);
-        let worn = fields(&b.worn)?;
-        state.eroded.copy_from_slice(&worn[..n]);
-        state.deposited.copy_from_slice(&worn[n..2 * n]);
-        let tallies = read(&b.tallies)?;
-        let per_book = tallies.len() / BOOKS;
-        let book = |k: Book| tally_total(&tallies[k as usize * per_book..(k as usize + 1) * per_book]);
+        let books = fields(&b.books)?;
+        let book = |k: Book| &books[k as usize * n..(k as usize + 1) * n];
+        state.eroded.copy_from_slice(book(Book::Eroded));
+        state.deposited.copy_from_slice(book(Book::Deposited));
         let (a, base) = (self.area, &self.base_books);
+        let eroded = (sum(book(Book::Eroded)) - self.base_eroded) * a;
+        let deposited = (sum(book(Book::Deposited)) - self.base_deposited) * a;
         state.books = Books {
-            rain: base.rain + book(Book::Rain) * a,
-            sources: base.sources + book(Book::Sources) * a,
-            evaporated: base.evaporated + book(Book::Evaporated) * a,
-            water_outflow: base.water_outflow + book(Book::WaterOutflow),
-            water_from_dissolving: base.water_from_dissolving + book(Book::WaterFromDissolving) * a,
-            water_to_deposition: base.water_to_deposition + book(Book::WaterToDeposition) * a,
-            eroded: base.eroded + book(Book::Eroded) * a,
-            deposited: base.deposited + book(Book::Deposited) * a,
-            sediment_outflow: base.sediment_outflow + book(Book::SedimentOutflow) * a,
+            rain: base.rain + sum(book(Book::Rain)) * a,
+            sources: base.sources + sum(book(Book::Sources)) * a,
+            evaporated: base.evaporated + sum(book(Book::Evaporated)) * a,
+            water_outflow: base.water_outflow + sum(book(Book::WaterOutflow)),
+            water_from_dissolving: base.water_from_dissolving + sum(book(Book::WaterFromDissolving)) * a,
+            water_to_deposition: base.water_to_deposition + sum(book(Book::WaterToDeposition)) * a,
+            eroded: base.eroded + eroded,
+            deposited: base.deposited + deposited,
+            sediment_outflow: base.sediment_outflow + sum(book(Book::SedimentOutflow)) * a,
             ..base.clone()
         };
         state.time = self.time;

@@ -15,22 +15,11 @@ struct TransportUniforms {
 @group(0) @binding(2) var<storage, read> sediment: array<f32>;
 @group(0) @binding(3) var<storage, read> share: array<f32>;
 @group(0) @binding(4) var<storage, read_write> sediment_next: array<f32>;
-// books (tallies.wgsl): sediment leaving open edges is book 8
-@group(0) @binding(5) var<storage, read_write> tallies: array<vec2<f32>>;
+// the books per cell (see gpu.rs `Book`): sediment leaving open edges is book 7
+#fields books 5 read_write
 
 @compute @workgroup_size(16, 16)
-fn sediment_transport(
-    @builtin(global_invocation_id) id: vec3<u32>,
-    @builtin(local_invocation_index) local: u32,
-    @builtin(workgroup_id) group: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-) {
-    sediment_transport_cell(id);
-    tallies_flush(local, group, groups, 8u, 8u);
-}
-
-// one cell's work (its books into `tally`)
-fn sediment_transport_cell(id: vec3<u32>) {
+fn sediment_transport(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;
     }
@@ -50,5 +39,5 @@ fn sediment_transport_cell(id: vec3<u32>) {
         }
     }
     sediment_next[i] = max(value, 0.0);
-    tally_add(8u, lost);
+    books_add(7u, i, lost);
 }

@@ -57,11 +57,10 @@ struct UpdateUniforms {
 @group(0) @binding(6) var<storage, read_write> sediment: array<f32>;
 // hardness (field 0), then the sediment layer's depth (field 1)
 #fields ground 7 read_write
-// the eroded (field 0) and deposited (field 1) maps, m, cumulative
-#fields worn 8 read_write
-// books (tallies.wgsl): this stage adds eroded (2), deposited (3), evaporated (4), water removed
-// by deposition (5), water leaving open edges (6, m³) and water added by dissolving (7)
-@group(0) @binding(9) var<storage, read_write> tallies: array<vec2<f32>>;
+// the books per cell (see gpu.rs `Book`): this stage adds eroded (2), deposited (3), evaporated
+// (4), water removed by deposition (5), water leaving open edges (6, m³) and water added by
+// dissolving (8)
+#fields books 8 read_write
 
 // erosion.rs `capacity`
 fn capacity(bx: f32, by: f32, vx: f32, vy: f32, d: f32) -> f32 {
@@ -86,18 +85,7 @@ fn capacity(bx: f32, by: f32, vx: f32, vy: f32, d: f32) -> f32 {
 }
 
 @compute @workgroup_size(16, 16)
-fn update_and_erode(
-    @builtin(global_invocation_id) id: vec3<u32>,
-    @builtin(local_invocation_index) local: u32,
-    @builtin(workgroup_id) group: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-) {
-    update_and_erode_cell(id);
-    tallies_flush(local, group, groups, 2u, 7u);
-}
-
-// one cell's work (its books into `tally`)
-fn update_and_erode_cell(id: vec3<u32>) {
+fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;
     }
@@ -163,26 +151,24 @@ fn update_and_erode_cell(id: vec3<u32>) {
         b_new = b - dissolved;
         s_new = s + dissolved;
         d_new = d2 + dissolved * u.water_per_soil;
-        worn_add(0u, i, dissolved);
-        tally_add(2u, dissolved);
-        tally_add(7u, dissolved * u.water_per_soil);
+        books_add(2u, i, dissolved);
+        books_add(8u, i, dissolved * u.water_per_soil);
     } else {
         let deposited = min(min(u.dt * u.deposit * (s - cap), s), most);
         b_new = b + deposited;
         s_new = s - deposited;
         let water_out = min(deposited * u.water_per_soil, d2);
         d_new = d2 - water_out;
-        tally_add(5u, water_out);
+        books_add(5u, i, water_out);
         // softening: fresh deposits are looser
         ground_set(0u, i, max(hard - u.softening * deposited, 0.0));
         ground_set(1u, i, loose + u.layer * deposited);
-        worn_add(1u, i, deposited);
-        tally_add(3u, deposited);
+        books_add(3u, i, deposited);
     }
     terrain_next[i] = b_new;
     sediment[i] = s_new;
     let kept = d_new * u.keep;
     water[i] = kept;
-    tally_add(4u, d_new - kept);
-    tally_add(6u, outflow);
+    books_add(4u, i, d_new - kept);
+    books_add(6u, i, outflow);
 }

@@ -19,22 +19,11 @@ struct IncrementUniforms {
 @group(0) @binding(1) var<storage, read_write> water: array<f32>;
 @group(0) @binding(2) var<storage, read> rain_map: array<f32>;
 @group(0) @binding(3) var<storage, read> source_rate: array<f32>;
-// books (tallies.wgsl): rain is book 0, sources book 1
-@group(0) @binding(4) var<storage, read_write> tallies: array<vec2<f32>>;
+// the books per cell (see gpu.rs `Book`): rain is book 0, sources book 1
+#fields books 4 read_write
 
 @compute @workgroup_size(16, 16)
-fn water_increment(
-    @builtin(global_invocation_id) id: vec3<u32>,
-    @builtin(local_invocation_index) local: u32,
-    @builtin(workgroup_id) group: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-) {
-    water_increment_cell(id);
-    tallies_flush(local, group, groups, 0u, 1u);
-}
-
-// one cell's work (its books into `tally`)
-fn water_increment_cell(id: vec3<u32>) {
+fn water_increment(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;
     }
@@ -47,12 +36,12 @@ fn water_increment_cell(id: vec3<u32>) {
         } else {
             d += u.rain;
         }
-        tally_add(0u, d - before);
+        books_add(0u, i, d - before);
     }
     if (u.has_sources == 1u) {
         let before = d;
         d += source_rate[i] * u.dt;
-        tally_add(1u, d - before);
+        books_add(1u, i, d - before);
     }
     water[i] = d;
 }
