@@ -108,7 +108,7 @@ impl SphScene {
         // a checkpoint holds mesh and particles: with its parameters known, the scene need not
         // be built again (nor its files be where they were)
         if let (Some(file), Some(params)) = (&self.checkpoint, &self.params) {
-            let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let bytes = erode_io::run::read_frame(file).map_err(|e| e.to_string())?;
             let run =
                 SphRun::resume(params.as_ref().clone(), &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
             let name = self.scene.clone().or_else(|| self.input.as_ref().map(|p| p.display().to_string()));
@@ -126,7 +126,7 @@ impl SphScene {
         let params = self.params.as_deref().cloned().unwrap_or_else(|| s.params.clone());
         params.validate().map_err(|e| format!("{}: {e}", s.name))?;
         if let Some(file) = &self.checkpoint {
-            let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let bytes = erode_io::run::read_frame(file).map_err(|e| e.to_string())?;
             let run = SphRun::resume(params, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
             return Ok((run, s.name));
         }

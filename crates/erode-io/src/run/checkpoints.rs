@@ -151,6 +151,13 @@ pub fn write(dir: &Path, model: &str, count: u64, frame: &[u8]) -> Result<PathBu
     Ok(path)
 }
 
+/// The model's frame in the checkpoint file at `path`, unpacked when compressed (what a model's
+/// `resume` reads): every reader of a checkpoint file goes through here.
+pub fn read_frame(path: &Path) -> Result<Vec<u8>, RunError> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    unpack(bytes).map_err(|e| RunError::Unreadable { path: path.to_path_buf(), older: None, source: e.into() })
+}
+
 /// The newest checkpoint of a model, read to resume from.
 pub struct Newest {
     /// Its bytes.
@@ -167,11 +174,11 @@ impl Newest {
         let dir = folder(out);
         let mut all = all(&dir, model);
         let Some((_, path)) = all.pop() else { return Err(RunError::NoCheckpoint { folder: dir }) };
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         let older = all.pop().map(|(_, p)| p);
-        match unpack(bytes) {
+        match read_frame(&path) {
             Ok(bytes) => Ok(Self { bytes, path, older }),
-            Err(e) => Err(RunError::Unreadable { path, older, source: e.into() }),
+            Err(RunError::Unreadable { path, source, .. }) => Err(RunError::Unreadable { path, older, source }),
+            Err(e) => Err(e),
         }
     }
 
