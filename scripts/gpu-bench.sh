@@ -11,6 +11,9 @@
 # threads, and droplets on the GPU. --small runs every line at sizes a software GPU (lavapipe)
 # manages in a minute, which is how CI checks that the script runs end to end.
 #
+# A line whose command fails says so (FAILED, its exit status) and the script goes on to the
+# next; it exits 1 at the end when any did.
+#
 # Sizes above 4096² start dry (start_water = "dry"): the steady start's preparation is timed
 # by the whole-command lines, and the iterations cost the same.
 set -euo pipefail
@@ -20,7 +23,7 @@ small=0
 for a in "$@"; do
     case "$a" in
         --small) small=1 ;;
-        -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
         *) erode=$a ;;
     esac
 done
@@ -40,11 +43,27 @@ else
 fi
 
 say() { printf '%s\n' "$*"; }
-# seconds of wall time of a command, its output discarded
+failed() {
+    echo "$*" >> "$work/failed"
+}
+# runs one line's command; a failure is printed and counted, not the end of the script
+line() {
+    "$@" || { local rc=$?; say "FAILED (exit $rc): ${*:2}"; failed "$*"; }
+}
+# seconds of wall time of a command, its output discarded ("FAILED" when it fails)
 wall() {
     local t0=$EPOCHREALTIME
-    "$@" > /dev/null
-    awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'
+    if "$@" > /dev/null; then
+        awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'
+    else
+        local rc=$?
+        printf 'FAILED (exit %s)' "$rc"
+        failed "$*"
+    fi
+}
+# bytes under a folder (0 when there is none)
+bytes() {
+    du -sb "$1" 2> /dev/null | cut -f1 || echo 0
 }
 
 say "# erode gpu-bench, $(date -u +%Y-%m-%dT%H:%MZ), $cores cores, $("$erode" --version)"
@@ -55,27 +74,27 @@ for k in "${!sizes[@]}"; do
     n=${sizes[$k]}
     sets=()
     if [ "$n" -gt "$big" ]; then sets=(--set 'start_water="dry"'); fi
-    "$erode" bench grid --backend gpu --size "$n" --iterations "${iterations[$k]}" "${sets[@]}"
+    line "$erode" bench grid --backend gpu --size "$n" --iterations "${iterations[$k]}" "${sets[@]}"
 done
 
 say "## GPU books at ${sizes[0]}² (relative error), and the CPU's on the first run"
 for it in "${books[@]}"; do
-    "$erode" bench grid --backend gpu --size "${sizes[0]}" --iterations "$it"
+    line "$erode" bench grid --backend gpu --size "${sizes[0]}" --iterations "$it"
 done
-"$erode" bench grid --backend cpu --size "${sizes[0]}" --iterations "${books[0]}"
+line "$erode" bench grid --backend cpu --size "${sizes[0]}" --iterations "${books[0]}"
 
 say "## whole commands at $whole² (wall seconds, bytes written)"
 "$erode" generate -q --size "$whole" --seed 7 --relief 300 --cell-size 4 -o "$work/t.tif"
 s=$(wall "$erode" simulate grid -q "$work/t.tif" -o "$work/gpu" --backend gpu --iterations 10)
-say "grid, GPU, 10 iterations: $s s wall, $(du -sb "$work/gpu" | cut -f1) bytes written"
+say "grid, GPU, 10 iterations: $s s wall, $(bytes "$work/gpu") bytes written"
 s=$(wall "$erode" simulate grid -q "$work/t.tif" -o "$work/cpu" --threads 2 --iterations 1)
-say "grid, CPU on 2 threads, 1 iteration: $s s wall, $(du -sb "$work/cpu" | cut -f1) bytes written"
+say "grid, CPU on 2 threads, 1 iteration: $s s wall, $(bytes "$work/cpu") bytes written"
 rm -rf "$work/gpu" "$work/cpu"
 
 threads=(1 2 4 "$cores")
 say "## grid on the CPU at $scale², dry start, 2 iterations, by threads"
 for t in "${threads[@]}"; do
-    "$erode" bench grid --size "$scale" --iterations 2 --threads "$t" --set 'start_water="dry"'
+    line "$erode" bench grid --size "$scale" --iterations 2 --threads "$t" --set 'start_water="dry"'
 done
 
 say "## stream power at $sp², 6 steps from a noisy plain, by threads (wall seconds)"
@@ -87,4 +106,8 @@ for t in "${threads[@]}"; do
 done
 
 say "## droplets on the GPU at $whole², $droplets droplets"
-"$erode" bench droplet --backend gpu --size "$whole" --iterations "$droplets"
+line "$erode" bench droplet --backend gpu --size "$whole" --iterations "$droplets"
+if [ -s "$work/failed" ]; then
+    echo "gpu-bench: $(wc -l < "$work/failed") line(s) failed" >&2
+    exit 1
+fi
