@@ -12,6 +12,8 @@
 
 use std::collections::VecDeque;
 
+use rayon::prelude::*;
+
 use super::domain::Domain;
 use super::height_queue::HeightQueue;
 
@@ -32,91 +34,104 @@ pub(crate) fn key(v: f64) -> u64 {
     if bits >> 63 == 1 { !bits } else { bits | (1 << 63) }
 }
 
-/// The next f64 above `v` (finite `v`).
+/// The height whose [`key`] is `k`.
 #[inline]
-fn next_up(v: f64) -> f64 {
-    v.next_up()
+fn height_of(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
 }
 
 /// Fills the closed depressions of `z` (heights in metres) in `domain`. Cells outside the
 /// domain keep their height in both outputs. Deterministic: ties go to the lower cell index.
+///
+/// The flood touches little memory a cell, as it meanders over the whole map: which cells it has
+/// reached is one bit each (the bitmap of a 4096² map stays in cache), and a cell's heights travel
+/// with it in the queues. A cell reached from a lower one keeps `z` in both outputs (it is not in
+/// a depression: its spill height is its own), so only filled and flat cells are written.
 pub fn priority_flood(domain: &Domain<'_>, z: &[f32]) -> Filled {
     let n = domain.len();
-    // a cell's three words side by side: the flood reads and writes them at the front, which
-    // meanders over the whole map, so one cache line a neighbour rather than three
-    let mut cells: Vec<Cell> =
-        (0..n).map(|i| Cell { routed: f64::from(z[i]), spill: z[i], done: !domain.inside(i) }).collect();
+    let mut spill = z.to_vec();
+    let mut routed: Vec<f64> = z.par_iter().map(|&v| f64::from(v)).collect();
+    let mut reached = Reached::new(n);
+    if let Some(mask) = domain.nodata {
+        for i in (0..n).filter(|&i| mask[i]) {
+            reached.set(i);
+        }
+    }
     // the open cells by spill height, then index: the key's high word, then its low one
     let (low, high) = (0..n)
         .filter(|&i| domain.inside(i))
         .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), i| (l.min(z[i]), h.max(z[i])));
     let mut open = HeightQueue::new(f64::from(low), f64::from(high), n);
     let entry = |height: f64, i: usize| u128::from(key(height)) << 32 | i as u128;
-    let mut pit: VecDeque<u32> = VecDeque::new();
+    // cells filled (or flat) on the way out of a depression, with their routed and spill heights
+    let mut pit: VecDeque<(u32, f64, f32)> = VecDeque::new();
     // the seeds: cells on the map's edge, and (with nodata) cells next to a nodata cell
     let (w0, h0) = (domain.width, domain.height);
     let on_edge = |i: usize| {
         let (r, c) = (i / w0, i % w0);
         r == 0 || c == 0 || r + 1 == h0 || c + 1 == w0
     };
-    let seed = |i: usize, cells: &mut [Cell], open: &mut HeightQueue| {
-        if !cells[i].done && domain.is_edge(i) {
-            cells[i].done = true;
-            open.push(cells[i].routed, entry(cells[i].routed, i));
-        }
-    };
-    if domain.nodata.is_some() {
-        for i in 0..n {
-            seed(i, &mut cells, &mut open);
-        }
+    let seeds: Vec<usize> = if domain.nodata.is_some() {
+        (0..n).filter(|&i| domain.inside(i) && domain.is_edge(i)).collect()
     } else {
-        for i in (0..n).filter(|&i| on_edge(i)) {
-            seed(i, &mut cells, &mut open);
-        }
+        (0..n).filter(|&i| on_edge(i)).collect()
+    };
+    for i in seeds {
+        reached.set(i);
+        open.push(routed[i], entry(routed[i], i));
     }
     let (w, h) = (domain.width as isize, domain.height as isize);
     loop {
-        let c = if let Some(c) = pit.pop_front() {
-            c as usize
+        let (c, here, level) = if let Some((c, here, level)) = pit.pop_front() {
+            (c as usize, here, level)
         } else if let Some(k) = open.pop() {
-            k as u32 as usize
+            // a cell from the open queue was reached from below: both its heights are its own
+            let here = height_of((k >> 32) as u64);
+            (k as u32 as usize, here, here as f32)
         } else {
             break;
         };
         let (r, col) = ((c / domain.width) as isize, (c % domain.width) as isize);
-        let (above, spill) = (next_up(cells[c].routed), cells[c].spill);
+        let above = here.next_up();
         for (dr, dc) in super::neighbours::STEPS {
             let (nr, nc) = (r + dr, col + dc);
             if nr < 0 || nc < 0 || nr >= h || nc >= w {
                 continue;
             }
             let j = nr as usize * domain.width + nc as usize;
-            let cell = &mut cells[j];
-            if cell.done {
+            if !reached.set(j) {
                 continue;
             }
-            cell.done = true;
-            cell.spill = cell.spill.max(spill);
-            if cell.routed <= above {
-                cell.routed = above;
-                pit.push_back(j as u32);
+            let zj = f64::from(z[j]);
+            if zj <= above {
+                let s = z[j].max(level);
+                routed[j] = above;
+                spill[j] = s;
+                pit.push_back((j as u32, above, s));
             } else {
-                open.push(cell.routed, entry(cell.routed, j));
+                open.push(zj, entry(zj, j));
             }
         }
     }
-    Filled { spill: cells.iter().map(|c| c.spill).collect(), routed: cells.iter().map(|c| c.routed).collect() }
+    Filled { spill, routed }
 }
 
-/// A cell during the flood.
-#[derive(Clone, Copy)]
-struct Cell {
-    /// Its `Filled::routed` height once reached, m.
-    routed: f64,
-    /// Its `Filled::spill` height once reached, m.
-    spill: f32,
-    /// In the closed set (reached), or outside the domain.
-    done: bool,
+/// The cells a flood has reached (or that are outside the domain), a bit each.
+struct Reached(Vec<u64>);
+
+impl Reached {
+    fn new(n: usize) -> Self {
+        Self(vec![0; n.div_ceil(64)])
+    }
+
+    /// Marks cell `i`; whether it was not marked before.
+    #[inline]
+    fn set(&mut self, i: usize) -> bool {
+        let (word, bit) = (&mut self.0[i / 64], 1u64 << (i % 64));
+        let fresh = *word & bit == 0;
+        *word |= bit;
+        fresh
+    }
 }
 
 #[cfg(test)]
