@@ -5,7 +5,7 @@
 use std::io::Cursor;
 
 use ::tiff::decoder::{Decoder, DecodingResult, Limits};
-use ::tiff::encoder::{Compression, DeflateLevel, TiffEncoder, colortype::Gray32Float};
+use ::tiff::encoder::TiffEncoder;
 use ::tiff::tags::Tag;
 use ::tiff::{ColorType, TiffError, TiffFormatError};
 use erode::Heightmap;
@@ -161,7 +161,7 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
     // more would make the decoder reserve memory for bytes that are not there
     limits.intermediate_buffer_size = bytes.len();
     limits.ifd_value_size = bytes.len().min(limits.ifd_value_size);
-    let mut d = Decoder::new(Cursor::new(bytes)).map_err(read_error)?.with_limits(limits);
+    let mut d = Decoder::new(Cursor::new(bytes)).map_err(read_error)?.with_limits(limits.clone());
     let (w, h) = d.dimensions().map_err(read_error)?;
     let (width, height) = check_size(u64::from(w), u64::from(h), options)?;
     match d.colortype().map_err(read_error)? {
@@ -201,7 +201,12 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
             format!("the GeoTIFF pixel scale {sx} x {sy} is no cell size (give the cell size with --cell-size)"),
         ));
     }
-    let image = d.read_image().map_err(|e| match e {
+    let image = match float_strips(bytes, &limits, &mut d, width) {
+        Ok(Some(values)) => Ok(DecodingResult::F32(values)),
+        Ok(None) => d.read_image(),
+        Err(e) => Err(e),
+    };
+    let image = image.map_err(|e| match e {
         // the size passed the cells' limit above: a strip or tile claims more than the file holds
         TiffError::LimitsExceeded => {
             FormatError::Truncated(format!("the TIFF's strips or tiles claim more bytes than its {} hold", bytes.len()))
@@ -246,6 +251,42 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
     })
 }
 
+/// The cells of a float32 image in strips (what erode and GDAL write), inflated on every thread:
+/// each thread decodes a run of strips with a decoder of its own over the same bytes, into its
+/// rows of the map. `None` for any other layout (one strip, tiles, other samples), read whole.
+fn float_strips(
+    bytes: &[u8],
+    limits: &Limits,
+    d: &mut Decoder<Cursor<&[u8]>>,
+    width: usize,
+) -> Result<Option<Vec<f32>>, TiffError> {
+    use rayon::prelude::*;
+    let float = d.find_tag(Tag::SampleFormat)?.map(|v| v.into_u16()).transpose()? == Some(3);
+    if !float || d.colortype()? != ColorType::Gray(32) || d.get_chunk_type() != ::tiff::decoder::ChunkType::Strip {
+        return Ok(None);
+    }
+    let (strips, (_, rows)) = (d.strip_count()? as usize, d.chunk_dimensions());
+    let (_, height) = d.dimensions()?;
+    if strips < 2 || rows == 0 || strips != (height as usize).div_ceil(rows as usize) {
+        return Ok(None);
+    }
+    // runs of strips of ~1 MB or more, so that a decoder's start (reading the directory) is small
+    let strip_cells = rows as usize * width;
+    let per_run = (1usize << 18).div_ceil(strip_cells).max(1);
+    let mut cells = vec![0f32; width * height as usize];
+    cells.par_chunks_mut(strip_cells * per_run).enumerate().try_for_each(|(run, out)| {
+        let mut d = Decoder::new(Cursor::new(bytes))?.with_limits(limits.clone());
+        for (k, out) in out.chunks_mut(strip_cells).enumerate() {
+            match d.read_chunk((run * per_run + k) as u32)? {
+                DecodingResult::F32(v) if v.len() == out.len() => out.copy_from_slice(&v),
+                _ => return Err(TiffError::FormatError(TiffFormatError::InconsistentSizesEncountered)),
+            }
+        }
+        Ok(())
+    })?;
+    Ok(Some(cells))
+}
+
 fn write_error(e: TiffError) -> FormatError {
     FormatError::Options(format!("TIFF encoder: {e}"))
 }
@@ -272,15 +313,30 @@ pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Result<Vec<u8>,
     );
     let nodata = options.nodata_value.unwrap_or(f64::NAN) as f32;
     let data: Vec<f32> = super::raw::float_cells(map, nodata).collect();
+    let rows = strip_rows(g.width());
+    let strips = deflate_strips(&data, rows * g.width()).map_err(|e| FormatError::Options(format!("deflate: {e}")))?;
     let mut out = Cursor::new(Vec::new());
     {
-        let mut enc = TiffEncoder::new(&mut out)
-            .map_err(write_error)?
-            // fast deflate: float heights compress little more at higher levels, and writing the
-            // maps is much of a short run's wall time
-            .with_compression(Compression::Deflate(DeflateLevel::Fast));
-        let mut img = enc.new_image::<Gray32Float>(w, h).map_err(write_error)?;
-        let dir = img.encoder();
+        let mut enc = TiffEncoder::new(&mut out).map_err(write_error)?;
+        let mut dir = enc.image_directory().map_err(write_error)?;
+        // the strips first, then the directory that points at them (as the tiff crate lays out)
+        let mut offsets = Vec::with_capacity(strips.len());
+        for strip in &strips {
+            let at = dir.write_data(&strip[..]).map_err(write_error)?;
+            offsets.push(u32::try_from(at).map_err(|_| FormatError::Options("over 4 GB: too large for TIFF".into()))?);
+        }
+        let counts: Vec<u32> = strips.iter().map(|s| s.len() as u32).collect();
+        dir.write_tag(Tag::ImageWidth, w).map_err(write_error)?;
+        dir.write_tag(Tag::ImageLength, h).map_err(write_error)?;
+        dir.write_tag(Tag::BitsPerSample, 32u16).map_err(write_error)?;
+        dir.write_tag(Tag::Compression, ::tiff::tags::CompressionMethod::Deflate.to_u16()).map_err(write_error)?;
+        dir.write_tag(Tag::PhotometricInterpretation, ::tiff::tags::PhotometricInterpretation::BlackIsZero.to_u16())
+            .map_err(write_error)?;
+        dir.write_tag(Tag::StripOffsets, &offsets[..]).map_err(write_error)?;
+        dir.write_tag(Tag::SamplesPerPixel, 1u16).map_err(write_error)?;
+        dir.write_tag(Tag::RowsPerStrip, rows as u32).map_err(write_error)?;
+        dir.write_tag(Tag::StripByteCounts, &counts[..]).map_err(write_error)?;
+        dir.write_tag(Tag::SampleFormat, ::tiff::tags::SampleFormat::IEEEFP.to_u16()).map_err(write_error)?;
         let cell = g.cell_size();
         match &options.georef {
             Some(geo) => {
@@ -312,7 +368,30 @@ pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Result<Vec<u8>,
         if map.nodata_count() > 0 || options.nodata_value.is_some() {
             dir.write_tag(Tag::GdalNodata, nodata_text(nodata).as_str()).map_err(write_error)?;
         }
-        img.write_data(&data).map_err(write_error)?;
+        dir.finish().map_err(write_error)?;
     }
     Ok(out.into_inner())
+}
+
+/// Rows in a strip of `width` float32 cells: about 1 MiB a strip, as the tiff crate cuts them.
+fn strip_rows(width: usize) -> usize {
+    ((1 << 20) / (4 * width.max(1))).max(1)
+}
+
+/// `cells` cut into strips of `strip` cells, each compressed (zlib, TIFF's "Adobe deflate", at
+/// the fastest level: float heights compress little more at higher levels, and writing the maps
+/// is much of a short run's wall time) on its own thread.
+fn deflate_strips(cells: &[f32], strip: usize) -> std::io::Result<Vec<Vec<u8>>> {
+    use rayon::prelude::*;
+    use std::io::Write;
+    cells
+        .par_chunks(strip.max(1))
+        .map(|c| {
+            let bytes: Vec<u8> = c.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let mut z =
+                flate2::write::ZlibEncoder::new(Vec::with_capacity(bytes.len() / 2), flate2::Compression::fast());
+            z.write_all(&bytes)?;
+            z.finish()
+        })
+        .collect()
 }
