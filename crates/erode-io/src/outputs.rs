@@ -80,11 +80,43 @@ impl MapOutputs {
         names
     }
 
-    /// Writes `maps` of the run on `input` into `dir`.
-    pub fn write(&self, dir: &Path, input: &Loaded, maps: Vec<(&'static str, Vec<f32>)>) -> Result<(), Error> {
-        // each map is compressed and written on its own thread
+    /// Writes the maps of the run on `input` into `dir`: of `names` (the model's, in order) those
+    /// wanted, each made by `map` when its turn comes, compressed and written on its own thread
+    /// beside the preview.
+    pub fn write(
+        &self,
+        dir: &Path,
+        input: &Loaded,
+        names: &[&'static str],
+        map: &(dyn Fn(&str) -> Option<Vec<f32>> + Sync),
+    ) -> Result<(), Error> {
         use rayon::prelude::*;
-        let mut overlay = maps.iter().find(|(n, _)| *n == self.overlay).map(|(_, v)| v.clone());
+        let wanted: Vec<&str> =
+            names.iter().enumerate().filter(|(k, n)| self.wanted.has(*k, n)).map(|(_, n)| *n).collect();
+        let (maps, preview) = rayon::join(
+            || {
+                wanted.par_iter().try_for_each(|name| match map(name) {
+                    Some(field) => write_map(dir, name, &self.formats, input, field).map(drop),
+                    None => Ok(()),
+                })
+            },
+            || match names.first().and_then(|name| map(name)) {
+                Some(height) => self.write_preview(dir, input, height, map),
+                None => Ok(()),
+            },
+        );
+        maps.and(preview)
+    }
+
+    /// `preview.png`: `height` hillshaded, with the overlay map (if the model gives one) in blue.
+    fn write_preview(
+        &self,
+        dir: &Path,
+        input: &Loaded,
+        height: Vec<f32>,
+        map: &(dyn Fn(&str) -> Option<Vec<f32>> + Sync),
+    ) -> Result<(), Error> {
+        let mut overlay = map(self.overlay);
         if self.log_overlay
             && let Some(o) = &mut overlay
         {
@@ -94,27 +126,16 @@ impl MapOutputs {
                 *v = if *v > low { (*v / low).ln() } else { 0.0 };
             }
         }
-        let maps: Vec<(&'static str, Vec<f32>)> =
-            maps.into_iter().enumerate().filter(|(k, (n, _))| self.wanted.has(*k, n)).map(|(_, m)| m).collect();
-        let written: Vec<Heightmap> = maps
-            .into_par_iter()
-            .map(|(name, field)| write_map(dir, name, &self.formats, input, field))
-            .collect::<Result<_, _>>()?;
-        if let Some(terrain) = written.first() {
-            // the hillshade alone when the model gives no overlay map
-            let g = &terrain.heights;
-            let bad = |e| Error::format(dir, crate::FormatError::Grid(e));
-            let overlay = overlay
-                .map(|o| erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), o))
-                .transpose()
-                .map_err(bad)?;
-            let (terrain, overlay) =
-                erode::preview::fit(terrain, overlay.as_ref(), erode::preview::PREVIEW_MAX_SIDE)
-                    .map_err(|e| Error::Output { path: dir.join("preview.png"), reason: e.to_string() })?;
-            let image = render(&terrain, None, overlay.as_ref(), &PreviewStyle::default());
-            crate::write_rgb_png(&dir.join("preview.png"), &image)?;
-        }
-        Ok(())
+        let g = &input.map.heights;
+        let bad = |e| Error::format(dir, crate::FormatError::Grid(e));
+        let grid = |v| erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), v).map_err(bad);
+        let mask = input.map.nodata_mask().map(<[bool]>::to_vec);
+        let terrain = Heightmap::with_nodata(grid(height)?, mask).map_err(bad)?;
+        let overlay = overlay.map(grid).transpose()?;
+        let (terrain, overlay) = erode::preview::fit(&terrain, overlay.as_ref(), erode::preview::PREVIEW_MAX_SIDE)
+            .map_err(|e| Error::Output { path: dir.join("preview.png"), reason: e.to_string() })?;
+        let image = render(&terrain, None, overlay.as_ref(), &PreviewStyle::default());
+        crate::write_rgb_png(&dir.join("preview.png"), &image)
     }
 }
 

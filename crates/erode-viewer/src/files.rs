@@ -44,7 +44,8 @@ pub fn save_maps(world: &mut World, dir: &Path, ext: &str) -> Result<usize, Stri
     }
     let st = world.state();
     let (w, h) = (st.width, st.height);
-    let mut maps = st.output_maps();
+    let mut maps: Vec<(&str, Vec<f32>)> =
+        erode::models::grid::INFO.maps.iter().filter_map(|d| Some((d.name, st.output_map(d.name)?))).collect();
     if let (ModelKind::Droplet, Some(run)) = (world.model, world.run()) {
         for (name, values) in run.maps() {
             if let Some(slot) = maps.iter_mut().find(|(n, _)| *n == name && name != "height") {

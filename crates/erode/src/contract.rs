@@ -133,9 +133,17 @@ pub trait Model: Send + Sync {
     fn input_hash(&self) -> u64;
     /// Wall time spent in each named stage so far (empty for a model without stages).
     fn stage_times(&self) -> Vec<(&'static str, Duration)>;
-    /// The output maps of a heightmap model, named, row-major (empty for the SPH model, whose
-    /// result is a mesh).
-    fn maps(&self) -> Vec<(&'static str, Vec<f32>)>;
+    /// The output map `name` of a heightmap model (one of its
+    /// [`ModelInfo::maps`](crate::models::ModelInfo::maps)), row-major, made when asked: a run
+    /// that writes the height alone makes no other. `None` for a name it does not give (every
+    /// name for the SPH model, whose result is a mesh).
+    fn map(&self, name: &str) -> Option<Vec<f32>>;
+    /// Every output map, named, in the order of its `ModelInfo::maps` (the height first; none
+    /// for the SPH model).
+    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
+        let names = crate::models::info::find(self.name()).map_or(&[][..], |m| m.maps);
+        names.iter().filter_map(|d| Some((d.name, self.map(d.name)?))).collect()
+    }
     /// Every value of the state is finite.
     fn is_finite(&self) -> bool;
     /// A heightmap model's columns, rows and cell size (`None` for the SPH model's mesh): what a
@@ -219,6 +227,9 @@ impl<M: Model + ?Sized> Model for Box<M> {
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
         (**self).stage_times()
     }
+    fn map(&self, name: &str) -> Option<Vec<f32>> {
+        (**self).map(name)
+    }
     fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
         (**self).maps()
     }
@@ -240,7 +251,8 @@ impl<M: Model + ?Sized> Model for Box<M> {
 }
 
 fn all_finite(fields: &[&[f32]]) -> bool {
-    fields.iter().all(|f| f.iter().all(|v| v.is_finite()))
+    use rayon::prelude::*;
+    fields.iter().all(|f| f.par_chunks(1 << 16).all(|c| c.iter().all(|v| v.is_finite())))
 }
 
 fn ratio(name: &'static str, value: f64) -> Term {
@@ -493,8 +505,8 @@ impl Model for GridRun {
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
         grid::Stage::ALL.iter().zip(self.cpu.stage_times().0).map(|(s, t)| (s.name(), t)).collect()
     }
-    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
-        self.state.output_maps()
+    fn map(&self, name: &str) -> Option<Vec<f32>> {
+        self.state.output_map(name)
     }
     fn shape(&self) -> Option<(usize, usize, crate::CellSize)> {
         Some((self.state.width, self.state.height, self.state.cell_size))
@@ -693,14 +705,16 @@ impl Model for DropletRun {
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
         Vec::new()
     }
-    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
+    fn map(&self, name: &str) -> Option<Vec<f32>> {
         let st = &self.state;
-        vec![
-            ("height", st.terrain.clone()),
-            ("erosion", st.eroded.clone()),
-            ("deposition", st.deposited.clone()),
-            ("flow", st.flow.clone()),
-        ]
+        let field = match name {
+            "height" => &st.terrain,
+            "erosion" => &st.eroded,
+            "deposition" => &st.deposited,
+            "flow" => &st.flow,
+            _ => return None,
+        };
+        Some(field.clone())
     }
     fn shape(&self) -> Option<(usize, usize, crate::CellSize)> {
         Some((self.state.width, self.state.height, self.state.cell_size))
@@ -831,8 +845,8 @@ impl Model for StreamPowerRun {
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
         stream_power::Stage::ALL.iter().zip(self.cpu.stage_times()).map(|(s, t)| (s.name(), t)).collect()
     }
-    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
-        self.state.output_maps(self.cpu.params().uplift)
+    fn map(&self, name: &str) -> Option<Vec<f32>> {
+        self.state.output_map(name, self.cpu.params().uplift)
     }
     fn shape(&self) -> Option<(usize, usize, crate::CellSize)> {
         Some((self.state.width, self.state.height, self.state.cell_size))
@@ -947,8 +961,8 @@ impl Model for SphRun {
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
         sph::Stage::ALL.iter().zip(self.sim.stage_times()).map(|(s, t)| (s.name(), t)).collect()
     }
-    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
-        Vec::new()
+    fn map(&self, _name: &str) -> Option<Vec<f32>> {
+        None
     }
     fn is_finite(&self) -> bool {
         let s = &self.state;

@@ -3,6 +3,7 @@
 use crate::error::TransformError;
 use crate::grid::{Grid, Heightmap};
 use crate::transform::{Filter, resample};
+use rayon::prelude::*;
 
 /// The longest side of the preview a run writes, pixels: a larger map is shrunk to it first (each
 /// pixel the mean of the cells it covers), so a 16384² run writes a 2048² picture, not a
@@ -127,12 +128,12 @@ pub fn render(
     let span = f64::from(stats.max - stats.min).max(1e-9);
     let overlay_max = overlay.map(max_of).unwrap_or(0.0).max(1e-30);
     let water_max = water.map(max_of).unwrap_or(0.0).max(1e-30);
-    let mut pixels = Vec::with_capacity(g.len() * 3);
-    for row in 0..g.height() {
-        for col in 0..g.width() {
+    // a row of pixels a task, as it would be drawn alone
+    let mut pixels = vec![0u8; g.len() * 3];
+    pixels.par_chunks_mut(g.width() * 3).enumerate().for_each(|(row, out)| {
+        for (col, px) in out.chunks_exact_mut(3).enumerate() {
             let i = g.index(row, col);
             if map.is_nodata(i) {
-                pixels.extend_from_slice(&[0, 0, 0]);
                 continue;
             }
             let t = f64::from(g.as_slice()[i] - stats.min) / span;
@@ -146,9 +147,9 @@ pub fn render(
                 let a = f64::from((wm.as_slice()[i] / water_max).clamp(0.0, 1.0)).sqrt() * 0.8;
                 rgb = std::array::from_fn(|k| rgb[k] * (1.0 - a) + [30.0, 90.0, 200.0][k] * a * light);
             }
-            pixels.extend(rgb.map(|c| c.round().clamp(0.0, 255.0) as u8));
+            px.copy_from_slice(&rgb.map(|c| c.round().clamp(0.0, 255.0) as u8));
         }
-    }
+    });
     Rgb8Image { width: g.width(), height: g.height(), pixels }
 }
 

@@ -202,14 +202,14 @@ pub trait Front<M: Model>: Send + Sync {
     /// its preview.
     fn write_outputs(&self, model: &M, dir: &std::path::Path) -> Result<(), RunError> {
         match self.map_set() {
-            Some(set) => Ok(set.outputs.write(dir, &set.input, model.maps())?),
+            Some(set) => Ok(set.outputs.write(dir, &set.input, &map_names(model), &|name| model.map(name))?),
             None => Ok(()),
         }
     }
     /// The names of the files [`Front::write_outputs`] and [`Front::begin`] write in the output
     /// folder (`report.json` aside).
     fn file_names(&self, model: &M) -> Vec<String> {
-        self.map_set().map_or_else(Vec::new, |set| set.outputs.file_names(model.maps().iter().map(|(n, _)| *n)))
+        self.map_set().map_or_else(Vec::new, |set| set.outputs.file_names(map_names(model)))
     }
     /// The preset the parameters started from (`None` for a model without presets).
     fn preset(&self) -> Option<&str> {
@@ -279,6 +279,11 @@ const ADVANCE_SECONDS: f64 = 0.25;
 /// non-finite writes one for inspection under the same rule as a finished run.
 pub fn keeps_final_state(every: u64, resumed: bool, front_keeps: bool) -> bool {
     every > 0 || resumed || front_keeps
+}
+
+/// The names of `model`'s output maps, in order (its `ModelInfo::maps`).
+fn map_names<M: Model>(model: &M) -> Vec<&'static str> {
+    erode::models::info::find(model.name()).map_or_else(Vec::new, |m| m.maps.iter().map(|d| d.name).collect())
 }
 
 /// Runs `job` to its end: checks, runs with progress and checkpoints, writes outputs and report.

@@ -308,21 +308,22 @@ impl State {
         self.velocity_x.iter().zip(&self.velocity_y).map(|(u, v)| u.hypot(*v)).collect()
     }
 
-    /// The maps a run writes, by output name, in order: `height` (m), `water` (m), `sediment`
-    /// (suspended, m), `sediment_depth` (loose material on the bed, m), `hardness`, `erosion`
-    /// (m), `deposition` (m), `flow` (m³/s), `velocity` (m/s).
-    pub fn output_maps(&self) -> Vec<(&'static str, Vec<f32>)> {
-        vec![
-            ("height", self.heights()),
-            ("water", self.water.clone()),
-            ("sediment", self.sediment.clone()),
-            ("sediment_depth", self.sediment_depth.clone()),
-            ("hardness", self.hardness.clone()),
-            ("erosion", self.eroded.clone()),
-            ("deposition", self.deposited.clone()),
-            ("flow", self.flow()),
-            ("velocity", self.speed()),
-        ]
+    /// The map a run writes under the output name `name` (`None` for no such map): `height` (m),
+    /// `water` (m), `sediment` (suspended, m), `sediment_depth` (loose material on the bed, m),
+    /// `hardness`, `erosion` (m), `deposition` (m), `flow` (m³/s), `velocity` (m/s).
+    pub fn output_map(&self, name: &str) -> Option<Vec<f32>> {
+        Some(match name {
+            "height" => self.heights(),
+            "water" => self.water.clone(),
+            "sediment" => self.sediment.clone(),
+            "sediment_depth" => self.sediment_depth.clone(),
+            "hardness" => self.hardness.clone(),
+            "erosion" => self.eroded.clone(),
+            "deposition" => self.deposited.clone(),
+            "flow" => self.flow(),
+            "velocity" => self.speed(),
+            _ => return None,
+        })
     }
 
     /// The balance of the books now.

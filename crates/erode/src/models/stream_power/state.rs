@@ -182,18 +182,18 @@ impl State {
         (change - (b.uplifted - b.eroded - b.diffused_out + b.filled)).abs() / scale
     }
 
-    /// The output maps: `height` (m), `drainage_area` (m²), `erosion_rate` (m/yr), `uplift`
-    /// (m/yr, for `uplift_rate` the parameter).
-    pub fn output_maps(&self, uplift_rate: f64) -> Vec<(&'static str, Vec<f32>)> {
-        let uplift = (0..self.terrain.len())
-            .map(|i| (uplift_rate * self.uplift.as_ref().map_or(1.0, |u| f64::from(u[i]))) as f32)
-            .collect();
-        vec![
-            ("height", self.terrain.iter().map(|&v| v as f32).collect()),
-            ("drainage_area", self.drainage_area.clone()),
-            ("erosion_rate", self.erosion_rate.clone()),
-            ("uplift", uplift),
-        ]
+    /// The output map `name` (`None` for no such map): `height` (m), `drainage_area` (m²),
+    /// `erosion_rate` (m/yr), `uplift` (m/yr, for `uplift_rate` the parameter).
+    pub fn output_map(&self, name: &str, uplift_rate: f64) -> Option<Vec<f32>> {
+        Some(match name {
+            "height" => self.terrain.iter().map(|&v| v as f32).collect(),
+            "drainage_area" => self.drainage_area.clone(),
+            "erosion_rate" => self.erosion_rate.clone(),
+            "uplift" => (0..self.terrain.len())
+                .map(|i| (uplift_rate * self.uplift.as_ref().map_or(1.0, |u| f64::from(u[i]))) as f32)
+                .collect(),
+            _ => return None,
+        })
     }
 }
 

@@ -109,11 +109,13 @@ impl Model for ThermalRun {
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
         self.sim.stage_times()
     }
-    fn maps(&self) -> Vec<(&'static str, Vec<f32>)> {
+    fn map(&self, name: &str) -> Option<Vec<f32>> {
         let st = &self.state;
-        let height: Vec<f32> = st.terrain.iter().map(|&z| z as f32).collect();
-        let change = st.terrain.iter().zip(&st.start).map(|(&z, &s)| (z - f64::from(s)) as f32).collect();
-        vec![("height", height), ("change", change)]
+        match name {
+            "height" => Some(st.terrain.iter().map(|&z| z as f32).collect()),
+            "change" => Some(st.terrain.iter().zip(&st.start).map(|(&z, &s)| (z - f64::from(s)) as f32).collect()),
+            _ => None,
+        }
     }
     fn is_finite(&self) -> bool {
         self.state.terrain.iter().all(|z| z.is_finite())
