@@ -64,6 +64,7 @@ impl Cells {
             whole_row: Vec::new(),
         };
         cells.around = (0..width * height)
+            .into_par_iter()
             .map(|i| {
                 let mut bits = 0u8;
                 for k in 0..8 {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use erode::contract::DropletRun;
+use erode::contract::{DropletRun, Model};
 use erode::models::droplet;
 
 use super::Backend;
@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long)]
     rain_map: Option<PathBuf>,
     #[command(flatten)]
-    run: super::RunArgs,
+    pub(super) run: super::RunArgs,
 }
 
 /// Fewest droplets per GPU batch for `auto` to pick the GPU: fewer cannot fill one (a GPU keeps
@@ -69,14 +69,13 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
     let params = params.with_floor_at(f64::from(input.loaded.map.stats().min));
     params.validate()?;
     let terrain = input.terrain();
-    params.step_rule(terrain.cell_size()).with_context(|| format!("{}: on this map", input.stamp.input))?;
+    params.step_rule(terrain.cell_size()).with_context(|| format!("{}: on this map", input.name))?;
     let total = droplet_count(a.droplets, a.droplets_per_cell, terrain.len())?;
     let maps = droplet::StartMaps {
         hardness: input.hardness.as_ref(),
         rain: input.rain.as_ref(),
         nodata: input.loaded.map.nodata_mask(),
     };
-    let stamp = input.stamp.clone().with_maps(maps.input_hash(terrain), files.named());
     let checkpoint = a.run.checkpoint(DropletRun::NAME)?;
     let mut model = match &checkpoint {
         Some(c) => {
@@ -88,6 +87,9 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<DropletRun, DropletFront>
             DropletRun::new(params.clone(), st)?
         }
     };
+    // a new state hashed its inputs; a resumed one holds the hash of those it began from
+    let hash = if checkpoint.is_some() { maps.input_hash(terrain) } else { model.input_hash() };
+    let stamp = input.stamp(hash, files.named());
     // a GPU batch holds the droplets that rarely cross paths: on a small map with long-lived
     // droplets that is a handful (3 on van der Veen's 100² at lifetime 300), which no GPU runs fast
     let gpu_batch = model.gpu_batch();

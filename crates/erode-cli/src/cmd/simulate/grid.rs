@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use erode::contract::GridRun;
+use erode::contract::{GridRun, Model};
 use erode::models::grid::{self, StartMaps, State};
 
 use erode_io::run::{GridFront, Job, Until};
@@ -52,7 +52,7 @@ pub struct Args {
     #[arg(long)]
     sediment_depth_map: Option<PathBuf>,
     #[command(flatten)]
-    run: super::RunArgs,
+    pub(super) run: super::RunArgs,
 }
 
 /// Validates `a` into a job: parameters, input, maps, checkpoint and backend.
@@ -83,7 +83,6 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         sediment_depth: input.sediment_depth.as_ref(),
         nodata: input.loaded.map.nodata_mask(),
     };
-    let stamp = input.stamp.clone().with_maps(maps.input_hash(input.terrain()), files.named());
     let checkpoint = a.run.checkpoint(GridRun::NAME)?;
     let mut model = match &checkpoint {
         Some(c) => {
@@ -95,6 +94,9 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
             GridRun::new(params.clone(), st)?
         }
     };
+    // a new state hashed its inputs; a resumed one holds the hash of those it began from
+    let hash = if checkpoint.is_some() { maps.input_hash(input.terrain()) } else { model.input_hash() };
+    let stamp = input.stamp(hash, files.named());
     a.maps.backend.place(&mut model, quiet, GridRun::use_gpu)?;
     let derived = model.derived();
     if derived.substeps > 1 && !quiet {

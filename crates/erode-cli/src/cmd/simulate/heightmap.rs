@@ -59,8 +59,8 @@ impl MapArgs {
 pub struct Input {
     /// The file and what it holds.
     pub loaded: erode_io::Loaded,
-    /// Which input the checkpoints belong to.
-    pub stamp: Stamp,
+    /// The input as the user named it (its path).
+    pub name: String,
     /// The hardness map, if one was given.
     pub hardness: Option<erode::Grid<f32>>,
     /// The rain map, if one was given.
@@ -82,11 +82,16 @@ impl Input {
         let loaded = erode_io::read(path, &run.input.options()?)?;
         let terrain = &loaded.map.heights;
         crate::memory::check(terrain.width(), terrain.height(), work, run.input.max_memory)?;
-        let stamp = Stamp::of_heightmap(&loaded.map, path.display().to_string());
         let hardness = read_map(files.hardness, "hardness", terrain)?;
         let rain = read_map(files.rain, "rain", terrain)?;
         let sediment_depth = read_depth_map(files.sediment_depth, "sediment depth", terrain)?;
-        Ok(Self { loaded, stamp, hardness, rain, sediment_depth })
+        Ok(Self { loaded, name: path.display().to_string(), hardness, rain, sediment_depth })
+    }
+
+    /// Which input the checkpoints belong to: `hash`, the model's hash of its inputs (the
+    /// heightmap and `maps`, the options and files of those given).
+    pub fn stamp<'a>(&self, hash: u64, maps: impl IntoIterator<Item = (&'a str, Option<&'a Path>)>) -> Stamp {
+        Stamp { hash, input: self.name.clone() }.with_maps(hash, maps)
     }
 
     /// The heights.

@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, default_value_t = 100)]
     count: u64,
     #[command(flatten)]
-    run: super::RunArgs,
+    pub(super) run: super::RunArgs,
 }
 
 /// The subcommand of `info`: the flags above, the count named by its unit and one `--NAME-map`
@@ -82,7 +82,7 @@ fn leak(name: String) -> &'static str {
 /// A run of a model made from the list, as the command line gave it.
 pub struct Run {
     info: &'static ModelInfo,
-    args: Args,
+    pub(super) args: Args,
     /// The input maps given: (name, file).
     map_files: Vec<(&'static str, PathBuf)>,
 }
@@ -136,7 +136,7 @@ pub fn job(r: Run) -> anyhow::Result<Job<Box<dyn Model>, MadeFront>> {
     let inputs = Inputs { terrain, nodata: input.loaded.map.nodata_mask(), maps: &maps };
     let flags: Vec<(String, &Path)> =
         map_files.iter().map(|(n, p)| (format!("--{}-map", n.replace('_', "-")), p.as_path())).collect();
-    let stamp = input.stamp.clone().with_maps(inputs.hash(), flags.iter().map(|(f, p)| (f.as_str(), Some(*p))));
+    let stamp = input.stamp(inputs.hash(), flags.iter().map(|(f, p)| (f.as_str(), Some(*p))));
     let checkpoint = a.run.checkpoint(info.name)?;
     let model = match &checkpoint {
         Some(c) => {
@@ -160,6 +160,6 @@ fn name_the_file(e: erode::SimError, input: &Input, map_files: &[(&'static str, 
     };
     match map {
         Some((_, p)) => anyhow::anyhow!("{}: {e}", p.display()),
-        None => anyhow::anyhow!("{}: {e}", input.stamp.input),
+        None => anyhow::anyhow!("{}: {e}", input.name),
     }
 }

@@ -217,12 +217,23 @@ pub fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> 
 
 pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let watch = crate::progress::RunWatch::new(quiet);
-    match a.model {
-        ModelCommand::Grid(a) => erode_io::run::run(grid::job(a, quiet)?, &watch)?,
-        ModelCommand::Droplet(a) => erode_io::run::run(droplet::job(a, quiet)?, &watch)?,
-        ModelCommand::Sph(a) => erode_io::run::run(sph::job(a)?, &watch)?,
-        ModelCommand::StreamPower(a) => erode_io::run::run(stream_power::job(a)?, &watch)?,
-        ModelCommand::Made(r) => erode_io::run::run(made::job(r)?, &watch)?,
-    }
-    Ok(())
+    // reading the input and preparing the run (the steady start's flood and routing) take the
+    // threads the run is given, as the run does
+    let threads = match &a.model {
+        ModelCommand::Grid(a) => a.run.threads,
+        ModelCommand::Droplet(a) => a.run.threads,
+        ModelCommand::Sph(a) => a.run.threads,
+        ModelCommand::StreamPower(a) => a.run.threads,
+        ModelCommand::Made(r) => r.args.run.threads,
+    };
+    thread_pool(threads)?.install(|| {
+        match a.model {
+            ModelCommand::Grid(a) => erode_io::run::run(grid::job(a, quiet)?, &watch)?,
+            ModelCommand::Droplet(a) => erode_io::run::run(droplet::job(a, quiet)?, &watch)?,
+            ModelCommand::Sph(a) => erode_io::run::run(sph::job(a)?, &watch)?,
+            ModelCommand::StreamPower(a) => erode_io::run::run(stream_power::job(a)?, &watch)?,
+            ModelCommand::Made(r) => erode_io::run::run(made::job(r)?, &watch)?,
+        }
+        Ok(())
+    })
 }

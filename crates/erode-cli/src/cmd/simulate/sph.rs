@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     snapshot_every: u64,
     #[command(flatten)]
-    run: super::RunArgs,
+    pub(super) run: super::RunArgs,
 }
 
 /// Validates `a` into a job: the mesh, the fluid, the parameters, the checkpoint.

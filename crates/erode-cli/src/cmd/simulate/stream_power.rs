@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use erode::contract::StreamPowerRun;
+use erode::contract::{Model, StreamPowerRun};
 use erode::models::stream_power::{self, StartMaps, State};
 
 use erode_io::run::{Job, StreamPowerFront, Until};
@@ -48,7 +48,7 @@ pub struct Args {
     #[arg(long, value_name = "MAP")]
     hardness_map: Option<PathBuf>,
     #[command(flatten)]
-    run: super::RunArgs,
+    pub(super) run: super::RunArgs,
 }
 
 /// Most steps one run takes.
@@ -117,7 +117,6 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
         ("--erodibility-map", a.erodibility_map.as_deref()),
         ("--hardness-map", a.hardness_map.as_deref()),
     ];
-    let stamp = input.stamp.clone().with_maps(maps.input_hash(terrain), named);
     let checkpoint = a.run.checkpoint(StreamPowerRun::NAME)?;
     let model = match &checkpoint {
         Some(c) => {
@@ -134,13 +133,16 @@ pub fn job(a: Args) -> anyhow::Result<Job<StreamPowerRun, StreamPowerFront>> {
                 };
                 match file {
                     Some(p) => anyhow::anyhow!("{}: {e}", p.display()),
-                    None => anyhow::anyhow!("{}: {e}", input.stamp.input),
+                    None => anyhow::anyhow!("{}: {e}", input.name),
                 }
             };
             let st = State::with_maps(terrain, maps, params.rock_erodibility).map_err(name)?;
-            StreamPowerRun::new(params.clone(), st).map_err(|e| anyhow::anyhow!("{}: {e}", input.stamp.input))?
+            StreamPowerRun::new(params.clone(), st).map_err(|e| anyhow::anyhow!("{}: {e}", input.name))?
         }
     };
+    // a new state hashed its inputs; a resumed one holds the hash of those it began from
+    let hash = if checkpoint.is_some() { maps.input_hash(terrain) } else { model.input_hash() };
+    let stamp = input.stamp(hash, named);
     super::say_scale(params.scale_note(model.state().cell_size));
     let front = StreamPowerFront::new(input.loaded, formats, wanted, preset);
     let files = [

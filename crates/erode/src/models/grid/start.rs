@@ -13,6 +13,8 @@
 //!
 //! Fluxes start at zero; friction brings the flow to its terminal speed within seconds.
 
+use rayon::prelude::*;
+
 use super::params::{Params, StartWater};
 use crate::analysis::flow;
 use crate::flow::{Domain, fill};
@@ -31,17 +33,17 @@ pub fn start_water(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params
     let domain = Domain { width: terrain.width(), height: terrain.height(), cell: terrain.cell_size(), nodata };
     let z = terrain.as_slice();
     let filled = fill::priority_flood(&domain, z);
-    let mut depth: Vec<f32> = (0..z.len()).map(|i| filled.spill[i] - z[i]).collect();
     if params.start_water == StartWater::Lakes {
-        return Some(depth);
+        return Some(filled.spill.par_iter().zip(z).map(|(s, z)| s - z).collect());
     }
     let d8 = flow::d8(&domain, &filled.routed);
     let cell_area = domain.cell.area();
     let discharge = flow::d8_accumulate(&domain, &d8, |i| inflow[i] * cell_area);
     let width = domain.cell.x.min(domain.cell.y);
-    for i in 0..z.len() {
-        if !domain.inside(i) || depth[i] > 0.0 {
-            continue;
+    let depth = (0..z.len()).into_par_iter().map(|i| {
+        let lake = filled.spill[i] - z[i];
+        if !domain.inside(i) || lake > 0.0 {
+            return lake;
         }
         let q = discharge[i] / width;
         let slope = match d8.receiver[i] {
@@ -53,7 +55,7 @@ pub fn start_water(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params
         } else {
             (q * q / params.gravity).cbrt()
         };
-        depth[i] = h as f32;
-    }
-    Some(depth)
+        h as f32
+    });
+    Some(depth.collect())
 }

@@ -144,6 +144,13 @@ impl StartMaps<'_> {
 impl State {
     /// A run at rest on `terrain` (heights in metres).
     pub fn new(terrain: &Grid<f32>, params: &Params, maps: StartMaps<'_>) -> Result<Self, SimError> {
+        // the input's hash, a serial pass over the cells, beside the rest
+        let (input, state) = rayon::join(|| maps.input_hash(terrain), || Self::at_rest(terrain, params, maps));
+        state.map(|s| Self { input, ..s })
+    }
+
+    /// [`State::new`] but for the input's hash.
+    fn at_rest(terrain: &Grid<f32>, params: &Params, maps: StartMaps<'_>) -> Result<Self, SimError> {
         params.validate()?;
         let (w, h) = (terrain.width(), terrain.height());
         let n = terrain.len();
@@ -205,23 +212,22 @@ impl State {
         let start_soil = b.iter().map(|&v| f64::from(v)).sum::<f64>() * area;
         let start_water = water.iter().map(|&v: &f32| f64::from(v)).sum::<f64>() * area;
         let _ = hi;
-        let input = maps.input_hash(terrain);
         let mut state = Self {
-            input,
+            input: 0,
             width: w,
             height: h,
             cell_size,
             terrain: b,
             water,
-            sediment: vec![0.0; n],
+            sediment: Vec::new(),
             hardness,
             sediment_depth,
-            flux: vec![vec![0.0; n]; params.pipes as usize],
-            velocity_x: vec![0.0; n],
-            velocity_y: vec![0.0; n],
-            eroded: vec![0.0; n],
-            deposited: vec![0.0; n],
-            discharge_integral: vec![0.0; n],
+            flux: Vec::new(),
+            velocity_x: Vec::new(),
+            velocity_y: Vec::new(),
+            eroded: Vec::new(),
+            deposited: Vec::new(),
+            discharge_integral: Vec::new(),
             rain_map,
             nodata,
             iteration: 0,
@@ -233,14 +239,31 @@ impl State {
             start_soil,
             start_water,
         };
-        if maps.water.is_none() {
-            state.start_with_water(terrain, params)?;
+        // the fields that start at zero, written out (the kernel's first touch of a page is
+        // much of a large run's start) while the steady start floods the terrain
+        let (water, mut zeros) = rayon::join(
+            || if maps.water.is_none() { state.start_water(terrain, params) } else { Ok(None) },
+            || (0..6 + params.pipes as usize).map(|_| touched_zeros(n)).collect::<Vec<_>>(),
+        );
+        if let Some(water) = water? {
+            state.water = water;
+            state.start_water = state.water_volume();
         }
+        state.flux = zeros.split_off(6);
+        [
+            state.sediment,
+            state.velocity_x,
+            state.velocity_y,
+            state.eroded,
+            state.deposited,
+            state.discharge_integral,
+        ] = <[Vec<f32>; 6]>::try_from(zeros).unwrap_or_default();
         Ok(state)
     }
 
-    /// Puts the water of `params.start_water` on a new state (see [`super::start`]).
-    fn start_with_water(&mut self, terrain: &Grid<f32>, params: &Params) -> Result<(), SimError> {
+    /// The water of `params.start_water` on a new state (see [`super::start`]), `None` for a
+    /// dry start.
+    fn start_water(&self, terrain: &Grid<f32>, params: &Params) -> Result<Option<Vec<f32>>, SimError> {
         // the rain's mean rate, m/s: buckets drop as much as even rain, in bursts
         let rain = match params.rain_mode {
             RainMode::Off => 0.0,
@@ -253,14 +276,11 @@ impl State {
                 rain * r + sources.get(i).map_or(0.0, |&s| f64::from(s))
             })
             .collect();
-        if let Some(mut water) = super::start::start_water(terrain, self.nodata.as_deref(), params, &inflow) {
-            if let Some(mask) = &self.nodata {
-                water.iter_mut().zip(mask).filter(|(_, o)| **o).for_each(|(d, _)| *d = 0.0);
-            }
-            self.water = water;
-            self.start_water = self.water_volume();
+        let mut water = super::start::start_water(terrain, self.nodata.as_deref(), params, &inflow);
+        if let (Some(water), Some(mask)) = (&mut water, &self.nodata) {
+            water.iter_mut().zip(mask).filter(|(_, o)| **o).for_each(|(d, _)| *d = 0.0);
         }
-        Ok(())
+        Ok(water)
     }
 
     /// Number of cells.
@@ -352,6 +372,14 @@ impl State {
             transport_drift_relative: b.transport_drift.abs() / soil_scale,
         }
     }
+}
+
+/// `n` zeros, written on every thread: the pages are the process's before the run touches them.
+fn touched_zeros(n: usize) -> Vec<f32> {
+    use rayon::prelude::*;
+    let mut v = Vec::with_capacity(n);
+    v.par_extend(rayon::iter::repeat_n(0.0f32, n));
+    v
 }
 
 /// `Grid::from_vec` cannot fail for a state's own fields; this keeps the library free of panics.
