@@ -355,6 +355,10 @@ const CASES: &[(&str, &str)] = &[
     ("simulate grid good.tif -o o --hardness-map other.tif", "hardness"),
     ("simulate grid good.tif -o o --hardness-map five.tif", "five.tif"),
     ("simulate grid good.tif -o o --rain-map negative.tif --set rain_mode=\"map\"", "negative.tif"),
+    ("simulate grid good.tif -o o --rain-map negative.tif", "negative.tif"),
+    ("simulate grid good.tif -o o --rain-map zero.tif --set rain_mode=\"off\"", "--rain-map"),
+    ("simulate grid good.tif -o o --rain-map zero.tif --preset gentle", "--rain-map"),
+    ("simulate grid good.tif -o o --rain-map zero.tif --set rain_mode=\"buckets\"", "--rain-map"),
     ("simulate grid good.tif -o o --sediment-depth-map negative.tif", "negative.tif: the sediment depth map holds"),
     (
         "simulate grid good.tif -o o --sediment-depth-map good.tif --set sediment_layer=false",

@@ -673,3 +673,27 @@ fn a_run_writes_the_height_by_default_and_other_maps_when_named() {
     assert!(err.contains("water, sediment") && err.contains("or all"), "{err}");
     assert!(!d.join("bad").exists());
 }
+
+/// A rain map given alone rains through it: `--rain-map` sets `rain_mode = "map"` (it was left
+/// out, silently, unless the mode was set too).
+#[test]
+fn a_rain_map_given_alone_scales_the_rain() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "24", "--relief", "5", "-o", "t.tif"], d);
+    let half: Vec<u8> = [0.5f32; 24 * 24].iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(d.join("half.r32"), half).unwrap();
+    ok(&["convert", "half.r32", "-o", "half.tif"], d);
+    let rain = |out: &str, map: Option<&str>| {
+        let mut a = vec!["simulate", "grid", "t.tif", "-o", out, "--iterations", "20", "-q"];
+        a.extend(map.iter().flat_map(|m| ["--rain-map", *m]));
+        ok(&a, d);
+        let r = report(&d.join(out));
+        assert_eq!(r["params"]["rain_mode"], if map.is_some() { "map" } else { "uniform" }, "{out}");
+        // the rain a simulated second (the steps' length follows the water)
+        r["books"]["terms"]["rain"]["value"].as_f64().unwrap() / r["simulated_seconds"].as_f64().unwrap()
+    };
+    let (even, half) = (rain("even", None), rain("half", Some("half.tif")));
+    assert!(even > 0.0);
+    assert!((half / even - 0.5).abs() < 1e-6, "rain {half} m³/s through a map of 0.5, {even} m³/s without");
+}

@@ -137,7 +137,8 @@ fn advance(py: Python<'_>, model: &mut impl Model, n: u64) -> PyResult<()> {
 /// Grid(terrain, *, cell_size=1.0, preset="rivers", hardness=None, rain=None,
 /// sediment_depth=None, params=None, **parameters): terrain a 2-D float32 array of heights in
 /// metres (NaN: no data, outside the domain); hardness (0..1, 1 erodes least: sets hardness_mode
-/// = "map", as the command line's --hardness-map), rain (>= 0, for rain_mode = "map") and
+/// = "map", as the command line's --hardness-map), rain (>= 0, rain_rate times it: sets rain_mode =
+/// "map", as --rain-map does) and
 /// sediment_depth (m of loose material on the bedrock, a former run's map, in place of
 /// soil_depth) arrays of the same shape; parameters as in `erode params grid`.
 #[pyclass(name = "Grid", module = "erode")]
@@ -178,6 +179,9 @@ impl PyGrid {
         let sediment_depth = optional_map(sediment_depth, "sediment_depth", cell_size)?;
         if hardness.is_some() {
             p = p.with_hardness_map().map_err(|e| value_error(format!("hardness: {e}")))?;
+        }
+        if rain.is_some() {
+            p = p.with_rain_map().map_err(|e| value_error(format!("rain: {e}")))?;
         }
         let maps = grid::StartMaps {
             hardness: hardness.as_ref(),

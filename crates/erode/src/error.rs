@@ -209,6 +209,9 @@ pub enum SimError {
     /// A hardness map given with `hardness_mode = "noise"`, which makes its own hardness.
     #[error("hardness_mode = \"noise\" makes its own hardness; a hardness map needs \"uniform\" or \"map\"")]
     HardnessMapWithNoise,
+    /// A rain map given with a rain mode that has no rain for it to scale.
+    #[error("rain_mode = \"{0}\" has no even rain for a rain map to scale; a rain map needs \"uniform\" or \"map\"")]
+    RainMapWithMode(&'static str),
     /// An option the GPU backend does not run yet.
     #[error("not on the GPU yet: {0} (use --backend cpu)")]
     NotOnGpu(&'static str),

@@ -43,7 +43,8 @@ fn scene(params: &Params, w: usize, h: usize) -> State {
     });
     let water = grid(w, h, 2.0, |r, c| (0.3 + 0.25 * ((r * 7 + c * 3) % 11) as f32 / 11.0).max(0.0));
     let rain = grid(w, h, 2.0, |r, c| ((r + 2 * c) % 5) as f32 * 0.25);
-    State::new(&terrain, params, StartMaps { water: Some(&water), rain: Some(&rain), ..Default::default() }).unwrap()
+    let rain = (params.rain_mode == RainMode::Map).then_some(&rain);
+    State::new(&terrain, params, StartMaps { water: Some(&water), rain, ..Default::default() }).unwrap()
 }
 
 fn max_abs(a: &[f32]) -> f32 {

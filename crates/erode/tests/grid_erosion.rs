@@ -364,7 +364,8 @@ fn maps_with_values_they_cannot_mean_are_refused_with_the_first_one() {
     let terrain = grid(8, 6, 1.0, |r, c| (r + c) as f32);
     let hard = grid(8, 6, 1.0, |r, c| if (r, c) == (2, 5) { 1.5 } else { 0.5 });
     let wet = grid(8, 6, 1.0, |r, c| if (r, c) == (4, 1) { -0.1 } else { 0.0 });
-    let params = Params { hardness_mode: HardnessMode::Map, soil_depth: 0.0, ..Params::default() };
+    let params =
+        Params { hardness_mode: HardnessMode::Map, rain_mode: RainMode::Map, soil_depth: 0.0, ..Params::default() };
     let err = State::new(&terrain, &params, StartMaps { hardness: Some(&hard), ..Default::default() }).unwrap_err();
     assert!(matches!(err, erode::SimError::MapValue { what: "hardness", row: 2, col: 5, .. }), "{err}");
     let ok = grid(8, 6, 1.0, |_, _| 0.5);

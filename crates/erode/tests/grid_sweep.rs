@@ -22,7 +22,7 @@ fn hills(w: usize, h: usize) -> erode::Grid<f32> {
 fn run_both(params: &Params, w: usize, h: usize, steps: u64, threads: usize) -> (Vec<u8>, Vec<u8>, String, String) {
     let terrain = hills(w, h);
     let rain = grid(w, h, 2.0, |r, c| ((r + 2 * c) % 3) as f32 * 0.5);
-    let maps = StartMaps { rain: Some(&rain), ..Default::default() };
+    let maps = StartMaps { rain: (params.rain_mode == RainMode::Map).then_some(&rain), ..Default::default() };
     let mut swept = State::new(&terrain, params, maps).unwrap();
     let mut staged = swept.clone();
     rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {

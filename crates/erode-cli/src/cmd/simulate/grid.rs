@@ -44,7 +44,8 @@ pub struct Args {
     /// --resume: the mode is a parameter).
     #[arg(long)]
     hardness_map: Option<PathBuf>,
-    /// Rain map (>= 0) for rain_mode = "map".
+    /// Rain map (>= 0): rain_rate times its value on each cell; sets rain_mode = "map" (give it
+    /// again with --resume: the mode is a parameter).
     #[arg(long)]
     rain_map: Option<PathBuf>,
     /// Depth of loose material on the bedrock at the start, m (a former run's sediment_depth
@@ -68,6 +69,9 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     }
     if a.hardness_map.is_some() {
         params = params.with_hardness_map().context("--hardness-map")?;
+    }
+    if a.rain_map.is_some() {
+        params = params.with_rain_map().context("--rain-map")?;
     }
     params.validate()?;
     let files = MapFiles {

@@ -378,7 +378,7 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
         name: "start_water",
         doc: "\"dry\", \"lakes\" (depressions full) or \"steady\" (lakes and the steady flow of the rain and sources)",
     },
-    ParamDoc { name: "rain_mode", doc: "\"off\", \"uniform\", \"map\" (with --rain-map) or \"buckets\"" },
+    ParamDoc { name: "rain_mode", doc: "\"off\", \"uniform\", \"map\" (rain_rate times the rain map; --rain-map sets it) or \"buckets\"" },
     ParamDoc { name: "rain_rate", doc: "rain, m/s of water depth (0 to 10)" },
     ParamDoc { name: "bucket_count", doc: "rain buckets per step (rain_mode = \"buckets\")" },
     ParamDoc { name: "bucket_radius", doc: "rain bucket radius, cells (> 0)" },
@@ -485,6 +485,18 @@ impl Params {
             HardnessMode::Uniform => self.hardness_mode = HardnessMode::Map,
             HardnessMode::Map => {}
             HardnessMode::Noise => return Err(crate::SimError::HardnessMapWithNoise),
+        }
+        Ok(self)
+    }
+
+    /// These parameters with a rain map given: `rain_mode = "map"` (from "uniform", whose rain
+    /// the map scales); refused with no rain to scale ("off") or rain of another shape
+    /// ("buckets").
+    pub fn with_rain_map(mut self) -> Result<Self, crate::SimError> {
+        match self.rain_mode {
+            RainMode::Uniform | RainMode::Map => self.rain_mode = RainMode::Map,
+            RainMode::Off => return Err(crate::SimError::RainMapWithMode("off")),
+            RainMode::Buckets => return Err(crate::SimError::RainMapWithMode("buckets")),
         }
         Ok(self)
     }

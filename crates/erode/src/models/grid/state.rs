@@ -171,6 +171,10 @@ impl State {
         };
         let rain_map = match (params.rain_mode, maps.rain) {
             (RainMode::Map, None) => return Err(SimError::MissingMap("rain_mode = \"map\" needs a rain map")),
+            // the steps would leave it out where the steady start took it in
+            (_, Some(_)) if params.rain_mode != RainMode::Map => {
+                return Err(SimError::MapNotUsed { map: "rain", needs: "rain_mode = \"map\"" });
+            }
             (_, Some(m)) => {
                 check_shape("rain", m, terrain)?;
                 check_values("rain", m, 0.0, f32::MAX, "a finite rate >= 0")?;
