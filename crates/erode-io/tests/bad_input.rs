@@ -138,7 +138,8 @@ fn unsupported(format: Format) -> Option<Vec<u8>> {
             let mut enc = png::Encoder::new(&mut bytes, 2, 2);
             enc.set_color(png::ColorType::Rgb);
             enc.set_depth(png::BitDepth::Eight);
-            enc.write_header().unwrap().write_image_data(&[0u8; 12]).unwrap();
+            // colour (an RGB image of equal channels reads as grey)
+            enc.write_header().unwrap().write_image_data(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 20, 30]).unwrap();
             bytes
         }
         Format::Tiff => {

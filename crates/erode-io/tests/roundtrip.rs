@@ -233,6 +233,31 @@ fn image_formats_default_to_the_documented_range() {
     assert_eq!(back.heights.as_slice(), &[-10.0, 500.0]);
 }
 
+/// Grey saved as colour (RGB or RGBA, 8 or 16 bits, the three channels equal) reads as the grey
+/// image does, its alpha 0 as nodata; one pixel of another colour is refused, with its place.
+#[test]
+fn png_rgb_of_equal_channels_reads_as_grey() {
+    let png = |color, depth, data: &[u8]| {
+        let mut bytes = Vec::new();
+        let mut enc = png::Encoder::new(&mut bytes, 3, 1);
+        enc.set_color(color);
+        enc.set_depth(depth);
+        enc.write_header().unwrap().write_image_data(data).unwrap();
+        bytes
+    };
+    use png::{BitDepth::*, ColorType::*};
+    let grey = decode(&png(Grayscale, Eight, &[0, 128, 255]), Format::Png, &ReadOptions::default()).unwrap().map;
+    let rgb = png(Rgb, Eight, &[0, 0, 0, 128, 128, 128, 255, 255, 255]);
+    assert_eq!(decode(&rgb, Format::Png, &ReadOptions::default()).unwrap().map, grey);
+    let rgba = png(Rgba, Sixteen, &[0, 0, 0, 0, 0, 0, 255, 255, 1, 0, 1, 0, 1, 0, 0, 0, 2, 2, 2, 2, 2, 2, 255, 255]);
+    let back = decode(&rgba, Format::Png, &ReadOptions::default()).unwrap().map;
+    assert_eq!(back.nodata_count(), 1);
+    assert!(back.is_nodata(1));
+    let odd = png(Rgb, Eight, &[0, 0, 0, 128, 128, 128, 255, 250, 255]);
+    let e = decode(&odd, Format::Png, &ReadOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("channels differ") && e.contains("row 0, column 2"), "{e}");
+}
+
 #[test]
 fn npy_fortran_order_and_big_endian_are_transposed_and_swapped() {
     // 2 rows x 3 columns, values 10*row + col, stored column-major big-endian f8

@@ -1,4 +1,5 @@
-//! PNG: 8/16-bit grey (alpha 0 marks nodata) in, 16-bit grey out with erode's range in `tEXt`.
+//! PNG: 8/16-bit grey (alpha 0 marks nodata; RGB with equal channels read as grey) in, 16-bit grey
+//! out with erode's range in `tEXt`.
 
 use std::io::Cursor;
 
@@ -30,9 +31,12 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
     let info = reader.info();
     let (width, height) = check_size(u64::from(info.width), u64::from(info.height), options)?;
     let (color, depth) = (info.color_type, info.bit_depth);
-    let channels = match color {
-        png::ColorType::Grayscale => 1,
-        png::ColorType::GrayscaleAlpha => 2,
+    // grey, or RGB whose three channels are equal (grey saved as colour by an image editor)
+    let (channels, colour) = match color {
+        png::ColorType::Grayscale => (1, false),
+        png::ColorType::GrayscaleAlpha => (2, false),
+        png::ColorType::Rgb => (3, true),
+        png::ColorType::Rgba => (4, true),
         other => return Err(unsupported(NAME, format!("{other:?} colour; heightmaps must be greyscale"))),
     };
     let bytes_per_sample = match depth {
@@ -63,8 +67,22 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
     let sample = |px: &[u8], k: usize| -> i32 {
         if bytes_per_sample == 2 { i32::from(u16::from_be_bytes([px[2 * k], px[2 * k + 1]])) } else { i32::from(px[k]) }
     };
+    if colour
+        && let Some(k) =
+            buf.chunks_exact(stride).position(|px| sample(px, 1) != sample(px, 0) || sample(px, 2) != sample(px, 0))
+    {
+        return Err(unsupported(
+            NAME,
+            format!(
+                "an RGB image whose channels differ (first at row {}, column {}); heightmaps are greyscale",
+                k / width,
+                k % width
+            ),
+        ));
+    }
     let values: Vec<i32> = buf.chunks_exact(stride).map(|px| sample(px, 0)).collect();
-    let mask = (channels == 2).then(|| buf.chunks_exact(stride).map(|px| sample(px, 1) == 0).collect());
+    let alpha = [None, None, Some(1), None, Some(3)][channels];
+    let mask = alpha.map(|a| buf.chunks_exact(stride).map(|px| sample(px, a) == 0).collect());
     let full_scale = if bytes_per_sample == 2 { 65535 } else { 255 };
     Ok(Decoded {
         width,
