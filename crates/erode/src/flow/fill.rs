@@ -87,14 +87,8 @@ pub fn priority_flood(domain: &Domain<'_>, z: &[f32]) -> Filled {
         reached.set(i);
         open.push(routed[i], entry(routed[i], i));
     }
-    let (w, h) = (domain.width as isize, domain.height as isize);
-    let around = |c: usize| {
-        let (r, col) = ((c / domain.width) as isize, (c % domain.width) as isize);
-        super::neighbours::STEPS.into_iter().filter_map(move |(dr, dc)| {
-            let (nr, nc) = (r + dr, col + dc);
-            (nr >= 0 && nc >= 0 && nr < h && nc < w).then(|| nr as usize * domain.width + nc as usize)
-        })
-    };
+    // the neighbour table every flow routing shares (a loop of its own here was ~3 % faster)
+    let around = |c: usize| (0..8).filter_map(move |k| domain.neighbour(c, k));
     // cells on a slope, reached from below: expanded at once, uphill (see the module docs)
     let mut uphill: Vec<u32> = Vec::new();
     loop {
