@@ -7,9 +7,9 @@ use erode::models::droplet::gpu::{
     APPLY_DELTAS_WGSL, ApplyUniforms, LIFE_WGSL, LifeUniforms, SMOOTH_CHANGE_WGSL, SmoothUniforms,
 };
 use erode::models::grid::gpu::{
-    DepthUniforms, FluxUniforms, IncrementUniforms, MAX_DEPTH_WGSL, SCALE_BY_DONOR_WGSL, SEDIMENT_TRANSPORT_WGSL,
-    THERMAL_APPLY_WGSL, THERMAL_FLUX_WGSL, ThermalUniforms, TransportUniforms, UPDATE_AND_ERODE_WGSL, UpdateUniforms,
-    WATER_FLUX_WGSL, WATER_INCREMENT_WGSL,
+    DepthUniforms, FLUSH_BOOKS_WGSL, FlushUniforms, FluxUniforms, IncrementUniforms, MAX_DEPTH_WGSL,
+    SCALE_BY_DONOR_WGSL, SEDIMENT_TRANSPORT_WGSL, StepUniforms, THERMAL_APPLY_WGSL, THERMAL_FLUX_WGSL, TIME_STEP_WGSL,
+    ThermalUniforms, TransportUniforms, UPDATE_AND_ERODE_WGSL, UpdateUniforms, WATER_FLUX_WGSL, WATER_INCREMENT_WGSL,
 };
 
 fn module(name: &str, source: &str) -> naga::Module {
@@ -66,7 +66,7 @@ macro_rules! same_layout {
 #[test]
 fn shaders_validate_and_uniforms_match_the_rust_types() {
     let increment = grid_module("water_increment", WATER_INCREMENT_WGSL);
-    same_layout!(increment, IncrementUniforms, [width, height, has_map, has_sources, rain, dt]);
+    same_layout!(increment, IncrementUniforms, [width, height, has_map, has_sources, rain, dt, zero]);
     let flux = grid_module("water_flux", WATER_FLUX_WGSL);
     same_layout!(
         flux,
@@ -107,7 +107,7 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
             velocity_epsilon,
             inv2x,
             inv2y,
-            keep,
+            evaporate,
             dissolve,
             deposit,
             softening,
@@ -121,7 +121,8 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
             water_per_soil,
             bed_step,
             bed_unlimited,
-            depth_cap
+            depth_cap,
+            zero
         ]
     );
     let thermal_flux = grid_module("thermal_flux", THERMAL_FLUX_WGSL);
@@ -196,6 +197,10 @@ fn shaders_validate_and_uniforms_match_the_rust_types() {
     same_layout!(smooth, SmoothUniforms, [width, height, wrap, share, quantum]);
     let depth = grid_module("max_depth", MAX_DEPTH_WGSL);
     same_layout!(depth, DepthUniforms, [cells]);
+    let step = module("time_step", TIME_STEP_WGSL);
+    let flush = grid_module("flush_books", FLUSH_BOOKS_WGSL);
+    same_layout!(flush, FlushUniforms, [cells, totals, zero]);
+    same_layout!(step, StepUniforms, [lowest, highest, shift, row, increment, flux, update, thermal]);
 }
 
 /// The integers of the WGSL constant `name`, an `array<i32, 8>(...)`, in `source`.

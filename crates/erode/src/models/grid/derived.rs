@@ -28,6 +28,35 @@ pub const MAX_THERMAL_STEP: f64 = 2.0 / 9.0;
 /// since water can gather during an iteration.
 pub const DEPTH_MARGIN: f64 = 1.25;
 
+/// The deepest water sets the depth cross-section's step through a ladder of depths: rounded up
+/// to the next f32 whose low `RUNG_SHIFT` mantissa bits are zero (rungs 2^-7 apart, so the step
+/// is at most 0.4 % shorter than the exact depth's), between [`SHALLOWEST_RUNG`] and
+/// [`DEEPEST_RUNG`] m (or the depth at which `max_flow_depth` caps the cross-section). Both
+/// backends take the same rung: the GPU picks its step from a table of rungs without reading the
+/// depth back (`Params::depth_rungs`).
+pub(super) const RUNG_SHIFT: u32 = 16;
+
+/// The shallowest water the time step counts, m (2^-14: 0.06 mm).
+pub const SHALLOWEST_RUNG: f32 = 1.0 / 16384.0;
+
+/// The deepest water the time step counts without a `max_flow_depth`, m (2^20).
+pub const DEEPEST_RUNG: f32 = 1_048_576.0;
+
+/// The depth of rung `r`, m.
+pub fn rung_depth(r: u32) -> f64 {
+    f64::from(f32::from_bits(r << RUNG_SHIFT))
+}
+
+/// The rung at or above `depth` (>= 0), unclamped.
+fn rung_above(depth: f64) -> u32 {
+    let mut f = depth.max(0.0) as f32;
+    if f64::from(f) < depth {
+        f = f32::from_bits(f.to_bits() + 1);
+    }
+    let bits = f.to_bits();
+    (bits >> RUNG_SHIFT) + u32::from(bits & ((1 << RUNG_SHIFT) - 1) != 0)
+}
+
 /// With `dt = 0`, the share of the largest stable step an iteration takes.
 pub const AUTO_SAFETY: f64 = 0.9;
 
@@ -105,6 +134,21 @@ pub struct Derived {
     pub unit_y: [f32; 8],
     /// Distance between cell centres per direction, m.
     pub distance: [f32; 8],
+}
+
+/// The share of a cell's water its outflow may take in one step, `1 − 2^-20`: the limit of
+/// eq. 3 and the depth update round their products (in f32, and with fused multiply-adds on
+/// some GPUs) to a few units in the last place either way, and a cell drained to below zero
+/// would be clamped to dry, water made from nothing every time it drains. Keeping a millionth
+/// of the water (in place, where the books count it) leaves rounding no room to overdraw.
+pub const DRAINABLE: f64 = 1.0 - 1.0 / 1_048_576.0;
+
+impl Derived {
+    /// The volume rate a cell's water allows its outflow, m³/s per metre of depth:
+    /// `lx·ly/Δt` times [`DRAINABLE`] (eq. 3's `K = min(1, d·lx·ly / (Σf·Δt))`).
+    pub fn volume_per_dt(&self) -> f32 {
+        (self.area / self.dt * DRAINABLE) as f32
+    }
 }
 
 /// Cell size, m, up to which `bed_change_limit` applies as it is; coarser cells scale it by
@@ -274,15 +318,44 @@ impl Params {
         self.substeps_at(cell, 1.0 / DEPTH_MARGIN - 1e-3 / DEPTH_MARGIN)
     }
 
-    /// Everything both backends need, computed once per iteration.
+    /// The rungs of the depth ladder the time step may be chosen at (see [`SHALLOWEST_RUNG`]): above
+    /// the last, `max_flow_depth` caps the cross-section and every rung derives the same.
+    pub fn depth_rungs(&self) -> std::ops::RangeInclusive<u32> {
+        let lowest = rung_above(f64::from(SHALLOWEST_RUNG));
+        let mut highest = rung_above(f64::from(DEEPEST_RUNG));
+        let cap = self.depth_cap();
+        if cap.is_finite() {
+            let capped = |r: u32| rung_depth(r) * DEPTH_MARGIN + 1e-3 >= cap;
+            let mut r = rung_above(((cap - 1e-3) / DEPTH_MARGIN).max(0.0)).clamp(lowest, highest);
+            while r > lowest && capped(r - 1) {
+                r -= 1;
+            }
+            while r < highest && !capped(r) {
+                r += 1;
+            }
+            highest = r;
+        }
+        lowest..=highest
+    }
+
+    /// The rung the deepest water `max_depth` (m) takes its time step at.
+    pub fn depth_rung(&self, max_depth: f64) -> u32 {
+        let rungs = self.depth_rungs();
+        rung_above(max_depth).clamp(*rungs.start(), *rungs.end())
+    }
+
+    /// Everything both backends need, computed once per iteration, with water at most
+    /// `max_depth` m deep (rounded up to its rung of the depth ladder).
     pub fn derived(&self, cell: CellSize, max_depth: f64) -> Derived {
-        self.derived_with_substeps(cell, self.substeps_at(cell, max_depth), max_depth)
+        let depth = rung_depth(self.depth_rung(max_depth));
+        self.derived_with_substeps(cell, self.substeps_at(cell, depth), depth)
     }
 
     /// [`Params::derived`] with a given number of sub-steps (at least 1), whatever the stability
     /// analysis says.
     pub fn derived_with_substeps(&self, cell: CellSize, substeps: u32, max_depth: f64) -> Derived {
         let substeps = substeps.max(1);
+        let max_depth = rung_depth(self.depth_rung(max_depth));
         let iteration_dt = self.iteration_dt(cell, max_depth);
         let dt = iteration_dt / f64::from(substeps);
         let morphological_factor = if self.morphological_step > 0.0 {
@@ -316,6 +389,36 @@ impl Params {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_depth_ladder_rounds_up_by_less_than_one_percent_and_stops_where_the_cap_binds() {
+        let cell = CellSize::square(4.0);
+        for p in [Params::default(), Params::classic()] {
+            let rungs = p.depth_rungs();
+            for depth in [0.0, 1e-6, 3e-3, 0.1, 0.7, 1.0, 2.5, 40.0, 1e5] {
+                let r = p.depth_rung(depth);
+                assert!(rungs.contains(&r), "{depth}");
+                let at = rung_depth(r);
+                // the rung is at or above the depth, and the one below is under it (unclamped)
+                if r > *rungs.start() && r < *rungs.end() {
+                    assert!(at >= depth && rung_depth(r - 1) < depth, "{depth}: rung at {at}");
+                    assert!(at <= depth * (1.0 + 1.0 / 128.0), "{depth}: rung at {at}");
+                }
+                // a rung's own depth is its rung
+                assert_eq!(p.depth_rung(at), r);
+                // and derives what any depth of that rung derives
+                assert_eq!(p.derived(cell, depth), p.derived(cell, at), "{depth}");
+            }
+            // above the last rung every depth derives the same
+            let last = rung_depth(*rungs.end());
+            assert_eq!(p.derived(cell, last), p.derived(cell, 1e9));
+            if p.depth_cap().is_finite() {
+                let exact = |d: f64| (d * DEPTH_MARGIN + 1e-3).min(p.depth_cap());
+                assert_eq!(exact(last), p.depth_cap());
+                assert!(exact(rung_depth(rungs.end() - 1)) < p.depth_cap());
+            }
+        }
+    }
 
     #[test]
     fn square_cell_limits_match_the_known_numbers() {

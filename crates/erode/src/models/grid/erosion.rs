@@ -84,6 +84,9 @@ pub(super) struct Eroded {
     pub loose: f32,
     pub dissolved: f32,
     pub deposited: f32,
+    /// The depth dissolving added and deposition removed: what `water` gained or lost, which
+    /// the books count (a product below the depth's last place is lost to rounding).
+    pub water_in: f32,
     pub water_out: f32,
 }
 
@@ -129,37 +132,35 @@ pub(super) fn erode_cell(
     let softened = hard - k.kh * deposited;
     let softened = if softened > 0.0 { softened } else { 0.0 };
     if cap > s {
+        let water = d + dissolved * k.water_per_soil;
         Eroded {
             height: height - dissolved,
             sediment: s + dissolved,
-            water: d + dissolved * k.water_per_soil,
+            water,
             hardness: hard,
             loose: loose_left,
             dissolved,
             deposited: 0.0,
+            water_in: water - d,
             water_out: 0.0,
         }
     } else {
+        let water = d - water_out;
         Eroded {
             height: height + deposited,
             sediment: s - deposited,
-            water: d - water_out,
+            water,
             hardness: softened,
             loose: loose + k.layer * deposited,
             dissolved: 0.0,
             deposited,
-            water_out,
+            water_in: 0.0,
+            water_out: d - water,
         }
     }
 }
 
 impl ErosionConsts {
-    /// Water volume displaced per volume of soil dissolved or deposited (eqs. 9c/10c): 1 over the
-    /// morphological factor.
-    pub(super) fn water_per_soil(&self) -> f32 {
-        self.water_per_soil
-    }
-
     /// `floor` is the lowest height erosion may reach (`State::floor`), m.
     pub(super) fn new(p: &Params, dv: &Derived, floor: f32) -> Self {
         Self {

@@ -71,7 +71,8 @@ pub(super) struct UpdateErodeConsts {
     pub(super) inv2y: f32,
     pub(super) signed: bool,
     pub(super) dt: f32,
-    pub(super) keep: f32,
+    /// `Ke·Δt`: the share of the depth evaporation takes (eq. 13).
+    pub(super) evaporate: f32,
     pub(super) area: f64,
     pub(super) velocity: bool,
 }
@@ -86,7 +87,7 @@ impl UpdateErodeConsts {
             inv2y: (0.5 / cell.y) as f32,
             signed: p.flux_form == FluxForm::Signed,
             dt: dv.dt as f32,
-            keep: (1.0 - p.evaporation * dv.dt) as f32,
+            evaporate: (p.evaporation * dv.dt) as f32,
             area: dv.area,
             velocity: true,
         }
@@ -99,14 +100,14 @@ impl UpdateErodeConsts {
     }
 
     /// The totals of a pass from its row sums (see [`update_erode_row`]).
-    pub(super) fn pass(&self, sums: par::Sums<5>) -> Pass {
+    pub(super) fn pass(&self, sums: par::Sums<6>) -> Pass {
         let a = self.area;
         Pass {
             outflow: sums[0],
             moved: Moved {
                 eroded: sums[1] * a,
                 deposited: sums[2] * a,
-                water_in: sums[1] * a * f64::from(self.ke.water_per_soil()),
+                water_in: sums[5] * a,
                 water_out: sums[3] * a,
             },
             evaporated: sums[4] * a,
@@ -117,8 +118,8 @@ impl UpdateErodeConsts {
 /// Row `r` of the fused pass: `flux` holds each pipe's new flux around the row (`P` of them),
 /// `b` the whole terrain before erosion; `out` row `r` of next terrain, depth, velocity x and y,
 /// discharge integral, sediment, hardness, eroded, deposited and sediment depth. Returns
-/// (outflow m³, dissolved,
-/// deposited, water removed, evaporated, all m of height).
+/// (outflow m³, dissolved, deposited, water removed, evaporated, water added, all m of height;
+/// the water as the depth changed).
 pub(super) fn update_erode_row(
     r: usize,
     topo: &Topology,
@@ -126,7 +127,7 @@ pub(super) fn update_erode_row(
     b: &[f32],
     out: &mut [&mut [f32]],
     k: &UpdateErodeConsts,
-) -> par::Sums<5> {
+) -> par::Sums<6> {
     match (flux.len(), k.signed, k.velocity) {
         (4, false, true) => row_of::<4, false, true>(r, topo, flux, b, out, k),
         (4, false, false) => row_of::<4, false, false>(r, topo, flux, b, out, k),
@@ -155,14 +156,15 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     b: &[f32],
     out: &mut [&mut [f32]],
     k: &UpdateErodeConsts,
-) -> par::Sums<5> {
+) -> par::Sums<6> {
     let w = topo.width;
     let (ku, ke, inv2x, inv2y) = (k.ku, k.ke, k.inv2x, k.inv2y);
     let dt = k.dt;
-    // (dissolved, deposited, water removed, evaporated), m of height, summed in a fixed order
-    let mut totals = [0.0f64; 4];
+    // (dissolved, deposited, water removed, evaporated, water added), m of height, summed in a
+    // fixed order
+    let mut totals = [0.0f64; 5];
     let mut outflow = 0.0f64;
-    let mut border_cell = |c: usize, out: &mut [&mut [f32]], totals: &mut [f64; 4]| {
+    let mut border_cell = |c: usize, out: &mut [&mut [f32]], totals: &mut [f64; 5]| {
         let i = r * w + c;
         let q: [f32; P] = std::array::from_fn(|e| net_out(flux, SIGNED, topo, r, c, e));
         for e in 0..P.min(4) {
@@ -175,9 +177,9 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
         let bx = (b[topo.beside(r, c, 0)] - b[topo.beside(r, c, 1)]) * inv2x;
         let by = (b[topo.beside(r, c, 2)] - b[topo.beside(r, c, 3)]) * inv2y;
         let e = erode_cell(&ke, bx, by, u, v, b[i], out[5][c], d2, out[6][c], out[9][c]);
-        // the last stage, `evaporation` (`d ← d·keep`, eq. 13), runs here: no stage after
+        // the last stage, `evaporation` (`d ← d − d·Ke·Δt`, eq. 13), runs here: no stage after
         // `water_update` reads the depth
-        let kept = e.water * k.keep;
+        let kept = e.water - e.water * k.evaporate;
         out[0][c] = e.height;
         out[1][c] = kept;
         if k.velocity {
@@ -194,6 +196,7 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
         totals[1] += f64::from(e.deposited);
         totals[2] += f64::from(e.water_out);
         totals[3] += f64::from(e.water - kept);
+        totals[4] += f64::from(e.water_in);
     };
     for c in topo.border_columns(r) {
         border_cell(c, out, &mut totals);
@@ -201,7 +204,7 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     for &(a, z) in topo.interior_spans(r) {
         let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e].mid()[a..z]);
         let back: [&[f32]; P] = std::array::from_fn(|e| flux[opposite(e)].tri().span(a, z).shifted(e));
-        let [next, d, u, v, q, s, hard, eroded, deposited, loose] = out else { return [0.0; 5] };
+        let [next, d, u, v, q, s, hard, eroded, deposited, loose] = out else { return [0.0; 6] };
         let i = a..z;
         row::<P, SIGNED, VELOCITY>(
             &own,
@@ -224,10 +227,10 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
             ke,
             inv2x,
             inv2y,
-            k.keep,
+            k.evaporate,
         );
     }
-    [outflow, totals[0], totals[1], totals[2], totals[3]]
+    [outflow, totals[0], totals[1], totals[2], totals[3], totals[4]]
 }
 
 /// The interior columns of one row, each field its own slice.
@@ -258,12 +261,12 @@ fn row<'a, const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     back: &[&[f32]; P],
     b: Tri<'a>,
     o: Rows<'_>,
-    totals: &mut [f64; 4],
+    totals: &mut [f64; 5],
     ku: UpdateConsts,
     ke: ErosionConsts,
     inv2x: f32,
     inv2y: f32,
-    keep: f32,
+    evaporate: f32,
 ) {
     let n = b.centre().len();
     let (bc, be, bw, bs, bn) =
@@ -272,7 +275,7 @@ fn row<'a, const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     let mut gx = [0.0f32; CHUNK];
     let mut gy = [0.0f32; CHUNK];
     let mut net = [[0.0f32; CHUNK]; P];
-    let mut amounts = [[0.0f32; CHUNK]; 4];
+    let mut amounts = [[0.0f32; CHUNK]; 5];
     let mut start = 0;
     while start < n {
         let end = (start + CHUNK).min(n);
@@ -291,7 +294,7 @@ fn row<'a, const P: usize, const SIGNED: bool, const VELOCITY: bool>(
             }
         }
         let nets: [&[f32]; P] = std::array::from_fn(|e| &net[e][..len]);
-        let [dissolved, settled, water_out, evaporated] = &mut amounts;
+        let [dissolved, settled, water_out, evaporated, water_in] = &mut amounts;
         let span = start..end;
         cells::<P, VELOCITY>(
             nets,
@@ -312,9 +315,10 @@ fn row<'a, const P: usize, const SIGNED: bool, const VELOCITY: bool>(
             &mut settled[..len],
             &mut water_out[..len],
             &mut evaporated[..len],
+            &mut water_in[..len],
             ku,
             ke,
-            keep,
+            evaporate,
         );
         for (t, a) in totals.iter_mut().zip(&amounts) {
             *t += par::lane_sum(&a[..len]);
@@ -348,9 +352,10 @@ fn cells<const P: usize, const VELOCITY: bool>(
     settled: &mut [f32],
     water_out: &mut [f32],
     evaporated: &mut [f32],
+    water_in: &mut [f32],
     ku: UpdateConsts,
     ke: ErosionConsts,
-    keep: f32,
+    evaporate: f32,
 ) {
     let n = next.len();
     let nets: [&[f32]; P] = std::array::from_fn(|e| &nets[e][..n]);
@@ -358,12 +363,12 @@ fn cells<const P: usize, const VELOCITY: bool>(
     let (s, hard, eroded, deposited) = (&mut s[..n], &mut hard[..n], &mut eroded[..n], &mut deposited[..n]);
     let loose = &mut loose[..n];
     let (dissolved, settled, water_out) = (&mut dissolved[..n], &mut settled[..n], &mut water_out[..n]);
-    let evaporated = &mut evaporated[..n];
+    let (evaporated, water_in) = (&mut evaporated[..n], &mut water_in[..n]);
     for c in 0..n {
         let netc: [f32; P] = std::array::from_fn(|e| nets[e][c]);
         let (d2, uu, vv, dq) = update_cell::<P>(d[c], &netc, &ku);
         let e = erode_cell(&ke, gx[c], gy[c], uu, vv, bc[c], s[c], d2, hard[c], loose[c]);
-        let kept = e.water * keep;
+        let kept = e.water - e.water * evaporate;
         next[c] = e.height;
         d[c] = kept;
         if VELOCITY {
@@ -380,5 +385,6 @@ fn cells<const P: usize, const VELOCITY: bool>(
         settled[c] = e.deposited;
         water_out[c] = e.water_out;
         evaporated[c] = e.water - kept;
+        water_in[c] = e.water_in;
     }
 }

@@ -16,7 +16,11 @@
 //! hardness and softening), `sediment_transport` (conservative) and `thermal_apply`. The
 //! books are kept per cell in f32 and summed in f64 on read-back ([`Book`]). The depth
 //! cross-section re-derives its time step every iteration from the deepest water, reduced on
-//! the GPU (`max_depth`: 4 bytes come back, which still waits for the GPU once an iteration).
+//! the GPU (`max_depth`). With `dt = 0` (one sub-step, the presets) the GPU also picks the step:
+//! `time_step` copies the uniforms the CPU derived for the deepest water's rung of the depth
+//! ladder from a table, so iterations are submitted without a wait and the simulated time is
+//! counted from how many iterations took each rung; with a fixed `dt` the sub-steps follow the
+//! depth and 4 bytes come back every iteration.
 //! Not yet: semi-Lagrangian transport, buckets, smoothing. Asking for what
 //! is not ported is a typed error, never a silent CPU fallback.
 
@@ -35,6 +39,10 @@ use crate::gpu::{FieldSplit, GpuContext, GpuError, Kernel, kernel_with_groups};
 
 /// `max_depth`'s shader (the depth cross-section's time step).
 pub const MAX_DEPTH_WGSL: &str = include_str!("shaders/max_depth.wgsl");
+/// `time_step`'s shader: the iteration's uniforms from the deepest water's rung.
+pub const TIME_STEP_WGSL: &str = include_str!("shaders/time_step.wgsl");
+/// `flush_books`' shader: the per-cell books into compensated totals.
+pub const FLUSH_BOOKS_WGSL: &str = include_str!("shaders/flush_books.wgsl");
 /// `update_and_erode`'s shader.
 pub const UPDATE_AND_ERODE_WGSL: &str =
     concat!(include_str!("shaders/topology.wgsl"), include_str!("shaders/update_and_erode.wgsl"));
@@ -126,8 +134,10 @@ pub struct IncrementUniforms {
     pub rain: f32,
     /// Sub-step, s.
     pub dt: f32,
+    /// 0, which a shader XORs with the bits of a value it must keep as rounded (`rounded`).
+    pub zero: u32,
     /// Padding to 16 bytes.
-    pub pad: [f32; 2],
+    pub pad: f32,
 }
 
 /// `update_and_erode`'s parameters (WGSL `UpdateUniforms`).
@@ -166,8 +176,8 @@ pub struct UpdateUniforms {
     pub inv2x: f32,
     /// 1 / (2·cell height).
     pub inv2y: f32,
-    /// Evaporation keeps `1 − Ke·Δt` of the depth.
-    pub keep: f32,
+    /// Evaporation takes `Ke·Δt` of the depth.
+    pub evaporate: f32,
     /// Ks.
     pub dissolve: f32,
     /// Kd.
@@ -198,8 +208,8 @@ pub struct UpdateUniforms {
     pub depth_cap: f32,
     /// 1 with a sediment layer (deposits join it), 0 without.
     pub layer: f32,
-    /// Padding to 16 bytes.
-    pub pad3: f32,
+    /// 0, which a shader XORs with the bits of a value it must keep as rounded (`rounded`).
+    pub zero: u32,
 }
 
 /// `thermal_flux`'s and `thermal_apply`'s parameters (WGSL `ThermalUniforms`).
@@ -230,6 +240,42 @@ pub struct ThermalUniforms {
     pub layer: u32,
     /// Padding to 16 bytes.
     pub pad1: [u32; 2],
+}
+
+/// `time_step`'s parameters (WGSL `StepUniforms`): the table's rungs and the words of its rows.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct StepUniforms {
+    /// First rung of the table.
+    pub lowest: u32,
+    /// Last rung.
+    pub highest: u32,
+    /// Low mantissa bits a rung drops.
+    pub shift: u32,
+    /// Words of a row.
+    pub row: u32,
+    /// Words of `IncrementUniforms`.
+    pub increment: u32,
+    /// Words of `FluxUniforms`.
+    pub flux: u32,
+    /// Words of `UpdateUniforms`.
+    pub update: u32,
+    /// Words of `ThermalUniforms`.
+    pub thermal: u32,
+}
+
+/// `flush_books`' parameters (WGSL `FlushUniforms`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct FlushUniforms {
+    /// Cells.
+    pub cells: u32,
+    /// Bit `b` for each book [`Book`] `b` that is a total (not a map).
+    pub totals: u32,
+    /// 0, which a shader XORs with the bits of a value it must keep as rounded (`rounded`).
+    pub zero: u32,
+    /// Padding to 16 bytes.
+    pub pad: u32,
 }
 
 /// `max_depth`'s parameters (WGSL `DepthUniforms`).
@@ -291,7 +337,7 @@ impl UpdateUniforms {
             velocity_epsilon: ku.eps,
             inv2x: k.inv2x,
             inv2y: k.inv2y,
-            keep: k.keep,
+            evaporate: k.evaporate,
             dissolve: ke.ks,
             deposit: ke.kd,
             softening: ke.kh,
@@ -307,7 +353,7 @@ impl UpdateUniforms {
             bed_unlimited: ke.bed_unlimited,
             depth_cap: ke.depth_cap,
             layer: ke.layer,
-            pad3: 0.0,
+            zero: 0,
         }
     }
 }
@@ -354,7 +400,7 @@ impl FluxUniforms {
             gain: pack(dv.pipe_gain),
             pipe_width: pack(dv.pipe_width),
             friction: dv.friction,
-            volume_per_dt: (dv.area / dv.dt) as f32,
+            volume_per_dt: dv.volume_per_dt(),
             dt: dv.dt as f32,
             area: dv.area as f32,
             depth_cap: dv.depth_cap.min(f32::MAX),
@@ -373,7 +419,8 @@ impl IncrementUniforms {
             has_sources: u32::from(has_sources),
             rain: Increment::rain_depth(p, dv),
             dt: dv.dt as f32,
-            pad: [0.0; 2],
+            zero: 0,
+            pad: 0.0,
         }
     }
 }
@@ -405,7 +452,23 @@ pub struct GpuSim {
     /// Terrain time, s (see `State::terrain_time`).
     pub terrain_time: f64,
     substeps: super::derived::SubstepTally,
+    /// The time steps the GPU picks itself (`dt = 0`), or none (read back every iteration).
+    ladder: Option<Ladder>,
 }
+
+/// The time steps of the depth ladder's rungs, which the GPU picks from without a wait.
+struct Ladder {
+    /// What each rung of the table derives, first rung first.
+    rungs: Vec<Derived>,
+    /// The last row taken, then iterations per row.
+    tally: wgpu::Buffer,
+    time_step: Kernel,
+    /// The simulated and terrain time when the state was uploaded, s.
+    start: (f64, f64),
+}
+
+/// Iterations encoded into one command buffer when the GPU picks the time steps.
+const ITERATIONS_PER_SUBMIT: u64 = 16;
 
 /// The state on the GPU: one buffer per field, and field groups split as [`FieldSplit`] says.
 struct Buffers {
@@ -428,6 +491,8 @@ struct Buffers {
     talus: wgpu::Buffer,
     /// The deepest water's f32 bits (one u32).
     deepest: wgpu::Buffer,
+    /// The books' totals: per `flush_books` workgroup, per book, a compensated pair (hi, lo).
+    book_sums: wgpu::Buffer,
     /// The signed form's per-cell limit (one element with one-way pipes).
     limit: wgpu::Buffer,
 }
@@ -449,6 +514,7 @@ struct Kernels {
     sediment_transport: Kernel,
     thermal_apply: Kernel,
     max_depth: Kernel,
+    flush_books: Kernel,
 }
 
 /// The books kept per cell on the GPU, in this order in one buffer (each `cells` long; the
@@ -478,6 +544,18 @@ pub enum Book {
 
 /// How many books [`Book`] lists.
 const BOOKS: usize = 9;
+
+/// The books that are totals, not maps: every one but the eroded and deposited maps.
+const TOTALS: u32 = ((1 << BOOKS) - 1) & !(1 << Book::Eroded as u32) & !(1 << Book::Deposited as u32);
+
+/// Iterations the per-cell books gather in f32 before `flush_books` adds them to the totals: a
+/// per-cell f32 adding the same amount every iteration would drift by ~iterations x 6e-8.
+const FLUSH_EVERY: u64 = 32;
+
+/// `flush_books`' workgroups for `cells` (a dispatch has at most 65,535 along x).
+fn flush_groups(cells: usize) -> u32 {
+    cells.div_ceil(256).clamp(1, 65_535) as u32
+}
 
 fn sum(v: &[f32]) -> f64 {
     v.iter().map(|&x| f64::from(x)).sum()
@@ -564,6 +642,7 @@ impl GpuSim {
             thermal_share: ctx.storage("thermal_share", &vec![0.0; n]),
             talus: ctx.storage("talus", &vec![0.0; n]),
             deepest: ctx.storage("deepest", &[0.0]),
+            book_sums: ctx.storage("book_sums", &vec![0.0; flush_groups(n) as usize * BOOKS * 2]),
             limit: ctx.storage("limit", &vec![0.0; if signed { n } else { 1 }]),
         })?;
         drop((flat, velocity, books));
@@ -579,6 +658,11 @@ impl GpuSim {
             flux: ctx.uniform("water_flux", &FluxUniforms::new(params, &dv, w, h, pipes)),
             update: ctx.uniform("update_and_erode", &update_uniforms),
             thermal: ctx.uniform("thermal", &thermal_uniforms),
+        };
+        let ladder = if dv.depth_scaled {
+            Ladder::new(&ctx, params, state, !rates.is_empty(), pipes, &uniforms, &buffers.deepest)?
+        } else {
+            None
         };
         let transport = ctx.uniform(
             "sediment_transport",
@@ -656,6 +740,15 @@ impl GpuSim {
                 MAX_DEPTH_WGSL,
                 &[&ctx.uniform("max_depth", &DepthUniforms { cells: n as u32, pad: [0; 3] }), &b.water, &b.deepest],
             )?,
+            flush_books: kernel(
+                "flush_books",
+                FLUSH_BOOKS_WGSL,
+                &[
+                    one(&ctx.uniform("flush_books", &FlushUniforms { cells: n as u32, totals: TOTALS, zero: 0, pad: 0 })),
+                    &b.books,
+                    one(&b.book_sums),
+                ],
+            )?,
         };
         Ok(Self {
             ctx,
@@ -677,6 +770,7 @@ impl GpuSim {
             time: state.time,
             terrain_time: state.terrain_time,
             substeps: Default::default(),
+            ladder,
         })
     }
 }
@@ -700,21 +794,16 @@ impl GpuSim {
         })
     }
 
-    fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<(), SimError> {
-        self.dispatch_kernel(encoder, stage.name(), self.kernel(stage)?);
+    /// One stage, one 16 x 16 workgroup per 16 x 16 cells (wgpu orders the dispatches of a pass
+    /// by the buffers they share).
+    fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, stage: Stage) -> Result<(), SimError> {
+        let groups = [self.width.div_ceil(16) as u32, self.height.div_ceil(16) as u32];
+        dispatch_kernel(pass, self.kernel(stage)?, groups);
         if let (Stage::WaterFlux, Some(scale)) = (stage, &self.kernels.scale_by_donor) {
-            // a second pass: each flux needs its donor's limit, known once every cell has one
-            self.dispatch_kernel(encoder, "scale_by_donor", scale);
+            // a second dispatch: each flux needs its donor's limit, known once every cell has one
+            dispatch_kernel(pass, scale, groups);
         }
         Ok(())
-    }
-
-    fn dispatch_kernel(&self, encoder: &mut wgpu::CommandEncoder, label: &str, kernel: &Kernel) {
-        let mut pass =
-            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
-        pass.set_pipeline(&kernel.pipeline);
-        pass.set_bind_group(0, &kernel.bindings, &[]);
-        pass.dispatch_workgroups(self.width.div_ceil(16) as u32, self.height.div_ceil(16) as u32, 1);
     }
 
     /// Runs one stage alone (for the per-stage comparisons with the CPU). `ErosionDeposition`
@@ -723,7 +812,7 @@ impl GpuSim {
     pub fn run_stage(&mut self, stage: Stage) -> Result<(), SimError> {
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(stage.name()) });
-        self.dispatch(&mut encoder, stage)?;
+        self.dispatch(&mut compute_pass(&mut encoder, stage.name()), stage)?;
         self.ctx.queue.submit([encoder.finish()]);
         Ok(())
     }
@@ -747,19 +836,22 @@ impl GpuSim {
     pub fn max_depth(&self) -> Result<f64, SimError> {
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("max_depth") });
-        encoder.clear_buffer(&self.buffers.deepest, 0, None);
-        {
-            let k = &self.kernels.max_depth;
-            let mut pass = encoder
-                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("max_depth"), timestamp_writes: None });
-            pass.set_pipeline(&k.pipeline);
-            pass.set_bind_group(0, &k.bindings, &[]);
-            let groups = (self.width * self.height).div_ceil(256).clamp(1, 256) as u32;
-            pass.dispatch_workgroups(groups, 1, 1);
-        }
+        self.encode_max_depth(&mut encoder);
         self.ctx.queue.submit([encoder.finish()]);
         let bits = self.ctx.read(&self.buffers.deepest)?;
         Ok(bits.first().map_or(0.0, |&d| f64::from(d)))
+    }
+
+    /// The deepest water's f32 bits into `deepest`.
+    fn encode_max_depth(&self, encoder: &mut wgpu::CommandEncoder) {
+        encoder.clear_buffer(&self.buffers.deepest, 0, None);
+        self.dispatch_max_depth(&mut compute_pass(encoder, "max_depth"));
+    }
+
+    /// `max_depth` into a cleared `deepest`.
+    fn dispatch_max_depth(&self, pass: &mut wgpu::ComputePass<'_>) {
+        let groups = (self.width * self.height).div_ceil(256).clamp(1, 256) as u32;
+        dispatch_kernel(pass, &self.kernels.max_depth, [groups, 1]);
     }
 
     /// Re-derives the time step from the deepest water (depth cross-section) and rewrites the
@@ -795,33 +887,62 @@ impl GpuSim {
     }
 
     /// One iteration: `derived().substeps` sub-steps of every stage, encoded and submitted.
+    /// When the GPU picks the time step, the simulated time is counted at [`GpuSim::run`]'s end
+    /// ([`GpuSim::settle`]) or on read-back.
     pub fn step(&mut self) -> Result<(), SimError> {
-        if self.derived.depth_scaled {
+        if self.ladder.is_none() && self.derived.depth_scaled {
             self.rederive()?;
         }
-        let thermal = self.params.thermal_rate > 0.0;
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") });
-        for _ in 0..self.derived.substeps {
-            self.dispatch(&mut encoder, Stage::WaterIncrement)?;
-            self.dispatch(&mut encoder, Stage::WaterFlux)?;
-            if thermal {
-                self.dispatch(&mut encoder, Stage::ThermalFlux)?;
-            }
-            self.dispatch(&mut encoder, Stage::ErosionDeposition)?;
-            self.dispatch(&mut encoder, Stage::SedimentTransport)?;
-            if thermal {
-                self.dispatch(&mut encoder, Stage::ThermalApply)?;
-            }
-            self.commit(&mut encoder);
-        }
+        self.encode_iteration(&mut encoder)?;
         self.ctx.queue.submit([encoder.finish()]);
+        self.count_iteration();
+        Ok(())
+    }
+
+    /// One iteration's commands, a compute pass per sub-step: with the ladder, the deepest
+    /// water and the step first; every [`FLUSH_EVERY`] iterations the books' flush last.
+    fn encode_iteration(&self, encoder: &mut wgpu::CommandEncoder) -> Result<(), SimError> {
+        if self.ladder.is_some() {
+            encoder.clear_buffer(&self.buffers.deepest, 0, None);
+        }
+        let thermal = self.params.thermal_rate > 0.0;
+        let substeps = self.derived.substeps;
+        for k in 0..substeps {
+            let mut pass = compute_pass(encoder, "iteration");
+            if let (Some(ladder), 0) = (&self.ladder, k) {
+                self.dispatch_max_depth(&mut pass);
+                dispatch_kernel(&mut pass, &ladder.time_step, [1, 1]);
+            }
+            self.dispatch(&mut pass, Stage::WaterIncrement)?;
+            self.dispatch(&mut pass, Stage::WaterFlux)?;
+            if thermal {
+                self.dispatch(&mut pass, Stage::ThermalFlux)?;
+            }
+            self.dispatch(&mut pass, Stage::ErosionDeposition)?;
+            self.dispatch(&mut pass, Stage::SedimentTransport)?;
+            if thermal {
+                self.dispatch(&mut pass, Stage::ThermalApply)?;
+            }
+            if k + 1 == substeps && (self.iteration + 1).is_multiple_of(FLUSH_EVERY) {
+                // the per-cell books into their totals
+                dispatch_kernel(&mut pass, &self.kernels.flush_books, [flush_groups(self.width * self.height), 1]);
+            }
+            drop(pass);
+            self.commit(encoder);
+        }
+        Ok(())
+    }
+
+    fn count_iteration(&mut self) {
         self.iteration += 1;
         self.substeps.record(self.derived.substeps);
-        let dt = self.derived.dt * f64::from(self.derived.substeps);
-        self.time += dt;
-        self.terrain_time += dt * self.derived.morphological_factor;
-        Ok(())
+        if self.ladder.is_none() {
+            let dt = self.derived.dt * f64::from(self.derived.substeps);
+            self.time += dt;
+            self.terrain_time += dt * self.derived.morphological_factor;
+        }
     }
 
     /// Waits until the GPU has finished everything submitted (for timing).
@@ -830,10 +951,51 @@ impl GpuSim {
         Ok(())
     }
 
-    /// `n` iterations.
+    /// `n` iterations; when the GPU picks the time steps, submitted without a wait between
+    /// them, then waited for and the simulated time counted ([`GpuSim::settle`]).
     pub fn run(&mut self, n: u64) -> Result<(), SimError> {
-        for _ in 0..n {
-            self.step()?;
+        if self.ladder.is_none() {
+            for _ in 0..n {
+                self.step()?;
+            }
+            return Ok(());
+        }
+        let mut left = n;
+        while left > 0 {
+            let batch = left.min(ITERATIONS_PER_SUBMIT);
+            let mut encoder =
+                self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iterations") });
+            for _ in 0..batch {
+                self.encode_iteration(&mut encoder)?;
+                self.count_iteration();
+            }
+            self.ctx.queue.submit([encoder.finish()]);
+            left -= batch;
+        }
+        self.settle()
+    }
+
+    /// The ladder's tally read back (a wait for the GPU): the simulated and terrain time, s,
+    /// and what the last iteration derived; none without the ladder.
+    fn tally(&self) -> Result<Option<(f64, f64, &Derived)>, SimError> {
+        let Some(ladder) = &self.ladder else { return Ok(None) };
+        let words: Vec<u32> = self.ctx.read(&ladder.tally)?.iter().map(|w| w.to_bits()).collect();
+        let (mut time, mut terrain) = ladder.start;
+        for (dv, &count) in ladder.rungs.iter().zip(&words[1..]) {
+            let dt = dv.dt * f64::from(dv.substeps);
+            time += f64::from(count) * dt;
+            terrain += f64::from(count) * dt * dv.morphological_factor;
+        }
+        let last = if self.iteration > 0 { ladder.rungs.get(words[0] as usize) } else { None };
+        Ok(Some((time, terrain, last.unwrap_or(&self.derived))))
+    }
+
+    /// Brings the simulated time (`time`, `terrain_time`) and [`GpuSim::derived`] up to date
+    /// when the GPU picks the time steps (a wait for the GPU).
+    pub fn settle(&mut self) -> Result<(), SimError> {
+        if let Some((time, terrain, last)) = self.tally()? {
+            let last = last.clone();
+            (self.time, self.terrain_time, self.derived) = (time, terrain, last);
         }
         Ok(())
     }
@@ -860,26 +1022,34 @@ impl GpuSim {
         state.hardness.copy_from_slice(&ground[..n]);
         state.sediment_depth.copy_from_slice(&ground[n..]);
         let books = fields(&b.books)?;
+        let pairs = self.ctx.read(&b.book_sums)?;
         let book = |k: Book| &books[k as usize * n..(k as usize + 1) * n];
+        // what the cells hold since the last flush, and the totals before
+        let total = |k: Book| -> f64 {
+            let pair = |p: &[f32]| f64::from(p[0]) + f64::from(p[1]);
+            sum(book(k)) + pairs.chunks_exact(2).skip(k as usize).step_by(BOOKS).map(pair).sum::<f64>()
+        };
         state.eroded.copy_from_slice(book(Book::Eroded));
         state.deposited.copy_from_slice(book(Book::Deposited));
         let (a, base) = (self.area, &self.base_books);
         let eroded = (sum(book(Book::Eroded)) - self.base_eroded) * a;
         let deposited = (sum(book(Book::Deposited)) - self.base_deposited) * a;
         state.books = Books {
-            rain: base.rain + sum(book(Book::Rain)) * a,
-            sources: base.sources + sum(book(Book::Sources)) * a,
-            evaporated: base.evaporated + sum(book(Book::Evaporated)) * a,
-            water_outflow: base.water_outflow + sum(book(Book::WaterOutflow)),
-            water_from_dissolving: base.water_from_dissolving + sum(book(Book::WaterFromDissolving)) * a,
-            water_to_deposition: base.water_to_deposition + sum(book(Book::WaterToDeposition)) * a,
+            rain: base.rain + total(Book::Rain) * a,
+            sources: base.sources + total(Book::Sources) * a,
+            evaporated: base.evaporated + total(Book::Evaporated) * a,
+            water_outflow: base.water_outflow + total(Book::WaterOutflow),
+            water_from_dissolving: base.water_from_dissolving + total(Book::WaterFromDissolving) * a,
+            water_to_deposition: base.water_to_deposition + total(Book::WaterToDeposition) * a,
             eroded: base.eroded + eroded,
             deposited: base.deposited + deposited,
-            sediment_outflow: base.sediment_outflow + sum(book(Book::SedimentOutflow)) * a,
+            sediment_outflow: base.sediment_outflow + total(Book::SedimentOutflow) * a,
             ..base.clone()
         };
-        state.time = self.time;
-        state.terrain_time = self.terrain_time;
+        (state.time, state.terrain_time) = match self.tally()? {
+            Some((time, terrain, _)) => (time, terrain),
+            None => (self.time, self.terrain_time),
+        };
         state.iteration = self.iteration;
         Ok(())
     }
@@ -936,6 +1106,84 @@ impl GpuSim {
     /// The thermal shares and taluses `thermal_flux` wrote.
     pub fn read_thermal(&self) -> Result<(Vec<f32>, Vec<f32>), SimError> {
         Ok((self.ctx.read(&self.buffers.thermal_share)?, self.ctx.read(&self.buffers.talus)?))
+    }
+}
+
+/// A compute pass of `encoder`.
+fn compute_pass<'e>(encoder: &'e mut wgpu::CommandEncoder, label: &str) -> wgpu::ComputePass<'e> {
+    encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None })
+}
+
+/// `kernel` over `groups` workgroups (x, y) in `pass`.
+fn dispatch_kernel(pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, groups: [u32; 2]) {
+    pass.set_pipeline(&kernel.pipeline);
+    pass.set_bind_group(0, &kernel.bindings, &[]);
+    pass.dispatch_workgroups(groups[0], groups[1], 1);
+}
+
+impl Ladder {
+    /// The table of every rung's uniforms for `params` on `state`'s grid, and the kernel that
+    /// copies a row into `uniforms`; none when some rung takes more than one sub-step (a fixed
+    /// `dt`: the CPU encodes the sub-steps, so it must know the depth).
+    fn new(
+        ctx: &GpuContext,
+        params: &Params,
+        state: &State,
+        has_sources: bool,
+        pipes: usize,
+        uniforms: &Uniforms,
+        deepest: &wgpu::Buffer,
+    ) -> Result<Option<Self>, SimError> {
+        let (w, h, cell) = (state.width, state.height, state.cell_size);
+        let span = params.depth_rungs();
+        let rungs: Vec<Derived> = span.clone().map(|r| params.derived(cell, super::derived::rung_depth(r))).collect();
+        if rungs.iter().any(|dv| dv.substeps != 1) {
+            return Ok(None);
+        }
+        fn words<T: bytemuck::Pod>(table: &mut Vec<u32>, value: &T) -> u32 {
+            let w: &[u32] = bytemuck::cast_slice(bytemuck::bytes_of(value));
+            table.extend_from_slice(w);
+            w.len() as u32
+        }
+        let mut table = Vec::new();
+        let mut sizes = [0; 4];
+        for dv in &rungs {
+            let update = UpdateErodeConsts::new(cell, state.floor, params, dv);
+            sizes = [
+                words(&mut table, &IncrementUniforms::new(params, dv, w, h, has_sources)),
+                words(&mut table, &FluxUniforms::new(params, dv, w, h, pipes)),
+                words(&mut table, &UpdateUniforms::new(&update, params, w, h, pipes)),
+                words(&mut table, &ThermalUniforms::new(&ThermalConsts::new(params, dv), params, w, h)),
+            ];
+        }
+        let step = StepUniforms {
+            lowest: *span.start(),
+            highest: *span.end(),
+            shift: super::derived::RUNG_SHIFT,
+            row: sizes.iter().sum(),
+            increment: sizes[0],
+            flux: sizes[1],
+            update: sizes[2],
+            thermal: sizes[3],
+        };
+        let table = ctx.storage("time_step table", bytemuck::cast_slice(&table));
+        let tally = ctx.storage("time_step tally", &vec![0.0; 1 + rungs.len()]);
+        let time_step = crate::gpu::kernel(
+            ctx,
+            "time_step",
+            TIME_STEP_WGSL,
+            &[
+                &ctx.uniform("time_step", &step),
+                deepest,
+                &table,
+                &uniforms.increment,
+                &uniforms.flux,
+                &uniforms.update,
+                &uniforms.thermal,
+                &tally,
+            ],
+        )?;
+        Ok(Some(Self { rungs, tally, time_step, start: (state.time, state.terrain_time) }))
     }
 }
 

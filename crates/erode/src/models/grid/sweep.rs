@@ -98,8 +98,9 @@ const HARDNESS: usize = UPDATE + 6;
 const LOOSE: usize = UPDATE + 9;
 const SEDIMENT_NEXT: usize = UPDATE + 10;
 
-/// Per-row sums: thermal amount, the fused pass's five, transport's lost, rain, sources.
-type RowSums = [f64; 9];
+/// Per-row sums: thermal amount, the fused pass's first five, transport's lost, rain, sources,
+/// the fused pass's sixth (water added).
+type RowSums = [f64; 10];
 
 /// Bands for `height` rows: four per thread (so a slow band does not hold a core idle), at least
 /// 8 rows each.
@@ -167,7 +168,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         .collect();
 
     let b: &[f32] = &st.terrain;
-    let mut sums = vec![[0.0f64; 9]; h];
+    let mut sums = vec![RowSums::default(); h];
     {
         let mut fields: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
         fields.extend([&mut *sc.share, &mut *sc.thermal_share, &mut *sc.talus]);
@@ -176,7 +177,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         fields.push(&mut *sc.sediment_next);
         let per_band = par::bands(&mut fields, w, &bounds, |n, a, band| {
             let z = bounds[n + 1];
-            let mut out = vec![[0.0f64; 9]; z - a];
+            let mut out = vec![RowSums::default(); z - a];
             let mut rings = Rings::new(w);
             for t in a..z {
                 if let Some(inc) = &inc {
@@ -218,7 +219,8 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         rows.into_iter().zip(done).collect::<Vec<_>>()
     };
     for (r, s) in updated {
-        sums[r][1..6].copy_from_slice(&s);
+        sums[r][1..6].copy_from_slice(&s[..5]);
+        sums[r][9] = s[5];
     }
     let moved = {
         let (s, share, ts, ta) = (&st.sediment, &*sc.share, &*sc.thermal_share, &*sc.talus);
@@ -242,10 +244,10 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     }
 
     // reduce in row order, as the stage-by-stage passes do
-    let (mut thermal_total, mut fused, mut lost, mut added) = (0.0f64, [0.0f64; 5], 0.0f64, [0.0f64; 2]);
+    let (mut thermal_total, mut fused, mut lost, mut added) = (0.0f64, [0.0f64; 6], 0.0f64, [0.0f64; 2]);
     for s in &sums {
         thermal_total += s[0];
-        fused = par::add(fused, &[s[1], s[2], s[3], s[4], s[5]]);
+        fused = par::add(fused, &[s[1], s[2], s[3], s[4], s[5], s[9]]);
         lost += s[6];
         added = par::add(added, &[s[7], s[8]]);
     }
@@ -370,7 +372,8 @@ fn band_update<const P: usize>(
         *slot = row_of_mut(field, a, r, w);
     }
     let s = update_erode_row(r, topo, &f, b, &mut outs, &k.update);
-    sums[1..6].copy_from_slice(&s);
+    sums[1..6].copy_from_slice(&s[..5]);
+    sums[9] = s[5];
 }
 
 /// `sediment_transport` and `thermal_apply` of row `r` of the band starting at `a`.

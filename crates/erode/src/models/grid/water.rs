@@ -282,7 +282,7 @@ impl FluxConsts {
             width: dv.pipe_width,
             friction: dv.friction,
             depth_cap: dv.depth_cap,
-            volume_per_dt: (dv.area / dv.dt) as f32,
+            volume_per_dt: dv.volume_per_dt(),
             dt: dv.dt as f32,
             area: dv.area as f32,
         }

@@ -25,7 +25,7 @@ struct UpdateUniforms {
     velocity_epsilon: f32,
     inv2x: f32,
     inv2y: f32,
-    keep: f32,
+    evaporate: f32,
     dissolve: f32,
     deposit: f32,
     softening: f32,
@@ -44,7 +44,8 @@ struct UpdateUniforms {
     depth_cap: f32,
     // 1 with a sediment layer (deposits join it), 0 without
     layer: f32,
-    pad5: f32,
+    // 0 (see `rounded`)
+    zero: u32,
 }
 
 @group(0) @binding(0) var<uniform> u: UpdateUniforms;
@@ -61,6 +62,14 @@ struct UpdateUniforms {
 // (4), water removed by deposition (5), water leaving open edges (6, m³) and water added by
 // dissolving (8)
 #fields books 8 read_write
+
+// `x` as rounded, hidden from the compiler's algebra: SPIR-V lets a driver reassociate and fuse
+// float operations unless told not to (naga does not), which may turn `(d + r) - d` into `r` and
+// book rain a cell's depth was too deep to keep; the XOR with a uniform 0 it cannot see through
+// keeps the rounded value, so a book is the difference of what is stored.
+fn rounded(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ u.zero);
+}
 
 // erosion.rs `capacity`
 fn capacity(bx: f32, by: f32, vx: f32, vy: f32, d: f32) -> f32 {
@@ -113,7 +122,7 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
         wy += q * pick(u.unit_y, e);
     }
     let d1 = water[i];
-    let d2 = max(d1 - u.dt * net * u.inv_area, 0.0);
+    let d2 = rounded(max(d1 - u.dt * net * u.inv_area, 0.0));
     wx = 0.5 * wx;
     wy = 0.5 * wy;
     let mean = 0.5 * (d1 + d2);
@@ -150,16 +159,17 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
         ground_set(1u, i, max(loose - dissolved, 0.0));
         b_new = b - dissolved;
         s_new = s + dissolved;
-        d_new = d2 + dissolved * u.water_per_soil;
+        // the books take what the depth gained, not the product (rounding may lose it)
+        d_new = rounded(d2 + dissolved * u.water_per_soil);
         books_add(2u, i, dissolved);
-        books_add(8u, i, dissolved * u.water_per_soil);
+        books_add(8u, i, d_new - d2);
     } else {
         let deposited = min(min(u.dt * u.deposit * (s - cap), s), most);
         b_new = b + deposited;
         s_new = s - deposited;
         let water_out = min(deposited * u.water_per_soil, d2);
-        d_new = d2 - water_out;
-        books_add(5u, i, water_out);
+        d_new = rounded(d2 - water_out);
+        books_add(5u, i, d2 - d_new);
         // softening: fresh deposits are looser
         ground_set(0u, i, max(hard - u.softening * deposited, 0.0));
         ground_set(1u, i, loose + u.layer * deposited);
@@ -167,7 +177,9 @@ fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     terrain_next[i] = b_new;
     sediment[i] = s_new;
-    let kept = d_new * u.keep;
+    // evaporation (eq. 13) as a difference, so the book is the depth lost however the
+    // multiply-add rounds
+    let kept = rounded(d_new - d_new * u.evaporate);
     water[i] = kept;
     books_add(4u, i, d_new - kept);
     books_add(6u, i, outflow);

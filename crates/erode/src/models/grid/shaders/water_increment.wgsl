@@ -11,7 +11,8 @@ struct IncrementUniforms {
     // rain depth per sub-step, m
     rain: f32,
     dt: f32,
-    pad0: f32,
+    // 0 (see `rounded`)
+    zero: u32,
     pad1: f32,
 }
 
@@ -21,6 +22,14 @@ struct IncrementUniforms {
 @group(0) @binding(3) var<storage, read> source_rate: array<f32>;
 // the books per cell (see gpu.rs `Book`): rain is book 0, sources book 1
 #fields books 4 read_write
+
+// `x` as rounded, hidden from the compiler's algebra: SPIR-V lets a driver reassociate and fuse
+// float operations unless told not to (naga does not), which may turn `(d + r) - d` into `r` and
+// book rain a cell's depth was too deep to keep; the XOR with a uniform 0 it cannot see through
+// keeps the rounded value, so a book is the difference of what is stored.
+fn rounded(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ u.zero);
+}
 
 @compute @workgroup_size(16, 16)
 fn water_increment(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -32,15 +41,15 @@ fn water_increment(@builtin(global_invocation_id) id: vec3<u32>) {
     if (u.rain > 0.0) {
         let before = d;
         if (u.has_map == 1u) {
-            d += u.rain * rain_map[i];
+            d = rounded(d + u.rain * rain_map[i]);
         } else {
-            d += u.rain;
+            d = rounded(d + u.rain);
         }
         books_add(0u, i, d - before);
     }
     if (u.has_sources == 1u) {
         let before = d;
-        d += source_rate[i] * u.dt;
+        d = rounded(d + source_rate[i] * u.dt);
         books_add(1u, i, d - before);
     }
     water[i] = d;
