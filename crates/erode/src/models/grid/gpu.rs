@@ -76,10 +76,16 @@ pub const SCALE_BY_DONOR_WGSL: &str = concat!(
     include_str!("shaders/scale_by_donor.wgsl")
 );
 
+/// Cells of a per-cell stage's workgroup, columns x rows (WGSL `TILE_X`, `TILE_Y`): a warp of 32
+/// reads one row's 128 contiguous bytes of a field. On an H200 32 x 8 ran 4096² at 302 it/s
+/// where 16 x 16 ran 248 (`BENCHMARKS.md`).
+pub const TILE: [u32; 2] = [32, 8];
+
 /// A stage's shader for `split`, with `pipes` flux fields: the templates above with their
-/// `#fields` groups (flux, velocity, ground, books) declared.
+/// `#fields` groups (flux, velocity, ground, books) declared, and the workgroup's [`TILE`].
 pub fn shader(template: &str, split: &FieldSplit, pipes: usize) -> Result<String, GpuError> {
-    split.expand(template, &[("flux", pipes), ("velocity", 3), ("ground", 2), ("books", BOOKS)])
+    let tile = format!("const TILE_X: u32 = {}u;\nconst TILE_Y: u32 = {}u;\n", TILE[0], TILE[1]);
+    split.expand(&(tile + template), &[("flux", pipes), ("velocity", 3), ("ground", 2), ("books", BOOKS)])
 }
 
 /// `water_flux`'s parameters (WGSL `FluxUniforms`).
@@ -794,10 +800,10 @@ impl GpuSim {
         })
     }
 
-    /// One stage, one 16 x 16 workgroup per 16 x 16 cells (wgpu orders the dispatches of a pass
-    /// by the buffers they share).
+    /// One stage, a workgroup per [`TILE`] of cells (wgpu orders the dispatches of a pass by the
+    /// buffers they share).
     fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, stage: Stage) -> Result<(), SimError> {
-        let groups = [self.width.div_ceil(16) as u32, self.height.div_ceil(16) as u32];
+        let groups = [(self.width as u32).div_ceil(TILE[0]), (self.height as u32).div_ceil(TILE[1])];
         dispatch_kernel(pass, self.kernel(stage)?, groups);
         if let (Stage::WaterFlux, Some(scale)) = (stage, &self.kernels.scale_by_donor) {
             // a second dispatch: each flux needs its donor's limit, known once every cell has one

@@ -9,7 +9,7 @@
 @group(0) @binding(3) var<storage, read> limit: array<f32>;
 @group(0) @binding(4) var<storage, read_write> share: array<f32>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(TILE_X, TILE_Y)
 fn scale_by_donor(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;

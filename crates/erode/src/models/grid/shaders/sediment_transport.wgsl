@@ -18,7 +18,7 @@ struct TransportUniforms {
 // the books per cell (see gpu.rs `Book`): sediment leaving open edges is book 7
 #fields books 5 read_write
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(TILE_X, TILE_Y)
 fn sediment_transport(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;

@@ -11,7 +11,7 @@
 // hardness (field 0), then the sediment layer's depth (field 1)
 #fields ground 5 read_write
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(TILE_X, TILE_Y)
 fn thermal_apply(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;

@@ -9,7 +9,7 @@
 @group(0) @binding(3) var<storage, read_write> thermal_share: array<f32>;
 @group(0) @binding(4) var<storage, read_write> talus: array<f32>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(TILE_X, TILE_Y)
 fn thermal_flux(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;

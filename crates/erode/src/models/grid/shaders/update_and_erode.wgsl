@@ -93,7 +93,7 @@ fn capacity(bx: f32, by: f32, vx: f32, vy: f32, d: f32) -> f32 {
     return 0.0;
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(TILE_X, TILE_Y)
 fn update_and_erode(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;

@@ -34,7 +34,7 @@ fn pipe(eta: f32, bed: f32, eta_j: f32, bed_j: f32, f: f32, gain: f32, width: f3
     return max(q, 0.0);
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(TILE_X, TILE_Y)
 fn water_flux(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;

@@ -31,7 +31,7 @@ fn rounded(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ u.zero);
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(TILE_X, TILE_Y)
 fn water_increment(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= u.width || id.y >= u.height) {
         return;
