@@ -104,8 +104,13 @@ impl InputArgs {
         })
     }
 
-    /// Reads `path` with these options.
+    /// Reads `path` with these options; what the reading assumed for want of metadata is a
+    /// note on stderr.
     pub fn read(&self, path: &Path) -> anyhow::Result<Loaded> {
-        Ok(erode_io::read(path, &self.options()?)?)
+        let loaded = erode_io::read(path, &self.options()?)?;
+        if let Some(assumed) = &loaded.info.assumed {
+            eprintln!("erode: note: {}: {assumed}", path.display());
+        }
+        Ok(loaded)
     }
 }

@@ -55,7 +55,8 @@ fn render_and_demo_write_pictures() {
 fn every_subcommand_has_help_with_examples() {
     let tmp = tempfile::tempdir().unwrap();
     for sub in [
-        "generate", "info", "convert", "render", "resample", "crop", "rescale", "amplify", "demo", "simulate", "params",
+        "generate", "info", "convert", "render", "resample", "crop", "rescale", "mesh", "amplify", "demo", "simulate",
+        "params",
     ] {
         let help = ok(&[sub, "--help"], tmp.path());
         assert!(help.contains("Examples:"), "{sub} --help has no examples");

@@ -1,8 +1,8 @@
-//! `erode resample`, `crop` and `rescale`: sizes, cell sizes and heights as asked, read back.
+//! `erode resample`, `crop`, `rescale` and `mesh`: sizes, cell sizes and heights as asked, read back.
 
 mod common;
 
-use common::{erode, info, ok};
+use common::{erode, files_in, info, ok, refused};
 
 fn heights(path: &std::path::Path) -> erode::Heightmap {
     erode_io::read(path, &Default::default()).unwrap().map
@@ -145,4 +145,39 @@ fn a_cell_size_given_on_a_georeferenced_map_is_kept_and_the_georeference_dropped
         assert_eq!(i["cell_size"]["x"].as_f64(), Some(2.0), "{cmd:?}");
         assert_eq!(i["georeference"]["crs"], "local", "{cmd:?}: {i}");
     }
+}
+
+#[test]
+fn mesh_writes_every_format_y_up_and_fits_a_triangle_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "33", "--seed", "5", "--relief", "120", "--cell-size", "10", "-o", "t.tif"], d);
+    let map = heights(&d.join("t.tif"));
+    let top = map.heights.as_slice().iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    for ext in ["glb", "obj", "ply", "stl"] {
+        let out = format!("t.{ext}");
+        ok(&["mesh", "t.tif", "-o", &out], d);
+        let mesh = erode_io::mesh::read_mesh(&d.join(&out));
+        if ext == "glb" {
+            // no reader of ours: the header's length is the file's
+            let b = std::fs::read(d.join(&out)).unwrap();
+            assert_eq!(u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, b.len());
+            continue;
+        }
+        let mesh = mesh.unwrap();
+        assert_eq!(mesh.faces.len(), 2 * 32 * 32, "{ext}");
+        // y up, the map's 320 m along x and z
+        let (lo, hi) = mesh.bounds();
+        assert!((hi.y - f64::from(top)).abs() < 1e-3, "{ext}: top {} vs {top}", hi.y);
+        assert_eq!((lo.x, hi.x, lo.z, hi.z), (0.0, 320.0, 0.0, 320.0), "{ext}");
+    }
+    ok(&["mesh", "t.tif", "-o", "small.obj", "--max-triangles", "500"], d);
+    let small = erode_io::mesh::read_mesh(&d.join("small.obj")).unwrap();
+    assert!(small.faces.len() <= 500 && small.faces.len() >= 200, "{}", small.faces.len());
+    let before = files_in(d);
+    refused(&["mesh", "t.tif", "-o", "t.fbx"], d, "t.fbx");
+    refused(&["mesh", "t.tif", "-o", "z.obj", "--step", "0"], d, "--step");
+    refused(&["mesh", "t.tif", "-o", "z.obj", "--max-triangles", "1"], d, "--max-triangles");
+    refused(&["mesh", "missing.tif", "-o", "z.obj"], d, "missing.tif");
+    assert_eq!(files_in(d), before, "a refused mesh left a file");
 }

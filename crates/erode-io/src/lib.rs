@@ -40,6 +40,7 @@ pub mod params;
 pub mod run;
 mod samples;
 pub mod scene;
+pub mod surface;
 mod temporaries;
 
 use std::path::Path;
@@ -170,6 +171,9 @@ pub struct SourceInfo {
     pub nodata_value: Option<f64>,
     /// GeoTIFF georeference, if the file had one.
     pub georef: Option<GeoRef>,
+    /// What the reading assumed for want of metadata (integer samples with no height range or
+    /// scale in the file or the options), said so a front end can tell the user.
+    pub assumed: Option<String>,
 }
 
 /// A heightmap read from a file.

@@ -1,6 +1,7 @@
 //! Triangle meshes: read OBJ, PLY (ASCII and binary) and STL (ASCII and binary); write OBJ, PLY
 //! (binary, with per-vertex `erosion` and `deposition` in m³) and glTF (`.glb`, the same two as
-//! custom attributes `_EROSION`, `_DEPOSITION`). Polygons are split into fans; STL's separate
+//! custom attributes `_EROSION`, `_DEPOSITION`, and vertex normals; turned from the simulation's
+//! z up to glTF's y up, `(x, y, z) -> (x, z, -y)`, so engines import it standing). Polygons are split into fans; STL's separate
 //! triangles are welded where corners coincide exactly. What is read is checked by
 //! [`erode::models::sph::TriMesh::new`] (indices, finite coordinates); the caller validates the
 //! rest (closed, oriented, no degenerate face) for its use.
@@ -492,13 +493,40 @@ fn encode_ply(mesh: &TriMesh, values: VertexValues) -> Vec<u8> {
     out
 }
 
+/// A z-up point or direction in glTF's y-up axes.
+fn y_up(p: DVec3) -> DVec3 {
+    DVec3::new(p.x, p.z, -p.y)
+}
+
+/// Unit vertex normals: the area-weighted normals of the faces around each vertex (z up).
+fn vertex_normals(mesh: &TriMesh) -> Vec<DVec3> {
+    let mut normals = vec![DVec3::ZERO; mesh.positions.len()];
+    for (f, face) in mesh.faces.iter().enumerate() {
+        let [a, b, c] = mesh.corners(f);
+        let n = (b - a).cross(c - a);
+        for &v in face {
+            normals[v as usize] += n;
+        }
+    }
+    normals.iter().map(|n| n.try_normalize().unwrap_or(DVec3::Z)).collect()
+}
+
 fn encode_glb(mesh: &TriMesh, values: VertexValues) -> Vec<u8> {
     let n = mesh.positions.len();
     let (ero, dep) = (scaled(values.erosion, n), scaled(values.deposition, n));
-    let (lo, hi) = mesh.bounds();
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
     let mut bin = Vec::new();
     for p in &mesh.positions {
+        let p = y_up(*p);
+        (lo, hi) = (lo.min(p), hi.max(p));
         for x in [p.x, p.y, p.z] {
+            bin.extend_from_slice(&(x as f32).to_le_bytes());
+        }
+    }
+    let normal_at = bin.len();
+    for v in vertex_normals(mesh) {
+        let v = y_up(v);
+        for x in [v.x, v.y, v.z] {
             bin.extend_from_slice(&(x as f32).to_le_bytes());
         }
     }
@@ -523,21 +551,23 @@ fn encode_glb(mesh: &TriMesh, values: VertexValues) -> Vec<u8> {
         "scenes": [{ "nodes": [0] }],
         "nodes": [{ "mesh": 0 }],
         "meshes": [{ "primitives": [{
-            "attributes": { "POSITION": 0, "_EROSION": 1, "_DEPOSITION": 2 },
+            "attributes": { "POSITION": 0, "NORMAL": 4, "_EROSION": 1, "_DEPOSITION": 2 },
             "indices": 3,
         }]}],
         "buffers": [{ "byteLength": bin.len() }],
         "bufferViews": [
-            { "buffer": 0, "byteOffset": 0, "byteLength": ero_at, "target": 34962 },
+            { "buffer": 0, "byteOffset": 0, "byteLength": normal_at, "target": 34962 },
             { "buffer": 0, "byteOffset": ero_at, "byteLength": dep_at - ero_at, "target": 34962 },
             { "buffer": 0, "byteOffset": dep_at, "byteLength": idx_at - dep_at, "target": 34962 },
             { "buffer": 0, "byteOffset": idx_at, "byteLength": bin.len() - idx_at, "target": 34963 },
+            { "buffer": 0, "byteOffset": normal_at, "byteLength": ero_at - normal_at, "target": 34962 },
         ],
         "accessors": [
             { "bufferView": 0, "componentType": 5126, "count": n, "type": "VEC3", "min": f32s(lo), "max": f32s(hi) },
             { "bufferView": 1, "componentType": 5126, "count": n, "type": "SCALAR" },
             { "bufferView": 2, "componentType": 5126, "count": n, "type": "SCALAR" },
             { "bufferView": 3, "componentType": 5125, "count": mesh.faces.len() * 3, "type": "SCALAR" },
+            { "bufferView": 4, "componentType": 5126, "count": n, "type": "VEC3" },
         ],
     });
     let mut text = json.to_string().into_bytes();
@@ -597,12 +627,26 @@ mod tests {
         assert_eq!(back.faces.len(), mesh.faces.len());
         assert_eq!(back.positions.len(), mesh.positions.len());
         back.validate(true, 1e-9).unwrap();
-        // glb: a valid header and chunk lengths
+        // glb: valid glTF, turned y up, with unit normals pointing out of the solid
         let p = dir.path().join("m.glb");
         write_mesh(&p, &mesh, VertexValues::default()).unwrap();
         let b = std::fs::read(&p).unwrap();
         assert_eq!(&b[..4], b"glTF");
         assert_eq!(u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, b.len());
+        let glb = gltf::Gltf::from_slice(&b).unwrap();
+        let prim = glb.meshes().next().unwrap().primitives().next().unwrap();
+        let reader = prim.reader(|_| glb.blob.as_deref());
+        let positions: Vec<[f32; 3]> = reader.read_positions().unwrap().collect();
+        let normals: Vec<[f32; 3]> = reader.read_normals().unwrap().collect();
+        for ((got, p), n) in positions.iter().zip(&mesh.positions).zip(&normals) {
+            let want = [p.x, p.z, -p.y].map(|x| x as f32);
+            assert_eq!(*got, want);
+            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            assert!((len - 1.0).abs() < 1e-5, "{n:?}");
+        }
+        // the block's top face (z = 1 before, y = 1 now) faces +y
+        let top = positions.iter().zip(&normals).filter(|(p, _)| p[1] > 0.99).map(|(_, n)| n[1]);
+        assert!(top.clone().count() > 0 && top.clone().all(|ny| ny > 0.0));
     }
 
     #[test]

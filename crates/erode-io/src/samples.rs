@@ -66,6 +66,7 @@ pub(crate) fn finish(d: Decoded, format: Format, options: &ReadOptions) -> Resul
     let nodata = options.nodata.or(d.meta.nodata);
     let n = d.width * d.height;
     let mut mask = d.mask.unwrap_or_else(|| vec![false; n]);
+    let mut assumed = None;
     let (heights, mapping) = match d.samples {
         Samples::Float(values) => {
             if let Some(nd) = nodata {
@@ -88,6 +89,19 @@ pub(crate) fn finish(d: Decoded, format: Format, options: &ReadOptions) -> Resul
                     "the file's height range {min} to {max} m does not increase: give --min-height and --max-height"
                 )));
             }
+            assumed = match (options.mapping, kind, d.meta.range, &d.meta.georef) {
+                (None, IntKind::Image, None, _) => Some(format!(
+                    "no height range in the file: its 0 to {full_scale} read as {} to {} m (say the range: \
+                     --min-height and --max-height, or --height-scale)",
+                    DEFAULT_IMAGE_RANGE.0, DEFAULT_IMAGE_RANGE.1
+                )),
+                (None, IntKind::Metres, None, None) => Some(
+                    "integer samples with no height metadata or georeference: read as metres, one per unit \
+                     (else --height-scale, or --min-height and --max-height)"
+                        .into(),
+                ),
+                _ => None,
+            };
             let mapping = options.mapping.unwrap_or(match (kind, d.meta.range) {
                 (_, Some((min, max))) => IntMapping::Range { min, max },
                 (IntKind::Image, None) => IntMapping::Range { min: DEFAULT_IMAGE_RANGE.0, max: DEFAULT_IMAGE_RANGE.1 },
@@ -125,7 +139,14 @@ pub(crate) fn finish(d: Decoded, format: Format, options: &ReadOptions) -> Resul
     let map = Heightmap::with_nodata(grid, any.then_some(mask))?;
     Ok(Loaded {
         map,
-        info: SourceInfo { format, sample_type: d.sample_type, mapping, nodata_value: nodata, georef: d.meta.georef },
+        info: SourceInfo {
+            format,
+            sample_type: d.sample_type,
+            mapping,
+            nodata_value: nodata,
+            georef: d.meta.georef,
+            assumed,
+        },
     })
 }
 

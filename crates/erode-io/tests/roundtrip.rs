@@ -258,6 +258,24 @@ fn png_rgb_of_equal_channels_reads_as_grey() {
     assert!(e.contains("channels differ") && e.contains("row 0, column 2"), "{e}");
 }
 
+/// A PNG with no height range of erode's says what it assumed (0 to 100 m), and nothing when the
+/// range is given or written by erode.
+#[test]
+fn a_png_without_a_height_range_says_what_it_assumed() {
+    let mut bytes = Vec::new();
+    let mut enc = png::Encoder::new(&mut bytes, 3, 1);
+    enc.set_color(png::ColorType::Grayscale);
+    enc.write_header().unwrap().write_image_data(&[0, 128, 255]).unwrap();
+    let plain = decode(&bytes, Format::Png, &ReadOptions::default()).unwrap();
+    let note = plain.info.assumed.unwrap();
+    assert!(note.contains("0 to 255 read as 0 to 100 m") && note.contains("--min-height"), "{note}");
+    let given =
+        ReadOptions { mapping: Some(erode_io::IntMapping::Range { min: 0.0, max: 10.0 }), ..Default::default() };
+    assert_eq!(decode(&bytes, Format::Png, &given).unwrap().info.assumed, None);
+    let ours = encode(&plain.map, Format::Png, &WriteOptions::default()).unwrap();
+    assert_eq!(decode(&ours, Format::Png, &ReadOptions::default()).unwrap().info.assumed, None);
+}
+
 #[test]
 fn npy_fortran_order_and_big_endian_are_transposed_and_swapped() {
     // 2 rows x 3 columns, values 10*row + col, stored column-major big-endian f8

@@ -43,6 +43,7 @@ pub mod models;
 mod par;
 pub mod preview;
 pub mod rng;
+pub mod surface_mesh;
 pub mod terrain;
 pub mod transform;
 

@@ -75,6 +75,7 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
             mapping: None,
             nodata_value: None,
             georef: None,
+            assumed: None,
         },
     };
     let front = DemoFront {

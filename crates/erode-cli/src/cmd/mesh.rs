@@ -1,0 +1,49 @@
+use std::path::PathBuf;
+
+use anyhow::bail;
+use erode::surface_mesh::{step_for, surface_mesh};
+
+use crate::input::InputArgs;
+
+/// Write a heightmap's surface as a triangle mesh for engines and 3D tools (.glb, .obj, .ply,
+/// .stl): y up, x east, z south, metres; unit normals and UVs; squares touching nodata left out.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  erode mesh out/height.tif -o terrain.glb
+  erode mesh out/height.tif -o terrain.obj --max-triangles 2000000   (every n-th cell, to fit)
+  erode mesh dem.tif -o dem.stl --step 4")]
+pub struct Args {
+    /// The heightmap.
+    heightmap: PathBuf,
+    /// Output mesh; the format follows the extension (.glb, .obj, .ply, .stl).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Sample every STEP-th row and column (and the last), 1 = every cell.
+    #[arg(long, value_name = "STEP", conflicts_with = "max_triangles")]
+    step: Option<usize>,
+    /// At most this many triangles: the smallest step that fits.
+    #[arg(long, value_name = "N")]
+    max_triangles: Option<u64>,
+    #[command(flatten)]
+    input: InputArgs,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    erode_io::surface::SurfaceFormat::from_path(&a.output)?;
+    if a.step == Some(0) {
+        bail!("--step 0: sample every STEP-th cell, STEP >= 1");
+    }
+    erode_io::check_output(&a.output)?;
+    erode_io::check_not_input(&a.output, &a.heightmap)?;
+    let map = a.input.read(&a.heightmap)?.map;
+    let (w, h) = (map.heights.width(), map.heights.height());
+    let step = match (a.step, a.max_triangles) {
+        (Some(s), _) => s,
+        (None, Some(n)) => step_for(w, h, n)
+            .ok_or_else(|| anyhow::anyhow!("--max-triangles {n}: even the map's four corners make 2 triangles"))?,
+        (None, None) => 1,
+    };
+    let mesh = surface_mesh(&map, step).map_err(|e| anyhow::anyhow!("{}: {e}", a.heightmap.display()))?;
+    erode_io::surface::write_surface(&a.output, &mesh)?;
+    Ok(())
+}
