@@ -340,6 +340,12 @@ fn simulate_grid_on_the_gpu_balances_its_books_and_follows_the_cpu() {
         c["books"]["terms"]["eroded"]["value"].as_f64().unwrap(),
     );
     assert!(ce > 0.0 && (ge - ce).abs() <= 0.05 * ce, "eroded: GPU {ge}, CPU {ce}");
+    // the height alone (the default) reads back only what the outputs need: the same bytes
+    ok(&["simulate", "grid", "t.tif", "-o", "gh", "--iterations", "150", "--backend", "gpu", "-q"], d);
+    assert!(bytes(d.join("gpu/height.tif")) == bytes(d.join("gh/height.tif")), "the height read back alone");
+    let gh = report(&d.join("gh"));
+    assert!(gh["books"]["relative_error"].as_f64().unwrap() < 1e-5, "{}", gh["books"]);
+    assert_eq!(gh["simulated_seconds"], g["simulated_seconds"]);
     // a GPU run checkpointed at 75 and resumed ends where the straight one does
     let res = |extra: &[&str]| {
         let mut args = vec!["simulate", "grid", "t.tif", "-o", "res", "--backend", "gpu", "-q"];

@@ -68,6 +68,17 @@ impl Wanted {
 }
 
 impl MapOutputs {
+    /// The maps of `names` (a model's, the height first) [`MapOutputs::write`] reads: the wanted
+    /// ones and the preview's overlay.
+    pub fn read_maps(&self, names: &[&'static str]) -> Vec<&'static str> {
+        names
+            .iter()
+            .enumerate()
+            .filter(|(k, n)| self.wanted.has(*k, n) || **n == self.overlay)
+            .map(|(_, n)| *n)
+            .collect()
+    }
+
     /// The files [`MapOutputs::write`] writes for maps named `maps`.
     pub fn file_names<'a>(&self, maps: impl IntoIterator<Item = &'a str>) -> Vec<String> {
         let mut names: Vec<String> = maps

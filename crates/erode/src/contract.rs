@@ -115,6 +115,13 @@ pub trait Model: Send + Sync {
     /// Brings the state up to date with the simulator (a read-back from the GPU; nothing on the
     /// CPU). The reading methods below see the state as of the last `sync`.
     fn sync(&mut self) -> Result<(), SimError>;
+    /// [`Model::sync`] of what the output maps `maps` (names of [`Model::map`]) and the books need
+    /// at least: a GPU model may read back less (the rest of the state stays behind until the
+    /// next `sync`, which a checkpoint needs).
+    fn sync_maps(&mut self, maps: &[&str]) -> Result<(), SimError> {
+        let _ = maps;
+        self.sync()
+    }
     /// Waits until the simulator has finished the work [`Model::advance`] handed it, reading
     /// nothing back (the GPU runs behind the CPU; for timing).
     fn wait(&self) -> Result<(), SimError> {
@@ -208,6 +215,9 @@ impl<M: Model + ?Sized> Model for Box<M> {
     }
     fn sync(&mut self) -> Result<(), SimError> {
         (**self).sync()
+    }
+    fn sync_maps(&mut self, maps: &[&str]) -> Result<(), SimError> {
+        (**self).sync_maps(maps)
     }
     fn wait(&self) -> Result<(), SimError> {
         (**self).wait()
@@ -438,6 +448,20 @@ impl Model for GridRun {
             g.finish()?;
         }
         Ok(())
+    }
+    fn sync_maps(&mut self, maps: &[&str]) -> Result<(), SimError> {
+        // what `GpuSim::read_outputs` brings back
+        const OUTPUTS: [&str; 5] = ["height", "water", "sediment", "erosion", "deposition"];
+        #[cfg(feature = "gpu")]
+        if let Some((g, _)) = &self.gpu
+            && self.stale
+            && maps.iter().all(|m| OUTPUTS.contains(m))
+        {
+            // the rest (fluxes, velocities, hardness, the sediment layer) stays stale
+            return g.read_outputs(&mut self.state);
+        }
+        let _ = (maps, OUTPUTS);
+        self.sync()
     }
     fn editable(&self) -> &'static [&'static str] {
         &["height", "water", "hardness"]

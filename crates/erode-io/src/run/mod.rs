@@ -206,6 +206,10 @@ pub trait Front<M: Model>: Send + Sync {
             None => Ok(()),
         }
     }
+    /// The maps [`Front::write_outputs`] reads (`None`: it may read the whole state).
+    fn read_maps(&self, model: &M) -> Option<Vec<&'static str>> {
+        self.map_set().map(|set| set.outputs.read_maps(&map_names(model)))
+    }
     /// The names of the files [`Front::write_outputs`] and [`Front::begin`] write in the output
     /// folder (`report.json` aside).
     fn file_names(&self, model: &M) -> Vec<String> {
@@ -391,14 +395,19 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
     let seconds = t0.elapsed().as_secs_f64();
     watch.end();
 
-    // 3. outputs and report, also when a step failed (the state holds the last consistent one)
+    // 3. outputs and report, also when a step failed (the state holds the last consistent one):
+    // the whole state when it is kept, else what the outputs read
     let model = &mut job.model;
-    if let Err(e) = model.sync() {
-        return Err(outcome.err().unwrap_or_else(|| e.into()));
-    }
     let done = model.done();
     let keep = keeps_final_state(every, job.resumed.is_some(), job.front.keeps_final_state());
     let last_checkpoint = keep && outcome.is_ok() && (every == 0 || !done.is_multiple_of(every));
+    let synced = match job.front.read_maps(model) {
+        Some(maps) if !last_checkpoint => model.sync_maps(&maps),
+        _ => model.sync(),
+    };
+    if let Err(e) = synced {
+        return Err(outcome.err().unwrap_or_else(|| e.into()));
+    }
     if !model.is_finite() {
         let checkpoint = if last_checkpoint { Some(save(model)?) } else { None };
         return Err(RunError::NonFinite { unit, at: done, checkpoint });

@@ -264,7 +264,12 @@ impl GpuContext {
 
     /// Reads `buffer` (f32s) back, waiting for the GPU.
     pub(crate) fn read(&self, buffer: &wgpu::Buffer) -> Result<Vec<f32>, GpuError> {
-        let size = buffer.size();
+        self.read_range(buffer, 0, buffer.size())
+    }
+
+    /// Reads `size` bytes of `buffer` from byte `offset` (both multiples of 4) back as f32s,
+    /// waiting for the GPU.
+    pub(crate) fn read_range(&self, buffer: &wgpu::Buffer, offset: u64, size: u64) -> Result<Vec<f32>, GpuError> {
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
             size,
@@ -273,7 +278,7 @@ impl GpuContext {
         });
         let mut encoder =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
         self.queue.submit([encoder.finish()]);
         let (tx, rx) = std::sync::mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {

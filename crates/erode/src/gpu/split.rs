@@ -81,6 +81,14 @@ impl FieldSplit {
         Ok(out)
     }
 
+    /// Field `f` of a group's `buffers`, read back alone.
+    pub fn read_field(&self, ctx: &GpuContext, buffers: &[wgpu::Buffer], f: usize) -> Result<Vec<f32>, GpuError> {
+        let per = self.fields_per_buffer.max(1);
+        let buffer = buffers.get(f / per).ok_or_else(|| GpuError::Readback(format!("no field {f} in the group")))?;
+        let bytes = 4 * self.cells as u64;
+        ctx.read_range(buffer, (f % per) as u64 * bytes, bytes)
+    }
+
     /// `template` with each `#fields NAME BINDING ACCESS` line replaced by the group's
     /// declarations and accessors; `groups` gives each group's field count. A malformed
     /// directive, or one naming a group `groups` lacks, is a validation error (a bug: shaders are

@@ -1011,9 +1011,6 @@ impl GpuSim {
     pub fn read_into(&self, state: &mut State) -> Result<(), SimError> {
         let n = self.width * self.height;
         let b = &self.buffers;
-        let read = |buf: &wgpu::Buffer| self.ctx.read(buf);
-        state.terrain = read(&b.terrain)?;
-        state.water = read(&b.water)?;
         let fields = |group: &[wgpu::Buffer]| b.split.read(&self.ctx, group);
         let flat = fields(&b.flux)?;
         for (e, f) in state.flux.iter_mut().enumerate() {
@@ -1023,33 +1020,66 @@ impl GpuSim {
         state.velocity_x.copy_from_slice(&velocity[..n]);
         state.velocity_y.copy_from_slice(&velocity[n..2 * n]);
         state.discharge_integral.copy_from_slice(&velocity[2 * n..]);
-        state.sediment = read(&b.sediment)?;
         let ground = fields(&b.ground)?;
         state.hardness.copy_from_slice(&ground[..n]);
         state.sediment_depth.copy_from_slice(&ground[n..]);
         let books = fields(&b.books)?;
-        let pairs = self.ctx.read(&b.book_sums)?;
         let book = |k: Book| &books[k as usize * n..(k as usize + 1) * n];
+        self.read_outputs_with(state, |k| Ok(book(k).to_vec()))
+    }
+
+    /// Copies what a run's usual outputs and books need into `state`: terrain, water, sediment,
+    /// the eroded and deposited maps, the books, the time (5 of the ~24 fields [`GpuSim::read_into`]
+    /// reads; the per-cell water books are flushed into their totals first). The fluxes,
+    /// velocities, discharge, hardness and sediment depth in `state` stay as they were.
+    pub fn read_outputs(&self, state: &mut State) -> Result<(), SimError> {
+        let mut encoder =
+            self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("flush_books") });
+        {
+            let mut pass = compute_pass(&mut encoder, "flush_books");
+            dispatch_kernel(&mut pass, &self.kernels.flush_books, [flush_groups(self.width * self.height), 1]);
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+        let b = &self.buffers;
+        self.read_outputs_with(state, |k| match k {
+            Book::Eroded | Book::Deposited => Ok(b.split.read_field(&self.ctx, &b.books, k as usize)?),
+            // flushed: every cell's is 0
+            _ => Ok(Vec::new()),
+        })
+    }
+
+    /// Terrain, water, sediment, the eroded and deposited maps, the books and the time into
+    /// `state`, each book's per-cell values from `book`.
+    fn read_outputs_with(
+        &self,
+        state: &mut State,
+        book: impl Fn(Book) -> Result<Vec<f32>, SimError>,
+    ) -> Result<(), SimError> {
+        let b = &self.buffers;
+        state.terrain = self.ctx.read(&b.terrain)?;
+        state.water = self.ctx.read(&b.water)?;
+        state.sediment = self.ctx.read(&b.sediment)?;
+        let pairs = self.ctx.read(&b.book_sums)?;
         // what the cells hold since the last flush, and the totals before
-        let total = |k: Book| -> f64 {
+        let total = |k: Book| -> Result<f64, SimError> {
             let pair = |p: &[f32]| f64::from(p[0]) + f64::from(p[1]);
-            sum(book(k)) + pairs.chunks_exact(2).skip(k as usize).step_by(BOOKS).map(pair).sum::<f64>()
+            Ok(sum(&book(k)?) + pairs.chunks_exact(2).skip(k as usize).step_by(BOOKS).map(pair).sum::<f64>())
         };
-        state.eroded.copy_from_slice(book(Book::Eroded));
-        state.deposited.copy_from_slice(book(Book::Deposited));
+        state.eroded = book(Book::Eroded)?;
+        state.deposited = book(Book::Deposited)?;
         let (a, base) = (self.area, &self.base_books);
-        let eroded = (sum(book(Book::Eroded)) - self.base_eroded) * a;
-        let deposited = (sum(book(Book::Deposited)) - self.base_deposited) * a;
+        let eroded = (sum(&state.eroded) - self.base_eroded) * a;
+        let deposited = (sum(&state.deposited) - self.base_deposited) * a;
         state.books = Books {
-            rain: base.rain + total(Book::Rain) * a,
-            sources: base.sources + total(Book::Sources) * a,
-            evaporated: base.evaporated + total(Book::Evaporated) * a,
-            water_outflow: base.water_outflow + total(Book::WaterOutflow),
-            water_from_dissolving: base.water_from_dissolving + total(Book::WaterFromDissolving) * a,
-            water_to_deposition: base.water_to_deposition + total(Book::WaterToDeposition) * a,
+            rain: base.rain + total(Book::Rain)? * a,
+            sources: base.sources + total(Book::Sources)? * a,
+            evaporated: base.evaporated + total(Book::Evaporated)? * a,
+            water_outflow: base.water_outflow + total(Book::WaterOutflow)?,
+            water_from_dissolving: base.water_from_dissolving + total(Book::WaterFromDissolving)? * a,
+            water_to_deposition: base.water_to_deposition + total(Book::WaterToDeposition)? * a,
             eroded: base.eroded + eroded,
             deposited: base.deposited + deposited,
-            sediment_outflow: base.sediment_outflow + total(Book::SedimentOutflow) * a,
+            sediment_outflow: base.sediment_outflow + total(Book::SedimentOutflow)? * a,
             ..base.clone()
         };
         (state.time, state.terrain_time) = match self.tally()? {
