@@ -42,6 +42,7 @@ mod samples;
 pub mod scene;
 pub mod surface;
 mod temporaries;
+pub mod texture;
 
 use std::path::Path;
 

@@ -436,3 +436,47 @@ mod tests {
         assert_eq!(short_number(f64::INFINITY), "inf");
     }
 }
+
+/// Texture maps (masks, normal map, splat) could not be baked as asked.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum TextureError {
+    /// Every cell is nodata: there is no surface to bake.
+    #[error("every cell is nodata: nothing to bake")]
+    NoData,
+    /// An option is out of range.
+    #[error("texture option `{name}` = {} is out of range: expected {expected}", short_number(*.value))]
+    Option {
+        /// Option name.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+        /// What is accepted.
+        expected: &'static str,
+    },
+    /// A run's map of another size than the heightmap.
+    #[error("the run's `{map}` map is {got:?} cells (columns, rows), the heightmap {want:?}")]
+    Shape {
+        /// The map's name.
+        map: String,
+        /// Its columns and rows.
+        got: (usize, usize),
+        /// The heightmap's.
+        want: (usize, usize),
+    },
+    /// A mask that is made from a run's map, asked for without that map.
+    #[error("the `{mask}` mask is made from a run's `{map}` map, and none was given")]
+    NeedsRunMap {
+        /// The mask.
+        mask: &'static str,
+        /// The run's map it needs.
+        map: &'static str,
+    },
+    /// A splat rule that cannot be applied.
+    #[error("splat layer {layer}: {problem}")]
+    Rule {
+        /// The layer (its name, or its number from 1 where it has none).
+        layer: String,
+        /// What is wrong.
+        problem: String,
+    },
+}

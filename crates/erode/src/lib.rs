@@ -45,8 +45,11 @@ pub mod preview;
 pub mod rng;
 pub mod surface_mesh;
 pub mod terrain;
+pub mod texture;
 pub mod transform;
 
 pub use checkpoint::CheckpointError;
-pub use error::{AnalysisError, GridError, MeshError, ParamError, SimError, TerrainError, TransformError};
+pub use error::{
+    AnalysisError, GridError, MeshError, ParamError, SimError, TerrainError, TextureError, TransformError,
+};
 pub use grid::{CellSize, Grid, HeightStats, Heightmap};

@@ -9,6 +9,7 @@ pub mod demo;
 pub mod generate;
 pub mod gpu_info;
 pub mod info;
+pub mod masks;
 pub mod mesh;
 pub mod params;
 pub mod render;

@@ -21,7 +21,7 @@ pub struct Surface {
 
 /// The 3 x 3 window around cell `i`, row-major from the north-west corner, in f64.
 #[inline]
-fn window(domain: &Domain<'_>, z: &[f32], i: usize) -> [f64; 9] {
+pub(crate) fn window(domain: &Domain<'_>, z: &[f32], i: usize) -> [f64; 9] {
     let (r, c) = ((i / domain.width) as isize, (i % domain.width) as isize);
     let centre = f64::from(z[i]);
     std::array::from_fn(|k| {
@@ -34,11 +34,18 @@ fn window(domain: &Domain<'_>, z: &[f32], i: usize) -> [f64; 9] {
     })
 }
 
-/// (slope, profile curvature, plan curvature) at one window.
-fn local(w: &[f64; 9], dx: f64, dy: f64) -> (f64, f64, f64) {
-    // Horn's weighted differences; rows grow southwards, so +y is south
+/// The gradient at one window by Horn's (1981) weighted differences, (east, south) in m/m: rows
+/// grow southwards, so its second part is the rise towards the south.
+#[inline]
+pub(crate) fn horn(w: &[f64; 9], dx: f64, dy: f64) -> (f64, f64) {
     let gx = ((w[2] + 2.0 * w[5] + w[8]) - (w[0] + 2.0 * w[3] + w[6])) / (8.0 * dx);
     let gy = ((w[6] + 2.0 * w[7] + w[8]) - (w[0] + 2.0 * w[1] + w[2])) / (8.0 * dy);
+    (gx, gy)
+}
+
+/// (slope, profile curvature, plan curvature) at one window.
+fn local(w: &[f64; 9], dx: f64, dy: f64) -> (f64, f64, f64) {
+    let (gx, gy) = horn(w, dx, dy);
     let slope = (gx * gx + gy * gy).sqrt();
     // Zevenbergen & Thorne's quadratic surface through the window
     let d = ((w[3] + w[5]) / 2.0 - w[4]) / (dx * dx);
