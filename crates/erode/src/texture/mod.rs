@@ -316,18 +316,18 @@ impl<'a> Baker<'a> {
                 }
             }
         }
-        let d = self.domain();
         let stats = self.map.stats();
         let relative = splat::Relative { low: f64::from(stats.min), span: f64::from(stats.max - stats.min) };
         let z = self.map.heights.as_slice();
-        let read = |name: &str, i: usize| -> f64 {
-            match (name, Mask::from_name(name)) {
-                ("height", _) => relative.of(z[i]),
-                (_, Some(m)) => self.mask(m).map_or(0.0, |v| f64::from(v[i])),
-                _ => 0.0,
+        let values = |name: &str| match Mask::from_name(name) {
+            Some(m) => {
+                let factor = if m == Mask::Slope { 90.0 } else { 1.0 };
+                splat::Values::Mask(self.mask(m).unwrap_or(&[]), factor)
             }
+            None => splat::Values::Height(z, relative.clone()),
         };
-        Ok(splat::apply(&d, rules, read))
+        let conditions: Vec<_> = rules.layers.iter().map(|layer| splat::conditions(layer, values)).collect();
+        Ok(splat::apply(&self.domain(), rules, &conditions))
     }
 
     /// Slope (Horn), m/m.

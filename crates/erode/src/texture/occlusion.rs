@@ -40,6 +40,11 @@ fn rays(radius: usize, dx: f64, dy: f64) -> Vec<Vec<(isize, isize, f64)>> {
 pub(super) fn mask(d: &Domain<'_>, z: &[f32], radius: usize) -> Vec<f32> {
     let rays = rays(radius, d.cell.x, d.cell.y);
     let (w, h) = (d.width as isize, d.height as isize);
+    // each sample as an index offset and 1 / distance, for cells whose rays stay on the map
+    // (the same products as the checked path's, so a cell's value does not depend on the path)
+    let reach = rays.iter().flatten().map(|s| s.0.unsigned_abs().max(s.1.unsigned_abs())).max().unwrap_or(0) as isize;
+    let flat: Vec<Vec<(isize, f64)>> =
+        rays.iter().map(|ray| ray.iter().map(|&(dr, dc, dist)| (dr * w + dc, 1.0 / dist)).collect()).collect();
     let mut out = vec![0.0f32; d.len()];
     out.par_chunks_mut(d.width).enumerate().for_each(|(row, line)| {
         for (col, v) in line.iter_mut().enumerate() {
@@ -48,17 +53,26 @@ pub(super) fn mask(d: &Domain<'_>, z: &[f32], radius: usize) -> Vec<f32> {
                 continue;
             }
             let here = f64::from(z[i]);
+            let (r0, c0) = (row as isize, col as isize);
+            let clear = d.nodata.is_none() && r0 >= reach && c0 >= reach && r0 < h - reach && c0 < w - reach;
             let mut sum = 0.0;
-            for ray in &rays {
+            for (ray, fast) in rays.iter().zip(&flat) {
                 let mut steepest = 0.0f64;
-                for &(dr, dc, dist) in ray {
-                    let (r, c) = (row as isize + dr, col as isize + dc);
-                    if r < 0 || c < 0 || r >= h || c >= w {
-                        break;
+                if clear {
+                    for &(offset, inverse) in fast {
+                        let j = (i as isize + offset) as usize;
+                        steepest = steepest.max((f64::from(z[j]) - here) * inverse);
                     }
-                    let j = (r * w + c) as usize;
-                    if d.inside(j) {
-                        steepest = steepest.max((f64::from(z[j]) - here) / dist);
+                } else {
+                    for &(dr, dc, dist) in ray {
+                        let (r, c) = (r0 + dr, c0 + dc);
+                        if r < 0 || c < 0 || r >= h || c >= w {
+                            break;
+                        }
+                        let j = (r * w + c) as usize;
+                        if d.inside(j) {
+                            steepest = steepest.max((f64::from(z[j]) - here) * (1.0 / dist));
+                        }
                     }
                 }
                 // sin(atan(t)) of the horizon's tangent t

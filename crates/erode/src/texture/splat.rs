@@ -123,6 +123,7 @@ impl Rules {
 }
 
 /// Heights relative to a map's range.
+#[derive(Clone)]
 pub(super) struct Relative {
     /// The lowest height, m.
     pub(super) low: f64,
@@ -153,8 +154,43 @@ fn band(x: f64, [low, high]: [f64; 2], fade: f64) -> f64 {
     smoothstep(low - fade, low, x) * (1.0 - smoothstep(high, high + fade, x))
 }
 
-/// The splat of `rules` (validated), reading each condition's value at a cell through `read`.
-pub(super) fn apply(d: &Domain<'_>, rules: &Rules, read: impl Fn(&str, usize) -> f64 + Sync) -> Splat {
+/// Where a condition's values come from.
+pub(super) enum Values<'a> {
+    /// A mask's values in 0..1 (times `factor`: 90 for the slope in degrees).
+    Mask(&'a [f32], f64),
+    /// The heights, relative to the map's range.
+    Height(&'a [f32], Relative),
+}
+
+impl Values<'_> {
+    #[inline]
+    fn at(&self, i: usize) -> f64 {
+        match self {
+            Values::Mask(v, factor) => f64::from(v[i]) * factor,
+            Values::Height(z, relative) => relative.of(z[i]),
+        }
+    }
+}
+
+/// A condition ready to apply: its values, band and fade (in the values' unit).
+pub(super) struct Condition<'a> {
+    pub(super) values: Values<'a>,
+    pub(super) band: [f64; 2],
+    pub(super) fade: f64,
+}
+
+/// The conditions of a layer as [`apply`] takes them: each named condition of `layer` with its
+/// values from `values(name)`.
+pub(super) fn conditions<'a>(layer: &Layer, values: impl Fn(&str) -> Values<'a>) -> Vec<Condition<'a>> {
+    layer
+        .when
+        .iter()
+        .map(|(name, band)| Condition { values: values(name), band: *band, fade: layer.fade * full_range(name) })
+        .collect()
+}
+
+/// The splat of `rules` (validated), each layer's conditions in `conditions`.
+pub(super) fn apply(d: &Domain<'_>, rules: &Rules, conditions: &[Vec<Condition<'_>>]) -> Splat {
     let count = rules.layers.len();
     // each cell's weights side by side, then a map per layer
     let mut per_cell = vec![0.0f32; d.len() * count];
@@ -165,15 +201,8 @@ pub(super) fn apply(d: &Domain<'_>, rules: &Rules, read: impl Fn(&str, usize) ->
         let mut above = 1.0;
         let mut sum = 0.0;
         let mut weights = [0.0f64; MAX_LAYERS];
-        for (k, layer) in rules.layers.iter().enumerate().rev() {
-            let cover: f64 = layer
-                .when
-                .iter()
-                .map(|(name, range)| {
-                    let value = if name == "slope" { read(name, i) * 90.0 } else { read(name, i) };
-                    band(value, *range, layer.fade * full_range(name))
-                })
-                .product();
+        for (k, layer) in conditions.iter().enumerate().rev() {
+            let cover: f64 = layer.iter().map(|c| band(c.values.at(i), c.band, c.fade)).product();
             weights[k] = cover * above;
             sum += weights[k];
             above *= 1.0 - cover;
