@@ -82,9 +82,10 @@ pub fn rules_toml(rules: &erode::texture::Rules) -> String {
     let conditions: Vec<&str> = std::iter::once("height").chain(erode::texture::MASKS.iter().map(|m| m.name)).collect();
     format!(
         "# Splat rules: layers of ground cover, bottom first, each painted over those before it.\n\
-         # A layer lies where every band of `when` holds: `name = [low, high]` over a condition\n\
-         # ({}), with `slope` in degrees, `height` relative to the map's range\n\
-         # (0 lowest, 1 highest) and the masks in their 0..1 mapping; `fade` softens each band's\n\
+         # A layer lies where every band of `when` holds: `name = [low, high]` over a condition,\n\
+         # one of: {}.\n\
+         # `slope` is in degrees, `height` relative to the map's range (0 lowest, 1 highest),\n\
+         # the masks in their 0..1 mapping (docs/masks.md); `fade` softens each band's\n\
          # edges by that share of its range (90° for the slope). A layer without `when` lies\n\
          # everywhere. Colours are sRGB.\n\n{body}",
         conditions.join(", ")

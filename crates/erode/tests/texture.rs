@@ -254,3 +254,14 @@ fn options_out_of_range_are_refused() {
         assert!(matches!(Baker::new(&m, o).err(), Some(TextureError::Option { .. })), "{o:?}");
     }
 }
+
+/// docs/masks.md gives every mask's mapping as the library defines it.
+#[test]
+fn the_docs_give_every_mapping() {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/masks.md")).unwrap();
+    for m in erode::texture::MASKS {
+        let row = docs.lines().find(|l| l.starts_with(&format!("| `{}` |", m.name)));
+        let row = row.unwrap_or_else(|| panic!("docs/masks.md has no row for `{}`", m.name));
+        assert!(row.contains(m.mapping), "docs/masks.md's `{}` row does not give its mapping: {}", m.name, m.mapping);
+    }
+}

@@ -20,7 +20,7 @@ use crate::input::InputArgs;
 
 The masks and their mappings (see docs/masks.md):
   slope       the slope's angle / 90°
-  curvature   0.5 − 0.5·tanh(∇²z / curvature scale), ∇²z seen at the curvature radius: ridges bright
+  curvature   0.5 − 0.5·tanh(σ·∇²z / curvature scale), σ the curvature radius: ridges bright
   flow        log10(cells draining through the cell) / 6
   wetness     (ln(a / tan β) − 2) / 16, the topographic wetness index
   occlusion   the sky-view factor: 1 on open ground
@@ -59,7 +59,7 @@ pub struct Args {
     /// Print the default splat rules as TOML and stop.
     #[arg(long)]
     print_rules: bool,
-    /// The curvature that maps to 0.5 ∓ 0.38, 1/m.
+    /// The change of slope across the curvature radius (σ·∇²z) that maps to 0.5 ∓ 0.38, m/m.
     #[arg(long, default_value_t = Options::default().curvature_scale)]
     curvature_scale: f64,
     /// The scale the curvature is seen at: the σ of its Gaussian blur, cells.

@@ -3,7 +3,10 @@
 //! clips abruptly. At the scale of one cell a DEM's Laplacian is mostly its finest noise; so it
 //! is measured as a Gaussian blur of σ cells less the height: for a smooth surface
 //! `blur − z ≈ (σ²/2)·∇²z`, so `∇²z ≈ 2·(blur − z)/σ²` (σ in metres), the Laplacian of the
-//! surface seen at that scale. Cells without data take no part in a blur (normalised
+//! surface seen at that scale. Times σ it is the change of slope across the radius, a pure
+//! number that reads alike at any cell size (the 90th percentile of its magnitude is 0.36 on a
+//! 2 m fBm terrain eroded by the grid model and 0.77 on a 25 m mountain range, where the
+//! Laplacian itself differs 6x). Cells without data take no part in a blur (normalised
 //! convolution).
 
 use rayon::prelude::*;
@@ -42,8 +45,8 @@ fn pass(src: &[(f64, f64)], width: usize, height: usize, k: &[f64], along_rows: 
     out
 }
 
-/// `0.5 − 0.5·tanh(∇²z / scale)` of every cell, the Laplacian at `radius` cells (`scale` in
-/// 1/m).
+/// `0.5 − 0.5·tanh(σ·∇²z / scale)` of every cell, the Laplacian at σ = `radius` cells (`scale`
+/// a change of slope, m/m).
 pub(super) fn mask(d: &Domain<'_>, z: &[f32], radius: f64, scale: f64) -> Vec<f32> {
     let k = kernel(radius);
     let weighted: Vec<(f64, f64)> =
@@ -59,7 +62,7 @@ pub(super) fn mask(d: &Domain<'_>, z: &[f32], radius: f64, scale: f64) -> Vec<f3
                 return 0.0;
             }
             let laplacian = 2.0 * (sum / weight - f64::from(z[i])) / (sigma * sigma);
-            (0.5 - 0.5 * (laplacian / scale).tanh()) as f32
+            (0.5 - 0.5 * (sigma * laplacian / scale).tanh()) as f32
         })
         .collect()
 }
@@ -70,8 +73,8 @@ mod tests {
     use crate::grid::CellSize;
 
     /// On a paraboloid z = c·(x² + y²) the Laplacian is 4c everywhere: the blur sees it exactly
-    /// (a Gaussian's second moment is σ²), so the mask is 0.5 − 0.5·tanh(4c / scale) away from
-    /// the edges.
+    /// (a Gaussian's second moment is σ²), so the mask is 0.5 − 0.5·tanh(σ·4c / scale) away
+    /// from the edges.
     #[test]
     fn a_bowl_has_its_laplacian() {
         let (n, cell, c) = (41, 2.0, 0.01);
@@ -82,10 +85,12 @@ mod tests {
             })
             .collect();
         let d = Domain { width: n, height: n, cell: CellSize::square(cell), nodata: None };
-        let m = mask(&d, &z, 2.0, 0.05);
-        let want = 0.5 - 0.5 * (4.0 * c / 0.05f64).tanh();
+        let m = mask(&d, &z, 2.0, 0.5);
         let centre = m[20 * n + 20];
-        assert!((f64::from(centre) - want).abs() < 1e-3, "{centre} against {want}");
+        // the Laplacian back from the mask: within 3 % (the kernel, cut at 3σ and sampled at
+        // whole cells, has a second moment a little under σ²)
+        let laplacian = (1.0 - 2.0 * f64::from(centre)).atanh() * 0.5 / 4.0;
+        assert!((laplacian / (4.0 * c) - 1.0).abs() < 0.03, "{laplacian} against {}", 4.0 * c);
         assert!(centre < 0.5, "a bowl is concave: dark");
     }
 }

@@ -77,7 +77,7 @@ pub const MASKS: &[MaskInfo] = &[
         mask: Mask::Curvature,
         name: "curvature",
         summary: "convex (ridges, edges: bright) against concave (valleys, hollows: dark): the Laplacian seen at a radius",
-        mapping: "0.5 − 0.5·tanh(∇²z / s), ∇²z = 2·(Gaussian blur of σ − z)/σ² (σ the curvature radius, default 2 cells), s the curvature scale (1/m, default 0.1): 0.5 on a plane",
+        mapping: "0.5 − 0.5·tanh(σ·∇²z / s): ∇²z = 2·(Gaussian blur of σ − z)/σ², σ the curvature radius (default 2 cells) in m, σ·∇²z the change of slope across it, s the curvature scale (m/m, default 0.5): 0.5 on a plane",
         run_map: None,
     },
     MaskInfo {
@@ -150,7 +150,8 @@ impl Mask {
 /// The scales of the mappings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Options {
-    /// Curvature that maps to 0.5 ∓ 0.38 (tanh 1), 1/m.
+    /// The change of slope across the curvature radius (σ·∇²z) that maps to 0.5 ∓ 0.38 (tanh 1),
+    /// m/m.
     pub curvature_scale: f64,
     /// The scale the curvature is measured at: the σ of its Gaussian, cells.
     pub curvature_radius: f64,
@@ -162,7 +163,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Self { curvature_scale: 0.1, curvature_radius: 2.0, occlusion_radius: 32, depth_scale: 1.0 }
+        Self { curvature_scale: 0.5, curvature_radius: 2.0, occlusion_radius: 32, depth_scale: 1.0 }
     }
 }
 
