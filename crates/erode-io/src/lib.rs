@@ -31,6 +31,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod atomic;
+pub mod engine;
 pub mod error;
 mod formats;
 mod geotiff;
@@ -218,7 +219,56 @@ pub fn read(path: &Path, options: &ReadOptions) -> Result<Loaded, Error> {
             options.max_cells
         )
     })?;
+    if matches!(format, Format::R16 | Format::R32) {
+        let side = raw_sidecar(path);
+        if side.is_file() {
+            return read_raw_with_sidecar(&bytes, format, options, &side).map_err(|e| Error::format(path, e));
+        }
+    }
     decode(&bytes, format, options).map_err(|e| Error::format(path, e))
+}
+
+/// The sidecar erode writes beside a raw heightmap: the file's name with `.json` added
+/// (`height.r16.json`). It holds the size, cell size, height range and nodata sample that a
+/// headerless file cannot.
+pub fn raw_sidecar(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".json");
+    std::path::PathBuf::from(name)
+}
+
+/// A raw file read with what its sidecar says (the options still win: a size, range, cell size
+/// or nodata given is used).
+fn read_raw_with_sidecar(
+    bytes: &[u8],
+    format: Format,
+    options: &ReadOptions,
+    side: &Path,
+) -> Result<Loaded, FormatError> {
+    let text = std::fs::read_to_string(side)
+        .map_err(|e| FormatError::Options(format!("its sidecar {}: {e}", side.display())))?;
+    let sidecar: formats::raw::Sidecar = serde_json::from_str(&text)
+        .map_err(|e| FormatError::Options(format!("its sidecar {}: {e}", side.display())))?;
+    let want = if format == Format::R16 { "r16" } else { "r32" };
+    if sidecar.format != want || sidecar.byte_order != "little" {
+        return Err(FormatError::Options(format!(
+            "its sidecar {} describes {} {}-endian samples, the file's extension says {want}",
+            side.display(),
+            sidecar.format,
+            sidecar.byte_order
+        )));
+    }
+    let options =
+        ReadOptions { raw_size: options.raw_size.or(Some((sidecar.width, sidecar.height))), ..options.clone() };
+    if bytes.is_empty() {
+        return Err(FormatError::Empty);
+    }
+    let mut decoded = match format {
+        Format::R16 => formats::raw::decode_r16(bytes, &options)?,
+        _ => formats::raw::decode_r32(bytes, &options)?,
+    };
+    decoded.meta = sidecar.meta();
+    samples::finish(decoded, format, &options)
 }
 
 /// The bytes of `path`, a regular file (a FIFO or device would block or never end) of at most
@@ -265,10 +315,24 @@ pub fn encode(map: &Heightmap, format: Format, options: &WriteOptions) -> Result
     }
 }
 
-/// Writes a heightmap atomically, choosing the format from the extension.
+/// The heights (low, high), metres, that sample 0 and the full-scale sample of an integer format
+/// stand for when `map` is written with `options` (with nodata, sample 0 is kept for it: the
+/// range reaches one step lower).
+pub fn sample_range(map: &Heightmap, options: &WriteOptions) -> (f64, f64) {
+    let q = samples::Quantiser::new(map, options.range, 65535);
+    (q.min, q.max)
+}
+
+/// Writes a heightmap atomically, choosing the format from the extension. A raw file (r16,
+/// r32) gets its sidecar beside it ([`raw_sidecar`]), written first.
 pub fn write(path: &Path, map: &Heightmap, options: &WriteOptions) -> Result<(), Error> {
     let format = Format::from_path(path)?;
     let bytes = encode(map, format, options).map_err(|e| Error::format(path, e))?;
+    if matches!(format, Format::R16 | Format::R32) {
+        let sidecar = formats::raw::Sidecar::of(map, format == Format::R16, options);
+        let text = serde_json::to_string_pretty(&sidecar).unwrap_or_default();
+        write_atomic(&raw_sidecar(path), text.as_bytes())?;
+    }
     write_atomic(path, &bytes)
 }
 
