@@ -121,6 +121,12 @@ fn gdal_reads_our_geotiffs_as_it_reads_the_inputs() {
     if let Some(info) = gdalinfo(&d.join("plain.tif")) {
         let (_, gt, _, _) = georeference(&info);
         assert_eq!((gt[1], gt[5]), (7.0, -7.0), "{gt:?}");
+        // the band says what it holds, in what unit, and its range (GDAL_METADATA)
+        let band = &info["bands"][0];
+        assert_eq!((band["unit"].as_str(), band["description"].as_str()), (Some("metre"), Some("height")), "{band}");
+        let stats = erode_io::read(&d.join("plain.tif"), &Default::default()).unwrap().map.stats();
+        let item = |k: &str| band["metadata"][""][k].as_str().unwrap().parse::<f32>().unwrap();
+        assert_eq!((item("STATISTICS_MINIMUM"), item("STATISTICS_MAXIMUM")), (stats.min, stats.max));
     }
 }
 

@@ -368,9 +368,28 @@ pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Result<Vec<u8>,
         if map.nodata_count() > 0 || options.nodata_value.is_some() {
             dir.write_tag(Tag::GdalNodata, nodata_text(nodata).as_str()).map_err(write_error)?;
         }
+        dir.write_tag(Tag::Unknown(GDAL_METADATA), gdal_metadata(map).as_str()).map_err(write_error)?;
         dir.finish().map_err(write_error)?;
     }
     Ok(out.into_inner())
+}
+
+/// GDAL's metadata tag (an XML text), where GDAL and QGIS read a band's unit and statistics.
+const GDAL_METADATA: u16 = 42112;
+
+/// The band's unit (metres), what it holds, and its heights' range as GDAL's statistics: any
+/// GDAL reader (QGIS, Blender's GIS importers, engines' GDAL plugins) finds the range without
+/// scanning the cells.
+fn gdal_metadata(map: &Heightmap) -> String {
+    let s = map.stats();
+    format!(
+        "<GDALMetadata>\n  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">height</Item>\n  \
+         <Item name=\"UNITTYPE\" sample=\"0\" role=\"unittype\">metre</Item>\n  \
+         <Item name=\"STATISTICS_MINIMUM\" sample=\"0\">{}</Item>\n  \
+         <Item name=\"STATISTICS_MAXIMUM\" sample=\"0\">{}</Item>\n  \
+         <Item name=\"STATISTICS_MEAN\" sample=\"0\">{}</Item>\n</GDALMetadata>\n",
+        s.min, s.max, s.mean
+    )
 }
 
 /// Rows in a strip of `width` float32 cells: about 1 MiB a strip, as the tiff crate cuts them.
