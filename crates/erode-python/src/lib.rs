@@ -614,6 +614,53 @@ fn analyze<'py>(py: Python<'py>, heights: &Bound<'py, PyAny>, cell_size: f64) ->
     py.import("json")?.call_method1("loads", (text,))
 }
 
+/// masks(heights, *, cell_size=1.0, maps=None, curvature_scale=0.5, curvature_radius=2.0,
+/// occlusion_radius=32, depth_scale=1.0) -> dict: what `erode masks --format tif` writes, as
+/// float32 arrays of values 0..1 by name (NaN: no data): every mask the heights give (slope,
+/// curvature, flow, wetness, occlusion, talus) and those of the run maps given in `maps`
+/// (`erosion`, `deposition`, `sediment_depth`, metres, each of the terrain's shape). Each
+/// mapping is in `erode masks --help` and docs/masks.md.
+#[pyfunction]
+#[pyo3(signature = (heights, *, cell_size = 1.0, maps = None, curvature_scale = 0.5, curvature_radius = 2.0,
+    occlusion_radius = 32, depth_scale = 1.0))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments
+fn masks<'py>(
+    py: Python<'py>,
+    heights: &Bound<'py, PyAny>,
+    cell_size: f64,
+    maps: Option<&Bound<'py, PyDict>>,
+    curvature_scale: f64,
+    curvature_radius: f64,
+    occlusion_radius: usize,
+    depth_scale: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    use erode::texture::{Baker, Options};
+    let map = heightmap(heights, "heights", cell_size)?;
+    let mut run: Vec<(String, Grid<f32>)> = Vec::new();
+    for (k, v) in maps.iter().flat_map(|d| d.iter()) {
+        let name: String = k.extract()?;
+        run.push((name.clone(), grid_of(&v, &name, cell_size)?));
+    }
+    let options = Options { curvature_scale, curvature_radius, occlusion_radius, depth_scale };
+    let mut baker = Baker::new(&map, options).map_err(value_error)?;
+    for (name, grid) in &run {
+        baker = baker.with_run_map(name, grid).map_err(|e| value_error(format!("maps[\"{name}\"]: {e}")))?;
+    }
+    let made = py.detach(|| {
+        baker
+            .available()
+            .into_iter()
+            .map(|m| baker.mask(m).map(|v| (m.info().name, v.to_vec())))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    let out = PyDict::new(py);
+    let (w, h) = (map.heights.width(), map.heights.height());
+    for (name, values) in made.map_err(value_error)? {
+        out.set_item(name, array(py, w, h, values, map.nodata_mask())?)?;
+    }
+    Ok(out)
+}
+
 /// A model of the models' list made from its name alone (`erode.models()` lists every model;
 /// those with classes of their own above are made by them).
 ///
@@ -771,5 +818,6 @@ fn erode_python(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(masks, m)?)?;
     Ok(())
 }

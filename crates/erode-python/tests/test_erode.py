@@ -275,3 +275,22 @@ def test_the_readmes_python_example_runs_as_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(compile(blocks[0], "README.md", "exec"), {})
     assert (tmp_path / "eroded.tif").exists()
+
+
+def test_masks_are_the_command_lines(tmp_path, terrain):
+    heights, cell = terrain
+    cli("simulate", "grid", "t.tif", "-o", "run", "--iterations", "30", "--outputs", "erosion", cwd=tmp_path)
+    height, _ = erode.read(tmp_path / "run" / "height.tif")
+    erosion, _ = erode.read(tmp_path / "run" / "erosion.tif")
+    cli("masks", "run/height.tif", "run", "-o", "tex", "--format", "tif", "--only",
+        "slope,flow,occlusion,erosion", cwd=tmp_path)
+    got = erode.masks(height, cell_size=cell[0], maps={"erosion": erosion})
+    assert sorted(got) == sorted(["slope", "curvature", "flow", "wetness", "occlusion", "talus", "erosion"])
+    for name in ["slope", "flow", "occlusion", "erosion"]:
+        want, _ = erode.read(tmp_path / "tex" / f"{name}.tif")
+        assert got[name].tobytes() == want.tobytes(), name
+        assert got[name].min() >= 0.0 and got[name].max() <= 1.0
+    with pytest.raises(ValueError, match="sediment_depth"):
+        erode.masks(height, cell_size=cell[0], maps={"rain": erosion})
+    with pytest.raises(ValueError, match="curvature_scale"):
+        erode.masks(height, curvature_scale=0.0)

@@ -463,6 +463,12 @@ pub enum TextureError {
         /// The heightmap's.
         want: (usize, usize),
     },
+    /// A run's map no mask is made from.
+    #[error("no mask is made from a run's `{name}` map; the run maps are erosion, deposition and sediment_depth")]
+    UnknownRunMap {
+        /// The name given.
+        name: String,
+    },
     /// A mask that is made from a run's map, asked for without that map.
     #[error("the `{mask}` mask is made from a run's `{map}` map, and none was given")]
     NeedsRunMap {

@@ -265,3 +265,11 @@ fn the_docs_give_every_mapping() {
         assert!(row.contains(m.mapping), "docs/masks.md's `{}` row does not give its mapping: {}", m.name, m.mapping);
     }
 }
+
+#[test]
+fn a_run_map_no_mask_reads_is_refused() {
+    let m = map(8, 8, 1.0, |x, _| x);
+    let g = Grid::from_fn(8, 8, CellSize::square(1.0), |_, _| 0.0f32).unwrap();
+    let e = Baker::new(&m, Options::default()).unwrap().with_run_map("rain", &g).err().unwrap();
+    assert!(e.to_string().contains("`rain`") && e.to_string().contains("sediment_depth"), "{e}");
+}

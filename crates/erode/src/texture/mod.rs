@@ -233,11 +233,7 @@ impl<'a> Baker<'a> {
     /// size; a name no mask reads is refused.
     pub fn with_run_map(mut self, name: &str, map: &'a Grid<f32>) -> Result<Self, TextureError> {
         let Some(known) = MASKS.iter().filter_map(|m| m.run_map).find(|&m| m == name) else {
-            return Err(TextureError::Option {
-                name: "run map",
-                value: f64::NAN,
-                expected: "erosion, deposition or sediment_depth",
-            });
+            return Err(TextureError::UnknownRunMap { name: name.to_string() });
         };
         let h = &self.map.heights;
         if !map.same_shape(h) {
