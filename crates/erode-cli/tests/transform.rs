@@ -171,6 +171,13 @@ fn mesh_writes_every_format_y_up_and_fits_a_triangle_budget() {
         assert!((hi.y - f64::from(top)).abs() < 1e-3, "{ext}: top {} vs {top}", hi.y);
         assert_eq!((lo.x, hi.x, lo.z, hi.z), (0.0, 320.0, 0.0, 320.0), "{ext}");
     }
+    // adaptive: fewer triangles than every cell's, every vertex a cell of the map
+    ok(&["mesh", "t.tif", "-o", "adaptive.obj", "--max-error", "0.5"], d);
+    let adaptive = erode_io::mesh::read_mesh(&d.join("adaptive.obj")).unwrap();
+    assert!(adaptive.faces.len() < 2 * 32 * 32 && adaptive.faces.len() >= 2, "{}", adaptive.faces.len());
+    let (lo, hi) = adaptive.bounds();
+    assert_eq!((lo.x, hi.x, lo.z, hi.z), (0.0, 320.0, 0.0, 320.0));
+    refused(&["mesh", "t.tif", "-o", "z.obj", "--max-error", "-1"], d, "--max-error");
     ok(&["mesh", "t.tif", "-o", "small.obj", "--max-triangles", "500"], d);
     let small = erode_io::mesh::read_mesh(&d.join("small.obj")).unwrap();
     assert!(small.faces.len() <= 500 && small.faces.len() >= 200, "{}", small.faces.len());

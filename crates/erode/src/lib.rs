@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod adaptive_mesh;
 pub mod amplify;
 pub mod analysis;
 pub mod checkpoint;
