@@ -148,6 +148,15 @@ fn the_default_rules_print_and_read_back_and_bytes_do_not_depend_on_threads() {
 }
 
 #[test]
+fn the_help_gives_every_mapping() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = ok(&["masks", "--help"], dir.path());
+    for m in erode::texture::MASKS {
+        assert!(help.contains(m.mapping), "`erode masks --help` lacks {}'s mapping: {help}", m.name);
+    }
+}
+
+#[test]
 fn bad_input_is_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -11,21 +11,7 @@ use crate::input::InputArgs;
 /// Bake texture maps of a heightmap for engines and texture tools: masks (0..1 by a fixed,
 /// documented mapping each), a tangent-space normal map, splat maps and an albedo.
 #[derive(clap::Args)]
-#[command(after_help = "Examples:
-  erode masks out/height.tif -o tex                  (every mask the heightmap gives, normal, splat)
-  erode masks out/height.tif out -o tex               (and erosion, deposition, sediment from the run)
-  erode masks dem.tif -o tex --only flow,occlusion --bits 16
-  erode masks t.tif -o tex --normal directx           (Unreal's green)
-  erode masks --print-rules > rules.toml              (the default splat, to edit; then --rules rules.toml)
-
-The masks and their mappings (see docs/masks.md):
-  slope       the slope's angle / 90°
-  curvature   0.5 − 0.5·tanh(σ·∇²z / curvature scale), σ the curvature radius: ridges bright
-  flow        log10(cells draining through the cell) / 6
-  wetness     (ln(a / tan β) − 2) / 16, the topographic wetness index
-  occlusion   the sky-view factor: 1 on open ground
-  talus       1 for slopes of 30–38°, fading to 0 at 25° and 45°
-  erosion, deposition, sediment   1 − exp(−depth / depth scale), from a run's maps")]
+#[command(after_help = after_help())]
 pub struct Args {
     /// The heightmap.
     #[arg(required_unless_present = "print_rules")]
@@ -73,6 +59,25 @@ pub struct Args {
     depth_scale: f64,
     #[command(flatten)]
     input: InputArgs,
+}
+
+/// The help's examples and every mask's mapping, from [`MASKS`].
+fn after_help() -> String {
+    let mut text = String::from(
+        "Examples:
+  erode masks out/height.tif -o tex                  (every mask the heightmap gives, normal, splat)
+  erode masks out/height.tif out -o tex               (and erosion, deposition, sediment from the run)
+  erode masks dem.tif -o tex --only flow,occlusion --bits 16
+  erode masks t.tif -o tex --normal directx           (Unreal's green)
+  erode masks --print-rules > rules.toml              (the default splat, to edit; then --rules rules.toml)
+
+The masks and their mappings (docs/masks.md):",
+    );
+    for m in MASKS {
+        let from = m.run_map.map_or(String::new(), |r| format!(" [from the run's {r}]"));
+        text.push_str(&format!("\n  {:<11} {}{from}\n              {}", m.name, m.summary, m.mapping));
+    }
+    text
 }
 
 /// What a bake makes besides the masks.
