@@ -330,7 +330,8 @@ pub fn write(path: &Path, map: &Heightmap, options: &WriteOptions) -> Result<(),
     let bytes = encode(map, format, options).map_err(|e| Error::format(path, e))?;
     if matches!(format, Format::R16 | Format::R32) {
         let sidecar = formats::raw::Sidecar::of(map, format == Format::R16, options);
-        let text = serde_json::to_string_pretty(&sidecar).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&sidecar)
+            .map_err(|e| Error::format(path, FormatError::Options(format!("its sidecar: {e}"))))?;
         write_atomic(&raw_sidecar(path), text.as_bytes())?;
     }
     write_atomic(path, &bytes)

@@ -319,6 +319,8 @@ impl<'a> Baker<'a> {
         let values = |name: &str| match Mask::from_name(name) {
             Some(m) => {
                 let factor = if m == Mask::Slope { 90.0 } else { 1.0 };
+                // every condition's mask was made above (an error returned there), so this is
+                // the cached slice; the empty fallback is never indexed
                 splat::Values::Mask(self.mask(m).unwrap_or(&[]), factor)
             }
             None => splat::Values::Height(z, relative.clone()),
