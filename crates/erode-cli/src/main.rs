@@ -9,6 +9,8 @@ mod memory;
 mod output;
 mod plot;
 mod progress;
+mod recipe;
+mod sheet;
 
 use std::process::ExitCode;
 
@@ -40,6 +42,7 @@ enum Command {
     Params(cmd::params::Args),
     Simulate(Box<cmd::simulate::Args>),
     Amplify(cmd::amplify::Args),
+    Run(cmd::run::Args),
     Demo(cmd::demo::Args),
     /// List the GPU adapters and their limits.
     GpuInfo(cmd::gpu_info::Args),
@@ -129,12 +132,16 @@ fn quiet_vulkan_layers() {
     }
 }
 
+/// The command line's definition, as `main` parses it (a recipe's steps are checked by it too).
+fn cli_command() -> clap::Command {
+    use clap::CommandFactory;
+    negative_numbers(Cli::command())
+}
+
 fn main() -> ExitCode {
-    use clap::{CommandFactory, FromArgMatches};
+    use clap::FromArgMatches;
     quiet_vulkan_layers();
-    let parsed = negative_numbers(Cli::command())
-        .try_get_matches()
-        .and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches));
+    let parsed = cli_command().try_get_matches().and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches));
     let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -156,12 +163,16 @@ fn main() -> ExitCode {
         Command::Params(a) => cmd::params::run(a),
         Command::Simulate(a) => cmd::simulate::run(*a, cli.quiet),
         Command::Amplify(a) => cmd::amplify::run(a, cli.quiet),
+        Command::Run(a) => cmd::run::run(a, cli.quiet),
         Command::Demo(a) => cmd::demo::run(a, cli.quiet),
         Command::View(a) => cmd::view::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if matches!(e.downcast_ref(), Some(erode_io::run::RunError::Interrupted { .. })) => {
+        Err(e)
+            if matches!(e.downcast_ref(), Some(erode_io::run::RunError::Interrupted { .. }))
+                || e.downcast_ref::<cmd::run::Stopped>().is_some() =>
+        {
             eprintln!("erode: {e}");
             ExitCode::from(130)
         }

@@ -5,10 +5,10 @@ use erode::analysis::Figures;
 use erode::preview::Rgb8Image;
 use plotters::prelude::*;
 
-const FONT: &str = "erode-sans";
+pub const FONT: &str = "erode-sans";
 
 /// Registers the labels' font once (plotters looks fonts up by name).
-fn font() {
+pub fn font() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // the font is compiled in; registering it cannot meet a missing file

@@ -15,5 +15,6 @@ pub mod params;
 pub mod render;
 pub mod resample;
 pub mod rescale;
+pub mod run;
 pub mod simulate;
 pub mod view;
