@@ -188,3 +188,41 @@ fn mesh_writes_every_format_y_up_and_fits_a_triangle_budget() {
     refused(&["mesh", "missing.tif", "-o", "z.obj"], d, "missing.tif");
     assert_eq!(files_in(d), before, "a refused mesh left a file");
 }
+
+#[test]
+fn a_mesh_in_chunks_is_the_whole_mesh_cut_along_its_borders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(&["generate", "--size", "41", "--seed", "2", "--relief", "80", "--cell-size", "5", "-o", "t.tif"], d);
+    for adaptive in [false, true] {
+        let extra: &[&str] = if adaptive { &["--max-error", "0.5"] } else { &[] };
+        ok(&[&["mesh", "t.tif", "-o", "whole.obj"], extra].concat(), d);
+        std::fs::create_dir_all(d.join("tiles")).unwrap();
+        ok(&[&["mesh", "t.tif", "-o", "tiles/t.obj", "--chunk", "16"], extra].concat(), d);
+        let index: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.join("tiles/t.chunks.json")).unwrap()).unwrap();
+        // 40 squares a side in chunks of 16: 3 x 3, the last 8 wide
+        assert_eq!((index["across"].as_u64(), index["down"].as_u64()), (Some(3), Some(3)));
+        let chunks = index["chunks"].as_array().unwrap();
+        assert_eq!(chunks.len(), 9);
+        let whole = erode_io::mesh::read_mesh(&d.join("whole.obj")).unwrap();
+        let mut faces = 0;
+        for c in chunks {
+            let part = erode_io::mesh::read_mesh(&d.join("tiles").join(c["file"].as_str().unwrap())).unwrap();
+            faces += part.faces.len();
+            assert_eq!(part.faces.len() as u64, c["triangles"].as_u64().unwrap());
+            // inside its cells, in the map's frame (5 m cells)
+            let cells: Vec<f64> = c["cells"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() * 5.0).collect();
+            let (lo, hi) = part.bounds();
+            assert!(lo.x >= cells[0] && hi.x <= cells[2] && lo.z >= cells[1] && hi.z <= cells[3], "{c}: {lo:?} {hi:?}");
+        }
+        if adaptive {
+            // the borders split every triangle across them: at least the whole's
+            assert!(faces >= whole.faces.len(), "{faces} vs {}", whole.faces.len());
+        } else {
+            assert_eq!(faces, whole.faces.len());
+        }
+        assert!(d.join("tiles/t_2_2.obj").is_file() && d.join("tiles/t_0_1.obj").is_file());
+    }
+    refused(&["mesh", "t.tif", "-o", "tiles/z.obj", "--chunk", "0"], d, "--chunk 0");
+}

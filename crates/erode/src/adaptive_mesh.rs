@@ -25,7 +25,9 @@ use crate::surface_mesh::{SurfaceMesh, SurfaceMeshError};
 
 /// Errors of every split point of the padded square (side `size` = 2^k + 1), m: the RTIN
 /// hierarchy's errors, each the largest of its own and its children's.
-fn errors(map: &Heightmap, size: usize, forced: &[bool]) -> Vec<f32> {
+/// With `chunk` cells (0: none), no triangle straddles a line of a multiple of `chunk`: the
+/// mesh cuts into square chunks along straight borders.
+fn errors(map: &Heightmap, size: usize, forced: &[bool], chunk: usize) -> Vec<f32> {
     let g = &map.heights;
     let (w, h) = (g.width(), g.height());
     let z = |x: usize, y: usize| g.as_slice()[y.min(h - 1) * w + x.min(w - 1)];
@@ -42,7 +44,13 @@ fn errors(map: &Heightmap, size: usize, forced: &[bool]) -> Vec<f32> {
         // the map's last column or row through the triangle, or a corner without data: split
         // down to cells, so the kept triangles end on the map's edge and beside nodata
         let straddles = |a: usize, b: usize, c: usize, edge: usize| a.min(b).min(c) < edge && a.max(b).max(c) > edge;
+        // a chunk's border through the triangle: the first multiple of `chunk` past its least
+        // coordinate lies before its greatest
+        let crosses =
+            |a: usize, b: usize, c: usize| chunk > 0 && (a.min(b).min(c) / chunk + 1) * chunk < a.max(b).max(c);
         let forced = straddles(ax, bx, cx, w - 1)
+            || crosses(ax, bx, cx)
+            || crosses(ay, by, cy)
             || straddles(ay, by, cy, h - 1)
             || hole(ax, ay)
             || hole(bx, by)
@@ -97,6 +105,12 @@ fn corners(id: usize, tile: usize) -> (usize, usize, usize, usize, usize, usize)
 /// `max_error` metres (0: exactly the cells' surface, with large triangles only where it is
 /// flat).
 pub fn adaptive_mesh(map: &Heightmap, max_error: f64) -> Result<SurfaceMesh, SurfaceMeshError> {
+    adaptive_mesh_in_chunks(map, max_error, 0)
+}
+
+/// [`adaptive_mesh`] with no triangle across the borders of square chunks of `chunk` cells
+/// (0: no chunks), so that [`crate::mesh_chunks::Chunks`] cuts it along straight lines.
+pub fn adaptive_mesh_in_chunks(map: &Heightmap, max_error: f64, chunk: usize) -> Result<SurfaceMesh, SurfaceMeshError> {
     let g = &map.heights;
     let (w, h) = (g.width(), g.height());
     if w < 2 || h < 2 {
@@ -109,7 +123,7 @@ pub fn adaptive_mesh(map: &Heightmap, max_error: f64) -> Result<SurfaceMesh, Sur
     let bound = max_error.max(0.0);
     let mut forced = vec![false; size * size];
     loop {
-        let err = errors(map, size, &forced);
+        let err = errors(map, size, &forced, chunk);
         let kept = extract(map, &err, size, bound as f32);
         let strays: Vec<usize> =
             kept.par_iter().filter(|&&(tri, _)| stray(map, tri) > bound).map(|&(_, mid)| mid).collect();

@@ -39,6 +39,7 @@ pub mod flow;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod grid;
+pub mod mesh_chunks;
 pub mod mesh_preview;
 pub mod models;
 mod par;
