@@ -12,12 +12,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static COOPERATING: AtomicBool = AtomicBool::new(false);
+/// The erode processes this one runs (`erode run`'s steps), which a signal reaches through it.
+static CHILDREN: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
 
 /// Catches SIGINT and SIGTERM for the rest of the process (a no-op if it cannot).
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
         if COOPERATING.load(Ordering::SeqCst) && !REQUESTED.swap(true, Ordering::SeqCst) {
             return;
+        }
+        // a second signal: the steps running stop at once too
+        if let Ok(children) = CHILDREN.lock() {
+            for &pid in children.iter() {
+                signal(pid);
+            }
         }
         erode_io::remove_temporaries_then(|| {
             eprintln!("erode: interrupted: stopped at once, nothing partial left");
@@ -35,4 +43,30 @@ pub fn cooperate() {
 /// Whether a signal asked the run to stop.
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
+}
+
+/// Process `pid` runs for this one (a recipe's step in a process group of its own, which a
+/// terminal's Ctrl-C does not reach): the first signal is passed to it by its runner (see
+/// [`signal`]), a second one here.
+pub fn adopt(pid: u32) {
+    if let Ok(mut c) = CHILDREN.lock() {
+        c.push(pid);
+    }
+}
+
+/// Process `pid` has ended.
+pub fn release(pid: u32) {
+    if let Ok(mut c) = CHILDREN.lock() {
+        c.retain(|&p| p != pid);
+    }
+}
+
+/// Sends SIGINT to process `pid` (through `kill`, as a process of its own): a recipe's step then
+/// stops as a command run by hand does on Ctrl-C.
+pub fn signal(pid: u32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
 }

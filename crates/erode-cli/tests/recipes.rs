@@ -246,3 +246,42 @@ fn bad_recipes_are_refused_before_anything_runs() {
     assert!(said.contains("rain_rate") && said.contains("r.toml: step 2 (simulate grid) failed"), "{said}");
     assert!(d.path().join("out/01-generate/height.tif").is_file());
 }
+
+#[test]
+fn a_signal_stops_a_step_at_its_checkpoint_and_a_run_again_goes_on_to_the_same_bytes() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let d = tempfile::tempdir().unwrap();
+    let recipe = "[[step]]\ncommand = \"generate\"\nsize = 384\nseed = 3\n\
+                  [[step]]\ncommand = \"simulate grid\"\niterations = 300\ncheckpoint_every = 20\n";
+    std::fs::write(d.path().join("r.toml"), recipe).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_erode"))
+        .args(["run", "r.toml", "-o", "out", "-q"])
+        .current_dir(d.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // the signal goes to erode run alone, as `kill` sends it; it passes it to the step running
+    let checkpoints = d.path().join("out/02-simulate-grid/checkpoints");
+    let started = Instant::now();
+    while !std::fs::read_dir(&checkpoints)
+        .is_ok_and(|mut e| e.any(|f| f.is_ok_and(|f| f.path().extension().is_some_and(|x| x == "ckpt"))))
+        && started.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{said}");
+    assert!(said.contains("step 2 (simulate grid) stopped"), "{said}");
+    assert!(!d.path().join("out/02-simulate-grid/height.tif").exists(), "a stopped step wrote its outputs");
+    // again: step 1 kept, step 2 from its checkpoint, the bytes of a run never stopped
+    let again = erode(&["run", "r.toml", "-o", "out"], d.path());
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{said}");
+    assert!(said.contains("generate: kept") && said.contains("going on from its checkpoint"), "{said}");
+    ok(&["run", "r.toml", "-o", "straight", "-q"], d.path());
+    let height = |o: &str| std::fs::read(d.path().join(o).join("02-simulate-grid/height.tif")).unwrap();
+    assert!(height("out") == height("straight"), "stopped and gone on differs from a straight run");
+}

@@ -255,7 +255,8 @@ fn check_folder(out: &Path, recipe: &Path) -> anyhow::Result<()> {
     if out.is_dir() {
         let mut entries = std::fs::read_dir(out).with_context(|| out.display().to_string())?;
         let empty = entries.next().is_none();
-        if !empty && !out.join("recipe.toml").is_file() {
+        let ours = std::fs::read_to_string(out.join("recipe.toml")).is_ok_and(|t| t.starts_with(recipe::AS_RUN));
+        if !empty && !ours {
             bail!("{}: holds files that are not a recipe run's: give a new or empty folder", out.display());
         }
     }
@@ -396,7 +397,27 @@ fn run_step(s: &recipe::Planned, dir: &Path, resume: bool, exec: &Exec) -> anyho
             .with_context(|| log_path.display().to_string())?;
         command.stderr(log);
     }
-    let status = command.status().with_context(|| format!("starting {}", exec.exe.display()))?;
+    // the step is in a process group of its own, which a terminal's Ctrl-C does not reach: the
+    // run passes it one signal (the step stops at its next batch, with a checkpoint), or a second
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().with_context(|| format!("starting {}", exec.exe.display()))?;
+    crate::interrupt::adopt(child.id());
+    let mut passed = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) => {}
+            Err(e) => break Err(e),
+        }
+        if !passed && crate::interrupt::requested() {
+            crate::interrupt::signal(child.id());
+            passed = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    crate::interrupt::release(child.id());
+    let status = status.with_context(|| format!("waiting for {}", exec.exe.display()))?;
     // what it printed, shown as a command run by hand shows it
     if !exec.batch
         && !exec.quiet

@@ -116,6 +116,10 @@ pub const KINDS: &[Kind] = &[
     },
 ];
 
+/// The first line of the `recipe.toml` a run writes into its folder: what marks a folder as a
+/// recipe run's, which a run may write into again.
+pub const AS_RUN: &str = "# the recipe as erode run ran it (erode run RECIPE -o FOLDER)";
+
 /// Options the run gives every step itself (`erode run`'s own flags, or the chain's).
 pub const RUN_OWNS: &[&str] = &["output", "threads", "quiet", "resume", "force", "help", "version"];
 
@@ -224,7 +228,7 @@ impl Recipe {
     /// The recipe as TOML, as it is run (overrides applied, files named in full): a variant's
     /// `recipe.toml`, which `erode run` runs again as it was.
     pub fn to_toml(&self) -> String {
-        let mut out = String::new();
+        let mut out = format!("{AS_RUN}\n");
         if let Some(d) = &self.description {
             out += &format!("description = {}\n", toml::Value::String(d.clone()));
         }

@@ -91,7 +91,10 @@ pub fn plan(recipe: &Recipe) -> anyhow::Result<Plan> {
                 let name = file_name(step, default)?;
                 let file = format!("{folder}/{name}");
                 args.extend(["-o".into(), file.clone()]);
-                writes.push(file.clone());
+                // a mesh in chunks writes NAME_ROW_COLUMN files and lists them in NAME.chunks.json
+                let chunked = step.kind.command == "mesh" && step.options.contains_key("chunk");
+                let stem = Path::new(&name).file_stem().map_or(name.clone(), |s| s.to_string_lossy().to_string());
+                writes.push(if chunked { format!("{folder}/{stem}.chunks.json") } else { file.clone() });
                 Some(file)
             }
             Writes::Folder => {
