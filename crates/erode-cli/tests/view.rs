@@ -137,3 +137,71 @@ fn view_refuses_bad_arguments_with_one_line() {
     std::fs::write(d.join("x.obj"), "").unwrap();
     common::refused(&["view", "x.obj", "--scene", "lake"], d, "brings its own mesh");
 }
+
+/// The 3D view's pixels (right of the panel, below the top bar) averaged over 4 x 4 blocks.
+fn view_blocks(path: &Path) -> (usize, usize, Vec<[f64; 3]>) {
+    let (w, h, px) = pixels(path);
+    let (x0, y0) = (440, 40);
+    let (bw, bh) = ((w - x0) / 4, (h - y0) / 4);
+    let mut out = vec![[0.0; 3]; bw * bh];
+    for by in 0..bh {
+        for bx in 0..bw {
+            for k in 0..16 {
+                let p = px[(y0 + by * 4 + k / 4) * w + x0 + bx * 4 + k % 4];
+                for c in 0..3 {
+                    out[by * bw + bx][c] += f64::from(p[c]) / 16.0;
+                }
+            }
+        }
+    }
+    (bw, bh, out)
+}
+
+/// The viewer's look against the pictures stored in `tests/references/`, by a perceptual
+/// tolerance (4 x 4 blocks: the mean difference at most 3 levels of 255, 99 % of blocks within
+/// 24), so that a change of look shows in review: `ERODE_UPDATE_REFERENCES=1` writes them anew.
+#[test]
+fn the_viewer_looks_as_its_reference_pictures_show() {
+    if !xvfb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let references = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/references");
+    let cases: [(&str, &[&str]); 3] = [
+        ("view-materials", &[]),
+        ("view-evening", &["--sun", "290,8"]),
+        ("view-hardness-overlay", &["--ground", "height-colours", "--overlay", "hardness"]),
+    ];
+    for (name, extra) in cases {
+        let shot = format!("{name}.png");
+        let mut args = vec!["--size", "128", "--frames", "4", "--paused", "--screenshot", &shot];
+        args.extend_from_slice(extra);
+        view(&args, d);
+        let reference = references.join(&shot);
+        if std::env::var_os("ERODE_UPDATE_REFERENCES").is_some_and(|v| v == "1") || !reference.exists() {
+            std::fs::create_dir_all(&references).unwrap();
+            std::fs::copy(d.join(&shot), &reference).unwrap();
+            eprintln!("wrote the reference {}", reference.display());
+            continue;
+        }
+        let (w, h, now) = view_blocks(&d.join(&shot));
+        let (rw, rh, want) = view_blocks(&reference);
+        assert_eq!((w, h), (rw, rh), "{name}: the window's size changed");
+        let mut diffs: Vec<f64> =
+            now.iter().zip(&want).map(|(a, b)| (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f64::max)).collect();
+        let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
+        diffs.sort_by(f64::total_cmp);
+        let p99 = diffs[diffs.len() * 99 / 100];
+        assert!(
+            mean <= 3.0 && p99 <= 24.0,
+            "{name}: the view differs from tests/references/{shot}: mean {mean:.2}, 99th percentile {p99:.1} levels \
+             (look at both; if the change is meant, run with ERODE_UPDATE_REFERENCES=1)"
+        );
+    }
+    // the sun from the west at 8 degrees casts long shadows: the view is darker than at 35
+    let (_, _, noon) = view_blocks(&references.join("view-materials.png"));
+    let (_, _, evening) = view_blocks(&references.join("view-evening.png"));
+    let lum = |v: &[[f64; 3]]| v.iter().map(|p| p[0] + p[1] + p[2]).sum::<f64>();
+    assert!(lum(&evening) < lum(&noon), "a low sun should darken the ground");
+}

@@ -11,7 +11,7 @@ use erode::models::stream_power;
 
 use crate::brush::{Brush, BrushKind};
 use crate::camera::{Camera, Placement, pick};
-use crate::render::{FrameSettings, TerrainRenderer};
+use crate::render::{FrameSettings, Look, TerrainRenderer};
 use crate::runner::{Command, CpuRunner, GpuRunner, Rate, Runner, Snapshot};
 use crate::world::{Action, BackendKind, ModelKind, Overlay, World};
 
@@ -33,6 +33,12 @@ pub struct Headless {
     pub frames: u64,
     /// Where to save the screenshot.
     pub screenshot: Option<PathBuf>,
+    /// The overlay shown first.
+    pub overlay: Overlay,
+    /// The sun and the ground's look, first.
+    pub look: Look,
+    /// The model stays paused through the frames (a screenshot of the terrain as it is).
+    pub paused: bool,
 }
 
 /// What a finished run reports.
@@ -73,7 +79,10 @@ pub struct ViewerApp {
     camera: Camera,
     exaggeration: f32,
     overlay: Overlay,
+    /// The overlay's range in the last frame drawn, for its legend.
+    overlay_range: Option<(f32, f32)>,
     show_water: bool,
+    look: Look,
     tool: Tool,
     brush: Brush,
     source_rate: f64,
@@ -93,8 +102,9 @@ pub struct ViewerApp {
 impl ViewerApp {
     /// The app on `world`, playing from the start when `headless` asks for frames.
     pub fn new(world: World, headless: Headless, report: Arc<Mutex<ViewReport>>, backend: BackendKind) -> Self {
-        let playing = headless.frames > 0;
-        let overlay = Overlay::None;
+        let playing = headless.frames > 0 && !headless.paused;
+        let overlay = headless.overlay;
+        let look = headless.look;
         let snapshot = Snapshot::of(&world, overlay, playing, 0.0);
         let camera = frame_camera(&snapshot, 1.0);
         let brush = world.brush;
@@ -107,7 +117,9 @@ impl ViewerApp {
             camera,
             exaggeration: 1.0,
             overlay,
+            overlay_range: None,
             show_water: true,
+            look,
             tool: Tool::Brush,
             brush,
             source_rate: 1.0,
@@ -283,7 +295,11 @@ impl ViewerApp {
         }
         if self.uploaded.0 != s.version || self.uploaded.1 != on_gpu {
             if let Some(o) = &s.overlay {
-                renderer.upload_overlay(&rs.queue, o);
+                if self.overlay.log_scale() {
+                    renderer.upload_overlay(&rs.queue, &log_values(o));
+                } else {
+                    renderer.upload_overlay(&rs.queue, o);
+                }
             }
             self.uploaded = (s.version, on_gpu);
         }
@@ -302,6 +318,9 @@ impl ViewerApp {
             let (a, b) = range(o);
             if self.overlay == Overlay::Hardness || self.overlay == Overlay::Rain {
                 (0.0, 1.0)
+            } else if self.overlay.log_scale() {
+                let (lo, hi) = log_range(b);
+                (lo.log10(), hi.log10())
             } else {
                 (a, b.max(a + 1e-9))
             }
@@ -318,7 +337,9 @@ impl ViewerApp {
             overlay_range,
             brush: brush_circle,
             water: self.show_water && s.model == ModelKind::Grid,
+            look: self.look,
         };
+        self.overlay_range = overlay_range;
         renderer.draw(&rs.device, &rs.queue, &settings);
         let Some(tex) = self.texture else { return };
         let response = ui.add(egui::Image::new((tex, size)).sense(egui::Sense::click_and_drag()));
@@ -481,11 +502,18 @@ impl ViewerApp {
             ui.separator();
             let s = &self.snapshot;
             let what = s.model.unit().plural();
-            ui.label(format!(
-                "{} {what} · {:.0}/s · books {:.1e} · {}x{} · {}",
-                s.progress,
-                s.rate,
-                s.books_error,
+            let mut hud = format!("{} {what} · {:.0}/s", s.progress, s.rate);
+            if let Some(t) = s.simulated_seconds {
+                hud += &format!(" · {} simulated", duration(t));
+            }
+            if s.model == ModelKind::Grid {
+                hud += &format!(" · water {}", volume(s.water_volume));
+            }
+            if let Some(e) = s.eroded {
+                hud += &format!(" · eroded {}", volume(e));
+            }
+            hud += &format!(
+                " · {}x{} · {}",
                 s.width,
                 s.height,
                 match self.runner.as_ref().map(Runner::kind) {
@@ -495,6 +523,10 @@ impl ViewerApp {
                     ),
                     _ => "CPU".to_string(),
                 }
+            );
+            ui.label(hud).on_hover_text(format!(
+                "the books: what came in, went out and stayed against what changed, off by a relative {:.1e}",
+                s.books_error
             ));
         });
         if let Some((m, err)) = &self.message {
@@ -568,7 +600,28 @@ impl ViewerApp {
                     }
                 }
             });
+            if let (Some((lo, hi)), true) = (self.overlay_range, self.overlay != Overlay::None) {
+                let unit = self.overlay.unit(self.snapshot.model);
+                if self.overlay.log_scale() {
+                    legend(ui, 10f32.powf(lo), 10f32.powf(hi), &format!("{unit} (log scale)"));
+                } else {
+                    legend(ui, lo, hi, unit);
+                }
+            }
             ui.checkbox(&mut self.show_water, "water surface");
+            egui::ComboBox::from_label("ground")
+                .selected_text(if self.look.materials { "materials" } else { "height colours" })
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut self.look.materials, true, "materials").on_hover_text(
+                        "rock, scree, soil, grass, sand and snow by slope, height and water; sun shadows and sky light",
+                    );
+                    ui.selectable_value(&mut self.look.materials, false, "height colours")
+                        .on_hover_text("a colour ramp by height, one light");
+                });
+            ui.add(egui::Slider::new(&mut self.look.sun_azimuth_deg, 0.0..=360.0).suffix("°").text("sun from"))
+                .on_hover_text("the sun's azimuth, degrees clockwise from north");
+            ui.add(egui::Slider::new(&mut self.look.sun_altitude_deg, 2.0..=90.0).suffix("°").text("sun height"))
+                .on_hover_text("the sun's height above the horizon: low for long shadows");
             ui.add(egui::Slider::new(&mut self.exaggeration, 0.1..=10.0).logarithmic(true).text("vertical scale"));
             if ui.button("reset camera").clicked() {
                 self.camera = frame_camera(&self.snapshot, self.exaggeration);
@@ -941,4 +994,81 @@ impl eframe::App for ViewerApp {
             let _ = r.stop();
         }
     }
+}
+
+/// An overlay's colour bar: the shader's ramp from `lo` to `hi`, in `unit`.
+fn legend(ui: &mut egui::Ui, lo: f32, hi: f32, unit: &str) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width().min(260.0), 12.0), egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    let steps = 48;
+    for k in 0..steps {
+        let t = (k as f32 + 0.5) / steps as f32;
+        let x0 = rect.left() + rect.width() * k as f32 / steps as f32;
+        let x1 = rect.left() + rect.width() * (k + 1) as f32 / steps as f32;
+        let [r, g, b] = ramp(t).map(|v| (v.clamp(0.0, 1.0).powf(1.0 / 2.2) * 255.0).round() as u8);
+        painter.rect_filled(
+            egui::Rect::from_min_max(egui::pos2(x0, rect.top()), egui::pos2(x1, rect.bottom())),
+            0.0,
+            egui::Color32::from_rgb(r, g, b),
+        );
+    }
+    ui.horizontal(|ui| {
+        ui.label(format!("{} {unit}", number(lo)));
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            ui.label(format!("{} {unit}", number(hi)))
+        });
+    });
+}
+
+/// The overlay ramp of `terrain.wgsl` (linear colours): dark blue, cyan, yellow, red.
+fn ramp(t: f32) -> [f32; 3] {
+    const STOPS: [[f32; 3]; 4] = [[0.05, 0.1, 0.5], [0.1, 0.8, 0.9], [1.0, 0.9, 0.2], [0.9, 0.1, 0.05]];
+    let s = t.clamp(0.0, 1.0) * 3.0;
+    let k = (s.floor() as usize).min(2);
+    let f = s - k as f32;
+    std::array::from_fn(|i| STOPS[k][i] + (STOPS[k + 1][i] - STOPS[k][i]) * f)
+}
+
+/// A value for a legend: three significant digits, exponent form when very small or large.
+fn number(v: f32) -> String {
+    let a = v.abs();
+    if a != 0.0 && !(1e-3..1e5).contains(&a) {
+        format!("{v:.2e}")
+    } else {
+        format!("{}", (v * 1000.0).round() / 1000.0)
+    }
+}
+
+/// A span of simulated time: seconds, hours, days or years.
+fn duration(seconds: f64) -> String {
+    const YEAR: f64 = 365.25 * 86400.0;
+    match seconds {
+        s if s >= YEAR => format!("{:.3} years", s / YEAR),
+        s if s >= 86400.0 => format!("{:.1} days", s / 86400.0),
+        s if s >= 3600.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{s:.1} s"),
+    }
+}
+
+/// A volume in m³, in thousands or millions when large.
+fn volume(m3: f64) -> String {
+    match m3.abs() {
+        v if v >= 1e6 => format!("{:.2} million m³", m3 / 1e6),
+        v if v >= 1e4 => format!("{:.0} thousand m³", m3 / 1e3),
+        _ => format!("{m3:.1} m³"),
+    }
+}
+
+/// The range a log-scaled overlay shows: six decades below its largest value `hi` (at least a
+/// tiny positive one).
+fn log_range(hi: f32) -> (f32, f32) {
+    let hi = hi.max(1e-12);
+    (hi * 1e-6, hi)
+}
+
+/// `values` as their base-10 logarithms, floored six decades below the largest.
+fn log_values(values: &[f32]) -> Vec<f32> {
+    let hi = values.iter().copied().filter(|v| v.is_finite()).fold(0.0f32, f32::max);
+    let (floor, _) = log_range(hi);
+    values.iter().map(|&v| v.max(floor).log10()).collect()
 }

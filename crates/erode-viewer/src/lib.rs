@@ -45,6 +45,12 @@ pub struct ViewOptions {
     pub backend: BackendKind,
     /// Window size, logical pixels.
     pub window: (f32, f32),
+    /// The overlay shown first.
+    pub overlay: Overlay,
+    /// The sun and the ground's look, first.
+    pub look: render::Look,
+    /// Keep the model paused through a headless run's frames.
+    pub paused: bool,
 }
 
 /// Where the first world comes from.
@@ -104,7 +110,13 @@ pub fn run(options: ViewOptions) -> Result<ViewReport, ViewError> {
         erode_io::check_output(p).map_err(|e| ViewError::Screenshot(e.to_string()))?;
     }
     let report = Arc::new(Mutex::new(ViewReport::default()));
-    let headless = Headless { frames: options.frames, screenshot: options.screenshot.clone() };
+    let headless = Headless {
+        frames: options.frames,
+        screenshot: options.screenshot.clone(),
+        overlay: options.overlay,
+        look: options.look,
+        paused: options.paused,
+    };
     let mut wgpu_options = eframe::egui_wgpu::WgpuConfiguration::default();
     if let eframe::egui_wgpu::WgpuSetup::CreateNew(c) = &mut wgpu_options.wgpu_setup {
         // the adapter's own limits: large grids need large storage buffers

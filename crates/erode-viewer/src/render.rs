@@ -18,6 +18,7 @@ pub struct ViewUniform {
     range: [f32; 4],
     brush: [f32; 4],
     light: [f32; 4],
+    eye: [f32; 4],
 }
 
 /// What one frame shows besides the fields.
@@ -35,6 +36,34 @@ pub struct FrameSettings {
     pub brush: Option<(f32, f32, f32)>,
     /// Whether water is drawn.
     pub water: bool,
+    /// The sun and the ground's look.
+    pub look: Look,
+}
+
+/// How the terrain is drawn: the sun's place and the ground's colours.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Look {
+    /// The sun's azimuth, degrees clockwise from north.
+    pub sun_azimuth_deg: f32,
+    /// The sun's height above the horizon, degrees.
+    pub sun_altitude_deg: f32,
+    /// Ground materials with shadows and sky light (true), or the colour ramp by height.
+    pub materials: bool,
+}
+
+impl Default for Look {
+    /// An afternoon sun from the south-west, 35 degrees up, on materials.
+    fn default() -> Self {
+        Self { sun_azimuth_deg: 225.0, sun_altitude_deg: 35.0, materials: true }
+    }
+}
+
+impl Look {
+    /// The direction towards the sun in the view's axes (x east, y up, z south).
+    pub fn sun(&self) -> [f32; 3] {
+        let (az, alt) = (self.sun_azimuth_deg.to_radians(), self.sun_altitude_deg.to_radians());
+        [az.sin() * alt.cos(), alt.sin(), -az.cos() * alt.cos()]
+    }
 }
 
 /// The colour format of the offscreen target (egui shows its bytes as gamma-space colours).
@@ -293,7 +322,14 @@ impl TerrainRenderer {
             ],
             range: [s.height_range.0, s.height_range.1, overlay.0, overlay.1],
             brush: [brush.0, brush.1, brush.2, if s.water { 1.0 } else { 0.0 }],
-            light: [0.4, 0.8, 0.3, 0.0],
+            light: {
+                let [x, y, z] = s.look.sun();
+                [x, y, z, if s.look.materials { 0.0 } else { 1.0 }]
+            },
+            eye: {
+                let e = s.camera.eye();
+                [e.x, e.y, e.z, 0.0]
+            },
         };
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&u));
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("view") });
@@ -333,6 +369,14 @@ impl TerrainRenderer {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_sun_stands_where_its_angles_say() {
+        let south = super::Look { sun_azimuth_deg: 180.0, sun_altitude_deg: 0.0, materials: true }.sun();
+        assert!((south[2] - 1.0).abs() < 1e-6 && south[1].abs() < 1e-6, "{south:?}: z is south");
+        let east = super::Look { sun_azimuth_deg: 90.0, sun_altitude_deg: 30.0, materials: true }.sun();
+        assert!((east[0] - 30f32.to_radians().cos()).abs() < 1e-6 && (east[1] - 0.5).abs() < 1e-6, "{east:?}");
+    }
+
     #[test]
     fn the_view_uniform_matches_the_shader() {
         let module = naga::front::wgsl::parse_str(include_str!("terrain.wgsl")).map_err(|e| e.to_string());

@@ -75,6 +75,12 @@ pub struct Snapshot {
     pub rate: f64,
     /// Relative error of the books.
     pub books_error: f64,
+    /// Seconds simulated so far, for a model with a clock.
+    pub simulated_seconds: Option<f64>,
+    /// Water on the terrain, m³.
+    pub water_volume: f64,
+    /// Soil eroded so far, m³, for a model that books it.
+    pub eroded: Option<f64>,
     /// Playing.
     pub playing: bool,
     /// The last error or confirmation, and whether it is an error.
@@ -85,6 +91,15 @@ impl Snapshot {
     /// The visible parts of `world`.
     pub fn of(world: &World, overlay: Overlay, playing: bool, rate: f64) -> Self {
         let st = world.state();
+        // the books' relative error and the soil eroded so far (m³)
+        let (books_error, eroded) = match (world.run(), world.model) {
+            (_, ModelKind::Grid) => (st.balance().relative_error, Some(st.books.eroded)),
+            (Some(run), _) => {
+                let b = run.balance();
+                (b.relative_error, b.term("eroded"))
+            }
+            (None, _) => (0.0, None),
+        };
         Self {
             width: st.width,
             height: st.height,
@@ -105,11 +120,14 @@ impl Snapshot {
             history: world.history_depth(),
             progress: world.progress(),
             rate,
-            books_error: match (world.run(), world.model) {
-                (_, ModelKind::Grid) => st.balance().relative_error,
-                (Some(run), _) => run.balance().relative_error,
-                (None, _) => 0.0,
+            books_error,
+            simulated_seconds: match (world.run(), world.model) {
+                (_, ModelKind::Grid) => Some(st.time),
+                (Some(run), _) => run.clock().map(|c| c.now),
+                (None, _) => None,
             },
+            water_volume: st.water.iter().map(|&w| f64::from(w)).sum::<f64>() * st.cell_size.x * st.cell_size.y,
+            eroded,
             playing,
             message: None,
         }

@@ -191,7 +191,7 @@ impl SphApp {
             name,
             centre,
             camera,
-            playing: headless.frames > 0,
+            playing: headless.frames > 0 && !headless.paused,
             show_particles: true,
             see_through: tunnel,
             stopped: None,

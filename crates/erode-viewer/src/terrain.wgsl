@@ -1,6 +1,13 @@
 // Terrain and water surfaces drawn straight from the simulation's per-cell buffers: a grid of
 // vertices (every `stride`-th cell) whose heights the vertex shader reads from storage buffers.
 // Colours are encoded for a non-sRGB target (egui shows the texture as gamma-space bytes).
+//
+// The look: a sun (direction from the view's settings) casting shadows marched over the
+// heightmap, a sky lighting what the terrain around leaves open (ambient occlusion from the
+// horizon in eight directions), ground materials by slope, height and water (rock, scree, soil,
+// grass, sand, snow) with detail noise fixed to the ground, and water tinted by its depth,
+// browner with the sediment it carries, with the sun's glint and the sky's reflection growing
+// at grazing angles (Schlick's Fresnel).
 
 struct View {
     view_proj: mat4x4<f32>,
@@ -12,8 +19,10 @@ struct View {
     range: vec4<f32>,
     // brush centre x, y (cells), brush radius (cells; 0 = none), water shown (0/1)
     brush: vec4<f32>,
-    // light direction (towards the light)
+    // direction towards the sun (x east, y up, z south); w: the look (0 materials, 1 height colours)
     light: vec4<f32>,
+    // the camera's position (view space, m); w unused
+    eye: vec4<f32>,
 };
 
 @group(0) @binding(0) var<uniform> view: View;
@@ -30,6 +39,9 @@ struct Out {
     @location(3) cells: vec2<f32>,
     @location(4) overlay_value: f32,
     @location(5) concentration: f32,
+    // sunlit share (0 in shadow) and sky seen (ambient occlusion), 0..1
+    @location(6) shade: vec2<f32>,
+    @location(7) world: vec3<f32>,
 };
 
 fn cell_index(c: i32, r: i32) -> u32 {
@@ -45,6 +57,64 @@ fn surface(c: i32, r: i32, with_water: bool) -> f32 {
         y = y + water[i];
     }
     return y * view.cell.z;
+}
+
+// The terrain's height (m, exaggerated) at a point in cells, read from the nearest cell.
+fn ground_at(p: vec2<f32>) -> f32 {
+    return terrain[cell_index(i32(floor(p.x)), i32(floor(p.y)))] * view.cell.z;
+}
+
+// How much of the sun a point at cell (c, r) and height y sees: the ray towards the sun marched
+// over the heightmap in growing steps; the closest pass over the ground (as a slope) gives a
+// soft edge.
+fn sunlit(c: i32, r: i32, y: f32) -> f32 {
+    let l = normalize(view.light.xyz);
+    let flat = length(l.xz);
+    if (flat < 1e-4) {
+        return 1.0;
+    }
+    // per metre along the ground: cells moved and metres risen
+    let dir = vec2<f32>(l.x / view.cell.x, l.z / view.cell.y) / flat;
+    let rise = l.y / flat;
+    let start = vec2<f32>(f32(c) + 0.5, f32(r) + 0.5);
+    let metre = min(view.cell.x, view.cell.y);
+    var along = metre;
+    var open = 1.0;
+    for (var k = 0; k < 40; k = k + 1) {
+        let p = start + dir * along;
+        if (p.x < 0.0 || p.y < 0.0 || p.x >= f32(view.dims.x) || p.y >= f32(view.dims.y)) {
+            break;
+        }
+        let above = y + 0.02 * metre + rise * along - ground_at(p);
+        open = min(open, clamp(above / (0.08 * along) + 0.5, 0.0, 1.0));
+        if (open <= 0.0) {
+            break;
+        }
+        along = along + metre * (1.0 + f32(k) * 0.35);
+    }
+    return open;
+}
+
+// The share of the sky a point sees: in eight directions, the steepest rise of the ground
+// within a few dozen cells, as the sine of the horizon's elevation.
+fn sky_seen(c: i32, r: i32, y: f32) -> f32 {
+    var blocked = 0.0;
+    let start = vec2<f32>(f32(c) + 0.5, f32(r) + 0.5);
+    for (var d = 0; d < 8; d = d + 1) {
+        let a = f32(d) * 0.785398;
+        let step = vec2<f32>(cos(a), sin(a));
+        var horizon = 0.0;
+        var dist = 1.0;
+        for (var k = 0; k < 6; k = k + 1) {
+            let p = start + step * dist;
+            let metres = dist * length(step * vec2<f32>(view.cell.x, view.cell.y));
+            let tangent = (ground_at(p) - y) / metres;
+            horizon = max(horizon, tangent / sqrt(1.0 + tangent * tangent));
+            dist = dist * 2.0;
+        }
+        blocked = blocked + horizon;
+    }
+    return clamp(1.0 - blocked / 8.0, 0.0, 1.0);
 }
 
 fn vertex(vi: u32, with_water: bool) -> Out {
@@ -66,6 +136,15 @@ fn vertex(vi: u32, with_water: bool) -> Out {
     o.cells = vec2<f32>(f32(c) + 0.5, f32(r) + 0.5);
     o.overlay_value = overlay[i];
     o.concentration = sediment[i] / max(water[i], 1e-3);
+    o.world = vec3<f32>(x, y, z);
+    if (view.light.w < 0.5 && with_water) {
+        // the water's surface needs the sun's shadow only
+        o.shade = vec2<f32>(sunlit(c, r, y), 1.0);
+    } else if (view.light.w < 0.5) {
+        o.shade = vec2<f32>(sunlit(c, r, y), sky_seen(c, r, y));
+    } else {
+        o.shade = vec2<f32>(1.0, 1.0);
+    }
     return o;
 }
 
@@ -83,7 +162,7 @@ fn encode(linear: vec3<f32>) -> vec3<f32> {
     return pow(clamp(linear, vec3<f32>(0.0), vec3<f32>(1.0)), vec3<f32>(1.0 / 2.2));
 }
 
-// overlay colour ramp: dark blue, cyan, yellow, red
+// overlay colour ramp: dark blue, cyan, yellow, red (the viewer's legend draws the same stops)
 fn ramp(t: f32) -> vec3<f32> {
     let a = vec3<f32>(0.05, 0.1, 0.5);
     let b = vec3<f32>(0.1, 0.8, 0.9);
@@ -104,23 +183,91 @@ fn brush_ring(cells: vec2<f32>) -> f32 {
     return 1.0 - smoothstep(0.0, width, abs(d - view.brush.z));
 }
 
-@fragment
-fn terrain_fs(i: Out) -> @location(0) vec4<f32> {
-    let n = normalize(i.normal);
-    let t = clamp((i.height - view.range.x) / max(view.range.y - view.range.x, 1e-6), 0.0, 1.0);
-    // material: grass low, rock on steep slopes, snow high
+// Value noise in 0..1 on a lattice of unit spacing.
+fn hash2(p: vec2<f32>) -> f32 {
+    let q = fract(p * vec2<f32>(0.1031, 0.1030));
+    let r = q + dot(q, q.yx + 33.33);
+    return fract((r.x + r.y) * r.x);
+}
+
+fn noise(p: vec2<f32>) -> f32 {
+    let i = floor(p);
+    let f = fract(p);
+    let u = f * f * (3.0 - 2.0 * f);
+    let a = hash2(i);
+    let b = hash2(i + vec2<f32>(1.0, 0.0));
+    let c = hash2(i + vec2<f32>(0.0, 1.0));
+    let d = hash2(i + vec2<f32>(1.0, 1.0));
+    return mix(mix(a, b, u.x), mix(c, d, u.x), u.y);
+}
+
+// Sunlight, sky light (bluish, from above) and the ground's bounce (warm, from below).
+const SUN: vec3<f32> = vec3<f32>(1.0, 0.95, 0.86);
+const SKY: vec3<f32> = vec3<f32>(0.42, 0.52, 0.68);
+const BOUNCE: vec3<f32> = vec3<f32>(0.16, 0.13, 0.10);
+
+// The ground's colour at a point: rock on steep faces, scree below them, soil and grass on
+// gentle ground (drier and browner high up), sand and wet soil where water lies or just left,
+// snow on high gentle ground; detail noise at two scales fixed to the ground.
+fn material(n: vec3<f32>, t: f32, depth: f32, cells: vec2<f32>, world: vec3<f32>) -> vec3<f32> {
+    let metres = world.xz;
+    let fine = noise(metres * 0.35) * 0.6 + noise(metres * 1.7) * 0.4;
+    let broad = noise(cells * 0.045);
+    let grass = mix(vec3<f32>(0.17, 0.27, 0.09), vec3<f32>(0.36, 0.36, 0.18), clamp(t * 1.2 + broad * 0.3 - 0.15, 0.0, 1.0));
+    let soil = vec3<f32>(0.33, 0.26, 0.18);
+    let rock = mix(vec3<f32>(0.3, 0.28, 0.26), vec3<f32>(0.42, 0.39, 0.35), broad);
+    let scree = vec3<f32>(0.38, 0.35, 0.31);
+    let sand = vec3<f32>(0.6, 0.53, 0.38);
+    let snow = vec3<f32>(0.9, 0.92, 0.95);
+    let slope = 1.0 - n.y;
+    var albedo = mix(grass, soil, smoothstep(0.35, 0.75, fine + broad * 0.3) * 0.5);
+    albedo = mix(albedo, scree, smoothstep(0.08, 0.16, slope + (fine - 0.5) * 0.04));
+    albedo = mix(albedo, rock, smoothstep(0.18, 0.3, slope + (fine - 0.5) * 0.05));
+    // water: sand under shallow water and along it, darker while wet
+    let wet = smoothstep(0.0, 0.02, depth);
+    albedo = mix(albedo, sand, wet * smoothstep(0.25, 0.05, slope));
+    albedo = albedo * (1.0 - 0.35 * wet);
+    // snow on the high ground of a range (none on hills of a few dozen metres)
+    let relief = (view.range.y - view.range.x) * view.cell.z;
+    let snowy = smoothstep(300.0, 1200.0, relief);
+    albedo = mix(albedo, snow, snowy * smoothstep(0.8, 0.92, t + (broad - 0.5) * 0.08) * smoothstep(0.35, 0.2, slope));
+    return albedo * (0.82 + 0.36 * fine);
+}
+
+// The original look: one colour ramp by height, rock on steep slopes.
+fn height_colours(n: vec3<f32>, t: f32) -> vec3<f32> {
     let grass = mix(vec3<f32>(0.22, 0.36, 0.14), vec3<f32>(0.45, 0.42, 0.25), t);
     let rock = vec3<f32>(0.42, 0.38, 0.34);
     let snow = vec3<f32>(0.92, 0.93, 0.95);
     let steep = smoothstep(0.75, 0.55, n.y);
     var albedo = mix(grass, rock, steep);
-    albedo = mix(albedo, snow, smoothstep(0.82, 0.95, t) * (1.0 - steep));
-    if (view.cell.w > 0.5) {
-        let o = clamp((i.overlay_value - view.range.z) / max(view.range.w - view.range.z, 1e-12), 0.0, 1.0);
-        albedo = mix(albedo, ramp(o), 0.75);
-    }
+    return mix(albedo, snow, smoothstep(0.82, 0.95, t) * (1.0 - steep));
+}
+
+@fragment
+fn terrain_fs(i: Out) -> @location(0) vec4<f32> {
+    let n = normalize(i.normal);
+    let t = clamp((i.height - view.range.x) / max(view.range.y - view.range.x, 1e-6), 0.0, 1.0);
     let light = normalize(view.light.xyz);
-    let lit = albedo * (0.25 + 0.8 * max(dot(n, light), 0.0));
+    var lit: vec3<f32>;
+    if (view.light.w < 0.5) {
+        var albedo = material(n, t, i.depth, i.cells, i.world);
+        if (view.cell.w > 0.5) {
+            let o = clamp((i.overlay_value - view.range.z) / max(view.range.w - view.range.z, 1e-12), 0.0, 1.0);
+            albedo = mix(albedo, ramp(o), 0.75);
+        }
+        let sun = SUN * max(dot(n, light), 0.0) * i.shade.x;
+        let sky = SKY * i.shade.y * (0.6 + 0.4 * n.y);
+        let bounce = BOUNCE * (1.0 - n.y) * i.shade.y;
+        lit = albedo * (sun + 0.85 * sky + bounce);
+    } else {
+        var albedo = height_colours(n, t);
+        if (view.cell.w > 0.5) {
+            let o = clamp((i.overlay_value - view.range.z) / max(view.range.w - view.range.z, 1e-12), 0.0, 1.0);
+            albedo = mix(albedo, ramp(o), 0.75);
+        }
+        lit = albedo * (0.25 + 0.8 * max(dot(n, light), 0.0));
+    }
     let ring = brush_ring(i.cells);
     return vec4<f32>(encode(mix(lit, vec3<f32>(1.0, 1.0, 1.0), ring)), 1.0);
 }
@@ -132,10 +279,28 @@ fn water_fs(i: Out) -> @location(0) vec4<f32> {
     }
     let n = normalize(i.normal);
     let light = normalize(view.light.xyz);
-    let clear = vec3<f32>(0.1, 0.35, 0.75);
-    let muddy = vec3<f32>(0.45, 0.33, 0.18);
-    let colour = mix(clear, muddy, clamp(i.concentration * 20.0, 0.0, 0.85));
-    let lit = colour * (0.45 + 0.6 * max(dot(n, light), 0.0));
-    let alpha = clamp(0.15 + 1.0 - exp(-i.depth * 3.0), 0.0, 0.9);
-    return vec4<f32>(encode(lit), alpha);
+    if (view.light.w > 0.5) {
+        let clear = vec3<f32>(0.1, 0.35, 0.75);
+        let muddy = vec3<f32>(0.45, 0.33, 0.18);
+        let colour = mix(clear, muddy, clamp(i.concentration * 20.0, 0.0, 0.85));
+        let lit = colour * (0.45 + 0.6 * max(dot(n, light), 0.0));
+        let alpha = clamp(0.15 + 1.0 - exp(-i.depth * 3.0), 0.0, 0.9);
+        return vec4<f32>(encode(lit), alpha);
+    }
+    let to_eye = normalize(view.eye.xyz - i.world);
+    // the water's body: blue-green, deeper darker, browner with suspended sediment
+    let shallow = vec3<f32>(0.12, 0.36, 0.38);
+    let deep = vec3<f32>(0.02, 0.09, 0.16);
+    var body = mix(shallow, deep, 1.0 - exp(-i.depth * 0.8));
+    // sediment tints it, never to the colour of the ground (a river is not a dirt road)
+    body = mix(body, vec3<f32>(0.3, 0.25, 0.16), clamp(i.concentration * 8.0, 0.0, 0.45));
+    let diffuse = body * (SKY * 0.8 + SUN * max(dot(n, light), 0.0) * i.shade.x * 0.6);
+    // the sky's reflection, more at grazing angles, and the sun's glint
+    let fresnel = 0.02 + 0.98 * pow(1.0 - max(dot(n, to_eye), 0.0), 5.0);
+    let half_way = normalize(light + to_eye);
+    let glint = pow(max(dot(n, half_way), 0.0), 120.0) * i.shade.x * 2.5;
+    let colour = mix(diffuse, SKY * 1.4, fresnel) + SUN * glint;
+    // thin water lets the ground show: opaque within a metre or so
+    let alpha = clamp(0.25 + (1.0 - exp(-i.depth * 2.5)) + fresnel * 0.5, 0.0, 0.95);
+    return vec4<f32>(encode(colour), alpha);
 }

@@ -106,9 +106,10 @@ pub enum BackendKind {
 }
 
 /// What the map overlay shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Overlay {
     /// No overlay: height and slope material.
+    #[default]
     None,
     /// Total soil removed, m.
     Erosion,
@@ -154,6 +155,32 @@ impl Overlay {
             Overlay::Sediment => "sediment",
             Overlay::Rain => "rain map",
             Overlay::Uplift => "uplift map",
+        }
+    }
+
+    /// The overlay of a name as the command line writes it (`rain-map` for "rain map").
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.label().replace(' ', "-") == name)
+    }
+
+    /// Whether it is drawn on a log scale: discharge spans decades, from a hillslope's trickle to
+    /// a river's flow.
+    pub fn log_scale(self) -> bool {
+        self == Overlay::Flow
+    }
+
+    /// What its values are measured in, for the legend (`model`'s: flow is a discharge on the
+    /// grid, a count of visits for droplets).
+    pub fn unit(self, model: ModelKind) -> &'static str {
+        match self {
+            Overlay::None => "",
+            Overlay::Erosion | Overlay::Deposition | Overlay::Sediment => "m",
+            Overlay::Flow if model == ModelKind::Grid => "m³/s",
+            Overlay::Flow => "droplet visits",
+            Overlay::Velocity => "m/s",
+            Overlay::Hardness => "(1 erodes least)",
+            Overlay::Rain => "x the rain rate",
+            Overlay::Uplift => "x the uplift rate",
         }
     }
 }

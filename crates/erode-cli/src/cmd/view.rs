@@ -13,6 +13,7 @@ use erode_viewer::{BackendKind, ViewOptions, WorldSource};
   erode view session.erode
   erode view                                   (a generated 256 x 256 terrain)
   xvfb-run -a erode view dem.tif --frames 60 --screenshot shot.png
+  erode view dem.tif --overlay flow --sun 300,15            (flow over the ground, a low evening sun)
   erode view --scene lake                      (the SPH model: mesh and particles)
   erode view --scene tunnel --particles 3000 --faces 4000
   erode view cave.obj                          (a mesh, water over its middle)
@@ -51,6 +52,21 @@ pub struct Args {
     /// Window size, WIDTHxHEIGHT logical pixels.
     #[arg(long, default_value = "1280x800")]
     window: String,
+    /// The overlay shown first: erosion, deposition, flow, velocity, hardness, sediment,
+    /// rain-map, uplift-map (a colour bar in the panel gives its range and unit).
+    #[arg(long, value_name = "NAME")]
+    overlay: Option<String>,
+    /// The ground: materials (rock, scree, soil, grass, sand, snow with sun shadows and sky
+    /// light) or height-colours (a colour ramp by height).
+    #[arg(long, default_value = "materials", value_parser = ["materials", "height-colours"])]
+    ground: String,
+    /// The sun: `AZIMUTH,HEIGHT` in degrees (azimuth clockwise from north, height above the
+    /// horizon).
+    #[arg(long, value_name = "AZ,HEIGHT", default_value = "225,35", allow_negative_numbers = true)]
+    sun: String,
+    /// Keep the model paused through --frames (a screenshot of the terrain as it is).
+    #[arg(long)]
+    paused: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -76,6 +92,25 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     {
         bail!("{}: no such file", p.display());
     }
+    let overlay = match &a.overlay {
+        None => erode_viewer::Overlay::None,
+        Some(name) => erode_viewer::Overlay::from_name(name).with_context(|| {
+            let names: Vec<String> =
+                erode_viewer::Overlay::ALL.iter().skip(1).map(|o| o.label().replace(' ', "-")).collect();
+            format!("--overlay {name}: one of {}", names.join(", "))
+        })?,
+    };
+    let sun = a
+        .sun
+        .split_once(',')
+        .and_then(|(az, alt)| Some((az.trim().parse::<f32>().ok()?, alt.trim().parse::<f32>().ok()?)))
+        .filter(|&(az, alt)| az.is_finite() && (0.0..=90.0).contains(&alt))
+        .with_context(|| format!("--sun {}: expected AZIMUTH,HEIGHT in degrees, the height 0 to 90", a.sun))?;
+    let look = erode_viewer::render::Look {
+        sun_azimuth_deg: sun.0.rem_euclid(360.0),
+        sun_altitude_deg: sun.1,
+        materials: a.ground == "materials",
+    };
     let options = ViewOptions {
         world_from: match (a.input, a.scene) {
             (Some(dir), None) if erode_viewer::sph_view::is_session(&dir) => {
@@ -101,6 +136,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         screenshot: a.screenshot.clone(),
         backend,
         window: (w, h),
+        overlay,
+        look,
+        paused: a.paused,
     };
     let report = erode_viewer::run(options)?;
     if a.frames > 0 {

@@ -327,6 +327,29 @@ pub fn value_of(text: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(text.to_string()))
 }
 
+/// The command of `words` (`simulate grid`) in erode's command line `cli`.
+pub fn command_of<'a>(cli: &'a clap::Command, words: &[String]) -> anyhow::Result<&'a clap::Command> {
+    let mut command = cli;
+    for w in words {
+        command = match command.find_subcommand(w) {
+            Some(c) => c,
+            None => bail!("no command `{}`", words.join(" ")),
+        };
+    }
+    Ok(command)
+}
+
+/// The option `key` of `command` (`max_error` or `max-error` for `--max-error`).
+pub fn option<'a>(command: &'a clap::Command, key: &str) -> Option<&'a clap::Arg> {
+    let long = key.replace('_', "-");
+    command.get_arguments().find(|a| a.get_long() == Some(long.as_str()))
+}
+
+/// Whether an option's values are files.
+pub fn names_a_file(arg: &clap::Arg) -> bool {
+    arg.get_value_parser().type_id() == std::any::TypeId::of::<PathBuf>()
+}
+
 /// The commands a step may be, for messages.
 fn commands() -> String {
     KINDS.iter().map(|k| k.command).collect::<Vec<_>>().join(", ")

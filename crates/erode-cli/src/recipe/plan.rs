@@ -55,7 +55,7 @@ pub fn plan(recipe: &Recipe) -> anyhow::Result<Plan> {
     let mut fingerprint = String::new();
     for step in &recipe.steps {
         let at = step.at(&recipe.path);
-        let command = subcommand(&cli, &step.words)?;
+        let command = super::command_of(&cli, &step.words)?;
         let folder = format!("{:02}-{}", step.number, step.words.join("-"));
         let mut args = step.words.clone();
         // what it reads from outside the run: the recipe's input, files its options name
@@ -113,10 +113,10 @@ pub fn plan(recipe: &Recipe) -> anyhow::Result<Plan> {
         args.extend(step.kind.fixed.iter().map(|s| s.to_string()));
         for (key, value) in step.options.iter().filter(|(k, _)| *k != "output") {
             let long = key.replace('_', "-");
-            let Some(arg) = command.get_arguments().find(|a| a.get_long() == Some(long.as_str())) else {
+            let Some(arg) = super::option(command, key) else {
                 bail!("{at}: no option `{key}` (`erode {} --help` lists them)", step.name());
             };
-            let is_path = arg.get_value_parser().type_id() == std::any::TypeId::of::<PathBuf>();
+            let is_path = super::names_a_file(arg);
             let takes_value = arg.get_action().takes_values();
             for text in values(value).map_err(|e| anyhow::anyhow!("{at}: `{key}`: {e}"))? {
                 match (takes_value, text.as_str()) {
@@ -160,22 +160,10 @@ pub fn plan(recipe: &Recipe) -> anyhow::Result<Plan> {
             writes,
             fingerprint: fingerprint.clone(),
             resumable: step.kind.command == "simulate",
-            takes_max_memory: command.get_arguments().any(|a| a.get_long() == Some("max-memory")),
+            takes_max_memory: super::option(command, "max_memory").is_some(),
         });
     }
     Ok(Plan { steps, height })
-}
-
-/// The command of `words` (`simulate grid`) under `cli`.
-pub fn subcommand<'a>(cli: &'a clap::Command, words: &[String]) -> anyhow::Result<&'a clap::Command> {
-    let mut command = cli;
-    for w in words {
-        command = match command.find_subcommand(w) {
-            Some(c) => c,
-            None => bail!("no command `{}`", words.join(" ")),
-        };
-    }
-    Ok(command)
 }
 
 /// The file a one-file step writes: its `output`, an engine's heightmap, or the default.

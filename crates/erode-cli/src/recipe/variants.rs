@@ -111,8 +111,7 @@ fn parse_seeds(text: &str) -> anyhow::Result<Vec<String>> {
 /// Whether `step`'s command takes a seed (`--seed`, not hidden).
 fn takes_seed(step: &Step) -> bool {
     let cli = crate::cli_command();
-    super::plan::subcommand(&cli, &step.words)
-        .is_ok_and(|c| c.get_arguments().any(|a| a.get_long() == Some("seed") && !a.is_hide_set()))
+    super::command_of(&cli, &step.words).is_ok_and(|c| super::option(c, "seed").is_some_and(|a| !a.is_hide_set()))
 }
 
 /// The seed of every step that takes one set to `value`.
@@ -147,15 +146,10 @@ fn apply(recipe: &mut Recipe, key: &str, value: &str) -> anyhow::Result<()> {
     }
     let mut done = false;
     for step in recipe.steps.iter_mut().filter(|s| chosen(s)) {
-        let long = key.replace('_', "-");
-        let command = super::plan::subcommand(&cli, &step.words)?;
-        if command.get_arguments().any(|a| a.get_long() == Some(long.as_str())) {
-            let is_path = command
-                .get_arguments()
-                .find(|a| a.get_long() == Some(long.as_str()))
-                .is_some_and(|a| a.get_value_parser().type_id() == std::any::TypeId::of::<std::path::PathBuf>());
+        let command = super::command_of(&cli, &step.words)?;
+        if let Some(arg) = super::option(command, &key) {
             // a file named on the command line is from the current folder
-            let v = if is_path {
+            let v = if super::names_a_file(arg) {
                 let p = std::path::Path::new(value);
                 toml::Value::String(std::path::absolute(p).unwrap_or(p.to_path_buf()).display().to_string())
             } else {
