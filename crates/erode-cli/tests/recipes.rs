@@ -143,6 +143,20 @@ fn a_run_again_keeps_the_steps_done_and_goes_on_from_the_first_changed() {
 }
 
 #[test]
+fn an_input_takes_the_place_of_the_generated_terrain() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("r.toml"), SMALL).unwrap();
+    ok(&["generate", "--size", "40", "--seed", "9", "--relief", "30", "--cell-size", "2", "-o", "dem.tif"], d.path());
+    ok(&["run", "r.toml", "-o", "out", "-q", "--input", "dem.tif"], d.path());
+    let made = contents(&d.path().join("out"));
+    assert!(!made.keys().any(|k| k.starts_with("01-generate")), "the generate step ran");
+    // step 2 read the DEM: its height has the DEM's size
+    let h = erode_io::read(&d.path().join("out/02-simulate-grid/height.tif"), &Default::default()).unwrap().map;
+    assert_eq!((h.heights.width(), h.heights.height()), (40, 40));
+    assert_eq!(report(&d.path().join("out/report.json"))["steps"][0]["command"], "simulate grid");
+}
+
+#[test]
 fn a_batch_runs_every_variant_with_a_contact_sheet_the_same_on_any_jobs() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("r.toml"), SMALL).unwrap();
@@ -228,8 +242,11 @@ fn bad_recipes_are_refused_before_anything_runs() {
         "step `mesh` takes no option or model parameter `seed`",
     );
     refused(&["run", "r.toml", "-o", "out", "--seeds", "5..2"], d.path(), "runs backwards");
+    refused(&["run", "r.toml", "-o", "out", "--input", "missing.tif"], d.path(), "missing.tif: no such heightmap");
+    let twice = "[[step]]\ncommand = \"generate\"\n[[step]]\ncommand = \"generate\"\n";
+    std::fs::write(d.path().join("twice.toml"), twice).unwrap();
     refused(
-        &["run", "r.toml", "-o", "out", "--input", "missing.tif"],
+        &["run", "twice.toml", "-o", "out", "--input", "missing.tif"],
         d.path(),
         "makes a terrain, and the recipe's input",
     );

@@ -35,7 +35,7 @@ reports is the same bytes on any thread count and any --jobs.
 
 Examples:
   erode run recipes/alpine.toml -o alpine
-  erode run recipes/badlands.toml -o bad --input dem.tif          (a DEM instead of the recipe's terrain)
+  erode run recipes/badlands.toml -o bad --input dem.tif          (a DEM instead of the generated terrain)
   erode run recipes/alpine.toml -o seeds --seeds 1..8              (8 variants and contact-sheet.png)
   erode run recipes/badlands.toml -o rain --set rain_rate=1e-4,2e-4,4e-4
   erode run recipes/alpine.toml -o a --set 1.size=512 --dry-run     (print the commands only)")]
@@ -46,7 +46,8 @@ pub struct Args {
     /// folder each variant and contact-sheet.png.
     #[arg(short, long)]
     output: PathBuf,
-    /// The heightmap the first step reads, instead of the recipe's `input`.
+    /// The heightmap the first step reads, instead of the recipe's `input`; a first step that
+    /// makes the terrain (generate) is left out for it.
     #[arg(long, value_name = "FILE")]
     input: Option<PathBuf>,
     /// A variant for each seed: `1..20` (1 to 20), `3,7,9`, or both; sets the seed of every step
@@ -117,6 +118,11 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     let mut recipe = Recipe::read(&a.recipe)?;
     if let Some(i) = &a.input {
         recipe.input = Some(std::path::absolute(i).unwrap_or(i.clone()));
+        // the input takes the place of a first step that makes the terrain (the other steps
+        // keep their numbers and folders)
+        if recipe.steps.first().is_some_and(|s| s.kind.reads == recipe::Reads::Nothing) {
+            recipe.steps.remove(0);
+        }
     }
     let variants = recipe::variants(&recipe, a.seeds.as_deref(), &a.sets)?;
     let plans: Vec<Plan> = variants.iter().map(|v| recipe::plan(&v.recipe)).collect::<anyhow::Result<_>>()?;
