@@ -682,6 +682,32 @@ impl ViewerApp {
             if let Some(e) = &self.param_error {
                 ui.colored_label(egui::Color32::from_rgb(230, 90, 80), e);
             }
+            let presets = (s.model.info().presets)();
+            if !presets.is_empty() {
+                let mut chosen = None;
+                egui::ComboBox::from_label("preset")
+                    .selected_text("choose…")
+                    .show_ui(ui, |ui| {
+                        for (name, summary) in &presets {
+                            if ui.selectable_label(false, *name).on_hover_text(*summary).clicked() {
+                                chosen = Some(*name);
+                            }
+                        }
+                    })
+                    .response
+                    .on_hover_text("every parameter set as `erode params MODEL --preset NAME` gives it");
+                if let Some(name) = chosen {
+                    match crate::params_ui::preset_action(s.model, name, &s.grid_params.sources) {
+                        Ok(a) => {
+                            self.param_error = None;
+                            self.param_text.clear();
+                            self.message = Some((format!("preset {name}"), false));
+                            self.act(a);
+                        }
+                        Err(e) => self.param_error = Some(e),
+                    }
+                }
+            }
             let docs = s.model.info().params;
             let table = match s.model {
                 ModelKind::Grid => crate::params_ui::as_table(&s.grid_params),

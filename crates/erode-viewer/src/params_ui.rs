@@ -5,6 +5,31 @@ use std::collections::HashMap;
 
 use eframe::egui;
 
+use crate::world::{Action, ModelKind};
+
+/// The action that sets `model`'s parameters to its preset `name` (the same names and values as
+/// `erode params MODEL --preset NAME`), keeping the grid's river sources (`sources`) as placed.
+pub fn preset_action(model: ModelKind, name: &str, sources: &[erode::models::grid::Source]) -> Result<Action, String> {
+    use erode::models::{droplet, grid, stream_power};
+    Ok(match model {
+        ModelKind::Grid => {
+            let mut p = grid::preset(name).map_err(|e| e.to_string())?;
+            p.sources = sources.to_vec();
+            Action::SetGridParams(Box::new(p))
+        }
+        ModelKind::Droplet => Action::SetDropletParams(Box::new(droplet::preset(name).map_err(|e| e.to_string())?)),
+        ModelKind::StreamPower => {
+            Action::SetStreamPowerParams(Box::new(stream_power::preset(name).map_err(|e| e.to_string())?))
+        }
+        ModelKind::Made(model_name) => {
+            let Some(maker) = model.info().make else {
+                return Err(format!("the {model_name} model has no presets here"));
+            };
+            Action::SetMadeParams(model_name, Box::new((maker.preset)(name).map_err(|e| e.to_string())?))
+        }
+    })
+}
+
 /// Shows `docs`' parameters with their values in `table` (`texts`: the fields being edited).
 /// Returns `name=value` when the user commits a changed field.
 pub fn param_table(
@@ -44,5 +69,28 @@ fn show_value(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_of_every_model_is_an_action() {
+        for info in erode::models::MODELS.iter() {
+            let model = match info.name {
+                erode::models::grid::NAME => ModelKind::Grid,
+                erode::models::droplet::NAME => ModelKind::Droplet,
+                erode::models::stream_power::NAME => ModelKind::StreamPower,
+                erode::models::sph::NAME => continue,
+                other if info.make.is_some() => ModelKind::Made(other),
+                _ => continue,
+            };
+            for (name, _) in (info.presets)() {
+                assert!(preset_action(model, name, &[]).is_ok(), "{}: {name}", info.name);
+            }
+            assert!(preset_action(model, "no-such-preset", &[]).is_err(), "{}", info.name);
+        }
     }
 }
