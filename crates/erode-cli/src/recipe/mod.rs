@@ -327,6 +327,12 @@ pub fn value_of(text: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(text.to_string()))
 }
 
+/// erode's command line, built once: every step of every variant is looked up and checked in it.
+pub fn cli() -> &'static clap::Command {
+    static CLI: std::sync::LazyLock<clap::Command> = std::sync::LazyLock::new(crate::cli_command);
+    &CLI
+}
+
 /// The command of `words` (`simulate grid`) in erode's command line `cli`.
 pub fn command_of<'a>(cli: &'a clap::Command, words: &[String]) -> anyhow::Result<&'a clap::Command> {
     let mut command = cli;

@@ -46,7 +46,7 @@ pub struct Planned {
 /// The plan of `recipe`, every command line checked by the command's own options: a recipe that
 /// would fail on an option fails here, before anything runs.
 pub fn plan(recipe: &Recipe) -> anyhow::Result<Plan> {
-    let cli = crate::cli_command();
+    let cli = super::cli();
     let mut steps = Vec::new();
     // the height so far, and whether it is the recipe's input (read from outside the run)
     let mut height: Option<String> = recipe.input.as_ref().map(|p| p.display().to_string());
@@ -55,7 +55,7 @@ pub fn plan(recipe: &Recipe) -> anyhow::Result<Plan> {
     let mut fingerprint = String::new();
     for step in &recipe.steps {
         let at = step.at(&recipe.path);
-        let command = super::command_of(&cli, &step.words)?;
+        let command = super::command_of(cli, &step.words)?;
         let folder = format!("{:02}-{}", step.number, step.words.join("-"));
         let mut args = step.words.clone();
         // what it reads from outside the run: the recipe's input, files its options name

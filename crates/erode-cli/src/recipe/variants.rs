@@ -110,8 +110,8 @@ fn parse_seeds(text: &str) -> anyhow::Result<Vec<String>> {
 
 /// Whether `step`'s command takes a seed (`--seed`, not hidden).
 fn takes_seed(step: &Step) -> bool {
-    let cli = crate::cli_command();
-    super::command_of(&cli, &step.words).is_ok_and(|c| super::option(c, "seed").is_some_and(|a| !a.is_hide_set()))
+    let cli = super::cli();
+    super::command_of(cli, &step.words).is_ok_and(|c| super::option(c, "seed").is_some_and(|a| !a.is_hide_set()))
 }
 
 /// The seed of every step that takes one set to `value`.
@@ -134,7 +134,7 @@ fn apply(recipe: &mut Recipe, key: &str, value: &str) -> anyhow::Result<()> {
     if RUN_OWNS.contains(&key.as_str()) {
         bail!("`{key}` is the run's to set (erode run --help)");
     }
-    let cli = crate::cli_command();
+    let cli = super::cli();
     let chosen = |s: &Step| match only {
         None => true,
         Some(o) => o.parse::<usize>().map_or_else(|_| s.words.last().is_some_and(|w| w == o), |n| n == s.number),
@@ -146,7 +146,7 @@ fn apply(recipe: &mut Recipe, key: &str, value: &str) -> anyhow::Result<()> {
     }
     let mut done = false;
     for step in recipe.steps.iter_mut().filter(|s| chosen(s)) {
-        let command = super::command_of(&cli, &step.words)?;
+        let command = super::command_of(cli, &step.words)?;
         if let Some(arg) = super::option(command, &key) {
             // a file named on the command line is from the current folder
             let v = if super::names_a_file(arg) {
