@@ -1031,7 +1031,8 @@ fn legend(ui: &mut egui::Ui, lo: f32, hi: f32, unit: &str) {
         let t = (k as f32 + 0.5) / steps as f32;
         let x0 = rect.left() + rect.width() * k as f32 / steps as f32;
         let x1 = rect.left() + rect.width() * (k + 1) as f32 / steps as f32;
-        let [r, g, b] = ramp(t).map(|v| (v.clamp(0.0, 1.0).powf(1.0 / 2.2) * 255.0).round() as u8);
+        let [r, g, b] =
+            crate::render::overlay_ramp(t).map(|v| (v.clamp(0.0, 1.0).powf(1.0 / 2.2) * 255.0).round() as u8);
         painter.rect_filled(
             egui::Rect::from_min_max(egui::pos2(x0, rect.top()), egui::pos2(x1, rect.bottom())),
             0.0,
@@ -1044,15 +1045,6 @@ fn legend(ui: &mut egui::Ui, lo: f32, hi: f32, unit: &str) {
             ui.label(format!("{} {unit}", number(hi)))
         });
     });
-}
-
-/// The overlay ramp of `terrain.wgsl` (linear colours): dark blue, cyan, yellow, red.
-fn ramp(t: f32) -> [f32; 3] {
-    const STOPS: [[f32; 3]; 4] = [[0.05, 0.1, 0.5], [0.1, 0.8, 0.9], [1.0, 0.9, 0.2], [0.9, 0.1, 0.05]];
-    let s = t.clamp(0.0, 1.0) * 3.0;
-    let k = (s.floor() as usize).min(2);
-    let f = s - k as f32;
-    std::array::from_fn(|i| STOPS[k][i] + (STOPS[k + 1][i] - STOPS[k][i]) * f)
 }
 
 /// A value for a legend: three significant digits, exponent form when very small or large.

@@ -66,6 +66,28 @@ impl Look {
     }
 }
 
+/// The overlay colour ramp's four stops, linear RGB, from low to high: dark blue, cyan, yellow,
+/// red. The shader's `ramp` and the panel's legend both draw these.
+pub const OVERLAY_RAMP: [[f32; 3]; 4] = [[0.05, 0.1, 0.5], [0.1, 0.8, 0.9], [1.0, 0.9, 0.2], [0.9, 0.1, 0.05]];
+
+/// The overlay ramp at `t` in 0..1, linear RGB (the shader's `ramp`).
+pub fn overlay_ramp(t: f32) -> [f32; 3] {
+    let s = t.clamp(0.0, 1.0) * 3.0;
+    let k = (s.floor() as usize).min(2);
+    let f = s - k as f32;
+    std::array::from_fn(|i| OVERLAY_RAMP[k][i] + (OVERLAY_RAMP[k + 1][i] - OVERLAY_RAMP[k][i]) * f)
+}
+
+/// `terrain.wgsl` with the overlay ramp's stops written in.
+fn shader_source() -> String {
+    let stops: String = ["a", "b", "c", "d"]
+        .iter()
+        .zip(OVERLAY_RAMP)
+        .map(|(name, [r, g, b])| format!("let {name} = vec3<f32>({r:?}, {g:?}, {b:?});\n    "))
+        .collect();
+    include_str!("terrain.wgsl").replace("RAMP_STOPS\n    ", &stops)
+}
+
 /// The colour format of the offscreen target (egui shows its bytes as gamma-space colours).
 pub const COLOUR: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
@@ -122,7 +144,7 @@ impl TerrainRenderer {
     pub fn new(device: &wgpu::Device, width: usize, height: usize) -> Self {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("terrain.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("terrain.wgsl").into()),
+            source: wgpu::ShaderSource::Wgsl(shader_source().into()),
         });
         let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
             binding,
@@ -379,7 +401,7 @@ mod tests {
 
     #[test]
     fn the_view_uniform_matches_the_shader() {
-        let module = naga::front::wgsl::parse_str(include_str!("terrain.wgsl")).map_err(|e| e.to_string());
+        let module = naga::front::wgsl::parse_str(&super::shader_source()).map_err(|e| e.to_string());
         let module = match module {
             Ok(m) => m,
             Err(e) => panic!("terrain.wgsl: {e}"),

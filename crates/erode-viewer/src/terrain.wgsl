@@ -162,12 +162,11 @@ fn encode(linear: vec3<f32>) -> vec3<f32> {
     return pow(clamp(linear, vec3<f32>(0.0), vec3<f32>(1.0)), vec3<f32>(1.0 / 2.2));
 }
 
-// overlay colour ramp: dark blue, cyan, yellow, red (the viewer's legend draws the same stops)
+// overlay colour ramp: its four stops (dark blue, cyan, yellow, red) are render.rs's
+// OVERLAY_RAMP, written in where `RAMP_STOPS` stands when the module is made (the legend draws
+// the same)
 fn ramp(t: f32) -> vec3<f32> {
-    let a = vec3<f32>(0.05, 0.1, 0.5);
-    let b = vec3<f32>(0.1, 0.8, 0.9);
-    let c = vec3<f32>(1.0, 0.9, 0.2);
-    let d = vec3<f32>(0.9, 0.1, 0.05);
+    RAMP_STOPS
     let s = clamp(t, 0.0, 1.0) * 3.0;
     if (s < 1.0) { return mix(a, b, s); }
     if (s < 2.0) { return mix(b, c, s - 1.0); }
