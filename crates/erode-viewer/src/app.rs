@@ -982,13 +982,13 @@ pub(crate) fn take_screenshot(ctx: &egui::Context, path: Option<PathBuf>, report
 }
 
 /// Shows a parameter value as the user would type it after `key=`.
-fn range(v: &[f32]) -> (f32, f32) {
+pub(crate) fn range(v: &[f32]) -> (f32, f32) {
     let (lo, hi) = v.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
     if lo.is_finite() && hi.is_finite() { (lo, hi.max(lo + 1e-6)) } else { (0.0, 1.0) }
 }
 
 /// A camera that frames the whole terrain.
-fn frame_camera(s: &Snapshot, exaggeration: f32) -> Camera {
+pub(crate) fn frame_camera(s: &Snapshot, exaggeration: f32) -> Camera {
     let (lo, hi) = range(&s.terrain);
     let centre = glam::Vec3::new(0.0, (lo + hi) * 0.5 * exaggeration, 0.0);
     Camera::framing(s.width as f32 * s.cell.0, s.height as f32 * s.cell.1, centre)

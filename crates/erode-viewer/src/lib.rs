@@ -15,6 +15,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod app;
+pub mod bench;
 pub mod brush;
 pub mod camera;
 pub mod files;

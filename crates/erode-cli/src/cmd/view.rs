@@ -14,6 +14,7 @@ use erode_viewer::{BackendKind, ViewOptions, WorldSource};
   erode view                                   (a generated 256 x 256 terrain)
   xvfb-run -a erode view dem.tif --frames 60 --screenshot shot.png
   erode view dem.tif --overlay flow --sun 300,15            (flow over the ground, a low evening sun)
+  erode view --size 1024 --bench 200           (frame time of the GPU backend, no window)
   erode view --scene lake                      (the SPH model: mesh and particles)
   erode view --scene tunnel --particles 3000 --faces 4000
   erode view cave.obj                          (a mesh, water over its middle)
@@ -67,6 +68,10 @@ pub struct Args {
     /// Keep the model paused through --frames (a screenshot of the terrain as it is).
     #[arg(long)]
     paused: bool,
+    /// Time this many frames of the grid model on the GPU without a window (drawn offscreen at
+    /// --window's size) and print the frame time: the model's tick, the drawing, the read-back.
+    #[arg(long, value_name = "FRAMES", conflicts_with_all = ["frames", "screenshot", "scene"])]
+    bench: Option<u64>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -111,6 +116,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         sun_altitude_deg: sun.1,
         materials: a.ground == "materials",
     };
+    if let Some(frames) = a.bench {
+        return bench(a.input.as_deref(), a.size, frames, (w, h), look);
+    }
     let options = ViewOptions {
         world_from: match (a.input, a.scene) {
             (Some(dir), None) if erode_viewer::sph_view::is_session(&dir) => {
@@ -150,5 +158,44 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.screenshot.map(|p| format!(", screenshot {}", p.display())).unwrap_or_default()
         );
     }
+    Ok(())
+}
+
+/// `--bench`: frame times of the grid model on the GPU, drawn offscreen.
+fn bench(
+    input: Option<&std::path::Path>,
+    size: usize,
+    frames: u64,
+    window: (f32, f32),
+    look: erode_viewer::render::Look,
+) -> anyhow::Result<()> {
+    if frames == 0 {
+        bail!("--bench 0: expected at least one frame");
+    }
+    let world = match input {
+        Some(p) => erode_viewer::files::open(p),
+        None => erode_viewer::generated_world(size),
+    }
+    .map_err(anyhow::Error::msg)?;
+    let pixels = (window.0 as u32, window.1 as u32);
+    let t = erode_viewer::bench::frame_times(world, frames, pixels, look).map_err(anyhow::Error::msg)?;
+    println!(
+        "{} x {} cells drawn at {} x {} px on {}, {} grid iterations a frame, {} frames:\n  \
+         frame {:.2} ms ({:.0} fps): model {:.2} ms, drawing {:.2} ms ({:.0} % of a frame), \
+         read-back {:.2} ms every tenth frame",
+        t.cells.0,
+        t.cells.1,
+        t.pixels.0,
+        t.pixels.1,
+        t.adapter,
+        t.iterations_per_frame,
+        t.frames,
+        t.frame_ms,
+        t.fps(),
+        t.model_ms,
+        t.render_ms,
+        t.render_share() * 100.0,
+        t.read_back_ms,
+    );
     Ok(())
 }
