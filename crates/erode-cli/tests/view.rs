@@ -136,6 +136,41 @@ fn view_refuses_bad_arguments_with_one_line() {
     common::refused(&["view", "--scene", "moon", "--frames", "1"], d, "--scene moon");
     std::fs::write(d.join("x.obj"), "").unwrap();
     common::refused(&["view", "x.obj", "--scene", "lake"], d, "brings its own mesh");
+    common::refused(&["view", "--bench", "0"], d, "--bench 0");
+}
+
+#[test]
+fn view_bench_times_frames_of_the_gpu_backend_without_a_window() {
+    if !gpu_expected() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::ok(&["view", "--size", "64", "--bench", "4", "--window", "320x200"], dir.path());
+    // "64 x 64 cells drawn at 320 x 200 px on ADAPTER, 4 grid iterations a frame, 4 frames:"
+    assert!(out.contains("64 x 64 cells drawn at 320 x 200 px") && out.contains("4 frames"), "{out}");
+    let figure = |name: &str| -> f64 {
+        let at = out.find(name).unwrap_or_else(|| panic!("no `{name}` in {out}")) + name.len();
+        out[at..].split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{name}: {out}"))
+    };
+    for name in ["frame ", "model ", "drawing ", "shading pass ", "read-back "] {
+        let ms = figure(name);
+        assert!(ms.is_finite() && ms >= 0.0, "{name}{ms}: {out}");
+    }
+    assert!(figure("frame ") > 0.0 && figure("drawing ") > 0.0, "{out}");
+}
+
+/// Whether a GPU adapter is there (headless); `ERODE_REQUIRE_GPU=1` makes a missing one fail.
+fn gpu_expected() -> bool {
+    match erode::gpu::GpuContext::headless() {
+        Ok(_) => true,
+        Err(e) if std::env::var_os("ERODE_REQUIRE_GPU").is_some_and(|v| v == "1") => {
+            panic!("ERODE_REQUIRE_GPU=1 but {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            false
+        }
+    }
 }
 
 /// The 3D view's pixels (right of the panel, below the top bar) averaged over 4 x 4 blocks.

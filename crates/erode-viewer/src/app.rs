@@ -97,6 +97,8 @@ pub struct ViewerApp {
     gpu_ctx: Option<Arc<GpuContext>>,
     frames: Frames,
     pending_backend: Option<BackendKind>,
+    /// The GPU world's progress and version when the view was last drawn.
+    drawn_state: (u64, u64),
 }
 
 impl ViewerApp {
@@ -134,6 +136,7 @@ impl ViewerApp {
             gpu_ctx: None,
             frames: Frames::new(headless, report),
             pending_backend: (backend == BackendKind::Gpu).then_some(BackendKind::Gpu),
+            drawn_state: (u64::MAX, u64::MAX),
         }
     }
 
@@ -257,6 +260,14 @@ impl ViewerApp {
         }
     }
 
+    /// The GPU world's version (edits), or 0 on the CPU backend.
+    fn runner_version(&self) -> u64 {
+        match &self.runner {
+            Some(Runner::Gpu(g)) => g.world.version,
+            _ => 0,
+        }
+    }
+
     fn placement(&self) -> Placement {
         Placement {
             width: self.snapshot.width,
@@ -283,6 +294,7 @@ impl ViewerApp {
                 rs.renderer.write().free_texture(&id);
             }
         }
+        let state = (s.progress, self.runner_version());
         let Some(renderer) = &mut self.renderer else { return };
         let gpu_buffers = match &self.runner {
             Some(Runner::Gpu(g)) => g.world.gpu_sim().map(|sim| sim.field_buffers()),
@@ -290,6 +302,12 @@ impl ViewerApp {
         };
         let on_gpu = gpu_buffers.is_some();
         renderer.bind_fields(&rs.device, gpu_buffers);
+        // on the GPU the model changes the drawn buffers itself: a tick or an edit since the
+        // last frame means the shading pass has work
+        if on_gpu && self.drawn_state != state {
+            renderer.fields_changed();
+        }
+        self.drawn_state = state;
         if !on_gpu && self.uploaded != (s.version, false) {
             renderer.upload_fields(&rs.queue, &s.terrain, &s.water, &s.sediment);
         }

@@ -32,8 +32,11 @@ pub struct FrameTimes {
     pub frame_ms: f64,
     /// The model's tick alone.
     pub model_ms: f64,
-    /// The drawing alone (terrain and water, the sun's shadows and the sky's occlusion).
+    /// The drawing alone, the light as it was (a camera move).
     pub render_ms: f64,
+    /// The shading pass (the sun's shadows and the sky's occlusion) on top of the drawing; in a
+    /// whole frame it runs every fourth frame while the model plays.
+    pub shade_ms: f64,
     /// Reading the state back to the CPU (every tenth frame in the window).
     pub read_back_ms: f64,
 }
@@ -75,7 +78,7 @@ pub fn frame_times(mut world: World, frames: u64, pixels: (u32, u32), look: Look
         let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
     };
     let tick = |world: &mut World| world.tick().map(|_| ()).map_err(|e| e.to_string());
-    let draw = |renderer: &mut TerrainRenderer, world: &World, terrain: &[f32]| {
+    let draw = |renderer: &mut TerrainRenderer, world: &World, terrain: &[f32], look: Look| {
         renderer.bind_fields(&ctx.device, world.gpu_sim().map(|sim| sim.field_buffers()));
         let settings = FrameSettings {
             camera,
@@ -95,7 +98,8 @@ pub fn frame_times(mut world: World, frames: u64, pixels: (u32, u32), look: Look
     // warm up: pipelines, buffers, the first submissions
     for _ in 0..5 {
         tick(&mut world)?;
-        draw(&mut renderer, &world, &terrain);
+        renderer.fields_changed();
+        draw(&mut renderer, &world, &terrain, look);
         wait(&ctx);
     }
     let timed = |f: &mut dyn FnMut() -> Result<(), String>| -> Result<Vec<f64>, String> {
@@ -110,7 +114,14 @@ pub fn frame_times(mut world: World, frames: u64, pixels: (u32, u32), look: Look
     };
     let model = timed(&mut || tick(&mut world))?;
     let render = timed(&mut || {
-        draw(&mut renderer, &world, &terrain);
+        draw(&mut renderer, &world, &terrain, look);
+        Ok(())
+    })?;
+    // the sun moving a little each frame: the shading pass runs every time
+    let mut sun = look;
+    let shaded = timed(&mut || {
+        sun.sun_azimuth_deg += 0.01;
+        draw(&mut renderer, &world, &terrain, sun);
         Ok(())
     })?;
     let reads = timed(&mut || read_back(&mut world).map(|_| ()))?;
@@ -121,9 +132,11 @@ pub fn frame_times(mut world: World, frames: u64, pixels: (u32, u32), look: Look
         if k.is_multiple_of(10) {
             terrain = read_back(&mut world)?;
         }
-        draw(&mut renderer, &world, &terrain);
+        renderer.fields_changed();
+        draw(&mut renderer, &world, &terrain, look);
         Ok(())
     })?;
+    let render_ms = median(render);
     Ok(FrameTimes {
         adapter: ctx.adapter.name.clone(),
         cells: (width, height),
@@ -132,7 +145,8 @@ pub fn frame_times(mut world: World, frames: u64, pixels: (u32, u32), look: Look
         frames,
         frame_ms: whole.iter().sum::<f64>() / whole.len().max(1) as f64,
         model_ms: median(model),
-        render_ms: median(render),
+        render_ms,
+        shade_ms: (median(shaded) - render_ms).max(0.0),
         read_back_ms: median(reads),
     })
 }

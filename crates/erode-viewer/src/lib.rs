@@ -24,6 +24,7 @@ mod params_ui;
 pub mod render;
 pub mod runner;
 pub mod session;
+pub mod shade;
 pub mod sph_view;
 pub mod world;
 

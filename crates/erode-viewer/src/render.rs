@@ -7,6 +7,7 @@ use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 use crate::camera::{Camera, Placement};
+use crate::shade::{ShadeConstants, ShadePass};
 
 /// The view uniform; mirrors `View` in `terrain.wgsl`.
 #[repr(C)]
@@ -93,6 +94,10 @@ pub const COLOUR: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 /// Most vertices per side of the drawn mesh; larger grids are drawn every `stride`-th cell.
 const MAX_VERTICES_PER_SIDE: usize = 1024;
+/// While the fields change every frame (the model playing on the GPU), the shading pass runs
+/// every this many frames: shadows trail the terrain by a few frames, which nobody sees, and
+/// the frame is that much cheaper.
+const SHADE_EVERY: u32 = 4;
 
 /// The per-cell buffers the renderer owns (used when the model runs on the CPU).
 struct OwnFields {
@@ -117,6 +122,12 @@ pub struct TerrainRenderer {
     per_row: usize,
     target: Option<Target>,
     bind_group: Option<(wgpu::BindGroup, bool)>,
+    shade: ShadePass,
+    shade_group: Option<wgpu::BindGroup>,
+    /// The constants of the last shading pass, and whether the fields changed since.
+    shaded: Option<ShadeConstants>,
+    fields_changed: bool,
+    frames_since_shade: u32,
 }
 
 /// The offscreen target.
@@ -161,6 +172,7 @@ impl TerrainRenderer {
                 entry(2, read),
                 entry(3, read),
                 entry(4, read),
+                entry(5, read),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -247,6 +259,11 @@ impl TerrainRenderer {
             per_row,
             target: None,
             bind_group: None,
+            shade: ShadePass::new(device, per_row * rows),
+            shade_group: None,
+            shaded: None,
+            fields_changed: true,
+            frames_since_shade: 0,
         }
     }
 
@@ -256,10 +273,17 @@ impl TerrainRenderer {
     }
 
     /// Writes the CPU state's fields into the renderer's own buffers.
-    pub fn upload_fields(&self, queue: &wgpu::Queue, terrain: &[f32], water: &[f32], sediment: &[f32]) {
+    pub fn upload_fields(&mut self, queue: &wgpu::Queue, terrain: &[f32], water: &[f32], sediment: &[f32]) {
         queue.write_buffer(&self.own.terrain, 0, bytemuck::cast_slice(terrain));
         queue.write_buffer(&self.own.water, 0, bytemuck::cast_slice(water));
         queue.write_buffer(&self.own.sediment, 0, bytemuck::cast_slice(sediment));
+        self.fields_changed = true;
+    }
+
+    /// Says the bound fields changed on the device (the GPU model ran): the shading pass runs
+    /// again within [`SHADE_EVERY`] frames.
+    pub fn fields_changed(&mut self) {
+        self.fields_changed = true;
     }
 
     /// Writes the overlay values.
@@ -281,13 +305,18 @@ impl TerrainRenderer {
             wgpu::BindGroupEntry { binding: 2, resource: w.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 3, resource: s.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 4, resource: self.overlay.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 5, resource: self.shade.output.as_entire_binding() },
         ];
         let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("terrain view"),
             layout: &self.layout,
             entries: &entries,
         });
+        if self.bind_group.as_ref().is_none_or(|(_, g)| *g != on_gpu) {
+            self.fields_changed = true;
+        }
         self.bind_group = Some((bg, on_gpu));
+        self.shade_group = Some(self.shade.bind(device, t, w));
     }
 
     /// The offscreen target, (re)made at `size` pixels. Returns whether it was remade.
@@ -327,9 +356,27 @@ impl TerrainRenderer {
         self.target.as_ref()
     }
 
-    /// Draws a frame into the target.
-    pub fn draw(&self, device: &wgpu::Device, queue: &wgpu::Queue, s: &FrameSettings) {
-        let (Some(target), Some((bind_group, _))) = (&self.target, &self.bind_group) else { return };
+    /// The shading pass's constants for a frame drawn with `s`.
+    fn shade_constants(&self, s: &FrameSettings) -> ShadeConstants {
+        ShadeConstants::new(
+            self.width,
+            self.height,
+            self.stride,
+            s.placement.cell,
+            s.placement.exaggeration,
+            s.look.sun(),
+        )
+    }
+
+    /// Draws a frame into the target, running the shading pass first when the sun or the
+    /// exaggeration moved, or the fields changed (at most every [`SHADE_EVERY`] frames while
+    /// they keep changing).
+    pub fn draw(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, s: &FrameSettings) {
+        let (Some(target), Some((bind_group, _)), Some(shade_group)) =
+            (&self.target, &self.bind_group, &self.shade_group)
+        else {
+            return;
+        };
         let aspect = target.size.0 as f32 / target.size.1 as f32;
         let overlay = s.overlay_range.unwrap_or((0.0, 1.0));
         let brush = s.brush.unwrap_or((0.0, 0.0, 0.0));
@@ -355,6 +402,15 @@ impl TerrainRenderer {
         };
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&u));
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("view") });
+        let k = self.shade_constants(s);
+        self.frames_since_shade += 1;
+        let stale = self.fields_changed && (self.frames_since_shade >= SHADE_EVERY || self.shaded.is_none());
+        if s.look.materials && (self.shaded != Some(k) || stale) {
+            self.shade.record(queue, &mut encoder, shade_group, &k);
+            self.shaded = Some(k);
+            self.fields_changed = false;
+            self.frames_since_shade = 0;
+        }
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("view"),

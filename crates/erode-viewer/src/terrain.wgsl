@@ -4,7 +4,7 @@
 //
 // The look: a sun (direction from the view's settings) casting shadows marched over the
 // heightmap, a sky lighting what the terrain around leaves open (ambient occlusion from the
-// horizon in eight directions), ground materials by slope, height and water (rock, scree, soil,
+// horizon in eight directions; both from the shading pass, shade.wgsl), ground materials by slope, height and water (rock, scree, soil,
 // grass, sand, snow) with detail noise fixed to the ground, and water tinted by its depth,
 // browner with the sediment it carries, with the sun's glint and the sky's reflection growing
 // at grazing angles (Schlick's Fresnel).
@@ -30,6 +30,9 @@ struct View {
 @group(0) @binding(2) var<storage, read> water: array<f32>;
 @group(0) @binding(3) var<storage, read> sediment: array<f32>;
 @group(0) @binding(4) var<storage, read> overlay: array<f32>;
+// per vertex: sunlit share of the ground, sky seen from it, sunlit share of the water's surface
+// (the shading pass of shade.wgsl writes them when the terrain or the sun changes)
+@group(0) @binding(5) var<storage, read> shade: array<vec4<f32>>;
 
 struct Out {
     @builtin(position) clip: vec4<f32>,
@@ -59,64 +62,6 @@ fn surface(c: i32, r: i32, with_water: bool) -> f32 {
     return y * view.cell.z;
 }
 
-// The terrain's height (m, exaggerated) at a point in cells, read from the nearest cell.
-fn ground_at(p: vec2<f32>) -> f32 {
-    return terrain[cell_index(i32(floor(p.x)), i32(floor(p.y)))] * view.cell.z;
-}
-
-// How much of the sun a point at cell (c, r) and height y sees: the ray towards the sun marched
-// over the heightmap in growing steps; the closest pass over the ground (as a slope) gives a
-// soft edge.
-fn sunlit(c: i32, r: i32, y: f32) -> f32 {
-    let l = normalize(view.light.xyz);
-    let flat = length(l.xz);
-    if (flat < 1e-4) {
-        return 1.0;
-    }
-    // per metre along the ground: cells moved and metres risen
-    let dir = vec2<f32>(l.x / view.cell.x, l.z / view.cell.y) / flat;
-    let rise = l.y / flat;
-    let start = vec2<f32>(f32(c) + 0.5, f32(r) + 0.5);
-    let metre = min(view.cell.x, view.cell.y);
-    var along = metre;
-    var open = 1.0;
-    for (var k = 0; k < 40; k = k + 1) {
-        let p = start + dir * along;
-        if (p.x < 0.0 || p.y < 0.0 || p.x >= f32(view.dims.x) || p.y >= f32(view.dims.y)) {
-            break;
-        }
-        let above = y + 0.02 * metre + rise * along - ground_at(p);
-        open = min(open, clamp(above / (0.08 * along) + 0.5, 0.0, 1.0));
-        if (open <= 0.0) {
-            break;
-        }
-        along = along + metre * (1.0 + f32(k) * 0.35);
-    }
-    return open;
-}
-
-// The share of the sky a point sees: in eight directions, the steepest rise of the ground
-// within a few dozen cells, as the sine of the horizon's elevation.
-fn sky_seen(c: i32, r: i32, y: f32) -> f32 {
-    var blocked = 0.0;
-    let start = vec2<f32>(f32(c) + 0.5, f32(r) + 0.5);
-    for (var d = 0; d < 8; d = d + 1) {
-        let a = f32(d) * 0.785398;
-        let step = vec2<f32>(cos(a), sin(a));
-        var horizon = 0.0;
-        var dist = 1.0;
-        for (var k = 0; k < 6; k = k + 1) {
-            let p = start + step * dist;
-            let metres = dist * length(step * vec2<f32>(view.cell.x, view.cell.y));
-            let tangent = (ground_at(p) - y) / metres;
-            horizon = max(horizon, tangent / sqrt(1.0 + tangent * tangent));
-            dist = dist * 2.0;
-        }
-        blocked = blocked + horizon;
-    }
-    return clamp(1.0 - blocked / 8.0, 0.0, 1.0);
-}
-
 fn vertex(vi: u32, with_water: bool) -> Out {
     let per_row = view.dims.w;
     let stride = i32(view.dims.z);
@@ -139,9 +84,9 @@ fn vertex(vi: u32, with_water: bool) -> Out {
     o.world = vec3<f32>(x, y, z);
     if (view.light.w < 0.5 && with_water) {
         // the water's surface needs the sun's shadow only
-        o.shade = vec2<f32>(sunlit(c, r, y), 1.0);
+        o.shade = vec2<f32>(shade[vi].z, 1.0);
     } else if (view.light.w < 0.5) {
-        o.shade = vec2<f32>(sunlit(c, r, y), sky_seen(c, r, y));
+        o.shade = shade[vi].xy;
     } else {
         o.shade = vec2<f32>(1.0, 1.0);
     }

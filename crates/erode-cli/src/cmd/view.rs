@@ -182,7 +182,7 @@ fn bench(
     println!(
         "{} x {} cells drawn at {} x {} px on {}, {} grid iterations a frame, {} frames:\n  \
          frame {:.2} ms ({:.0} fps): model {:.2} ms, drawing {:.2} ms ({:.0} % of a frame), \
-         read-back {:.2} ms every tenth frame",
+         shading pass {:.2} ms (every fourth frame while playing), read-back {:.2} ms every tenth frame",
         t.cells.0,
         t.cells.1,
         t.pixels.0,
@@ -195,6 +195,7 @@ fn bench(
         t.model_ms,
         t.render_ms,
         t.render_share() * 100.0,
+        t.shade_ms,
         t.read_back_ms,
     );
     Ok(())

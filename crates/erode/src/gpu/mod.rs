@@ -263,7 +263,7 @@ impl GpuContext {
     }
 
     /// Reads `buffer` (f32s) back, waiting for the GPU.
-    pub(crate) fn read(&self, buffer: &wgpu::Buffer) -> Result<Vec<f32>, GpuError> {
+    pub fn read(&self, buffer: &wgpu::Buffer) -> Result<Vec<f32>, GpuError> {
         self.read_range(buffer, 0, buffer.size())
     }
 
