@@ -238,7 +238,7 @@ impl ViewerApp {
                 // the books) is refreshed a few times a second
                 if g.frames_since_sync >= 10 || !g.playing {
                     if g.frames_since_sync >= 10 || self.snapshot.version != g.world.version {
-                        if let Err(e) = g.world.sync_from_gpu() {
+                        if let Err(e) = g.world.sync_view_from_gpu(g.overlay) {
                             g.message = Some((e.to_string(), true));
                         }
                         g.world.version += 1;

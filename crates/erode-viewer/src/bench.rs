@@ -30,6 +30,8 @@ pub struct FrameTimes {
     pub frames: u64,
     /// A whole frame: the tick, the drawing and, every tenth frame, the read-back.
     pub frame_ms: f64,
+    /// The longest whole frame (one that reads back, as a rule).
+    pub longest_frame_ms: f64,
     /// The model's tick alone.
     pub model_ms: f64,
     /// The drawing alone, the light as it was (a camera move).
@@ -92,7 +94,7 @@ pub fn frame_times(mut world: World, frames: u64, pixels: (u32, u32), look: Look
         renderer.draw(&ctx.device, &ctx.queue, &settings);
     };
     let read_back = |world: &mut World| -> Result<Arc<Vec<f32>>, String> {
-        world.sync_from_gpu().map_err(|e| e.to_string())?;
+        world.sync_view_from_gpu(Overlay::None).map_err(|e| e.to_string())?;
         Ok(Snapshot::of(world, Overlay::None, true, 0.0).terrain)
     };
     // warm up: pipelines, buffers, the first submissions
@@ -124,7 +126,15 @@ pub fn frame_times(mut world: World, frames: u64, pixels: (u32, u32), look: Look
         draw(&mut renderer, &world, &terrain, sun);
         Ok(())
     })?;
-    let reads = timed(&mut || read_back(&mut world).map(|_| ()))?;
+    // each read after a tick (a read with nothing new reads nothing)
+    let mut reads = Vec::new();
+    for _ in 0..frames.div_ceil(10) {
+        tick(&mut world)?;
+        wait(&ctx);
+        let t = Instant::now();
+        read_back(&mut world)?;
+        reads.push(t.elapsed().as_secs_f64() * 1e3);
+    }
     let mut k = 0u64;
     let whole = timed(&mut || {
         tick(&mut world)?;
@@ -144,6 +154,7 @@ pub fn frame_times(mut world: World, frames: u64, pixels: (u32, u32), look: Look
         iterations_per_frame: world.iterations_per_tick,
         frames,
         frame_ms: whole.iter().sum::<f64>() / whole.len().max(1) as f64,
+        longest_frame_ms: whole.iter().copied().fold(0.0, f64::max),
         model_ms: median(model),
         render_ms,
         shade_ms: (median(shaded) - render_ms).max(0.0),

@@ -393,6 +393,17 @@ impl World {
         Ok(self.grid.sync()?)
     }
 
+    /// Reads back from the GPU what a view with `overlay` shows: terrain, water, sediment, the
+    /// eroded and deposited maps and the books (5 of the state's ~24 fields); the flow, velocity
+    /// and hardness overlays need the whole state. The rest stays on the device until a full
+    /// [`World::sync_from_gpu`] (which edits, saves and switches make).
+    pub fn sync_view_from_gpu(&mut self, overlay: Overlay) -> Result<(), WorldError> {
+        match overlay {
+            Overlay::Flow | Overlay::Velocity | Overlay::Hardness => Ok(self.grid.sync()?),
+            _ => Ok(self.grid.sync_maps(&["height", "water", "sediment", "erosion", "deposition"])?),
+        }
+    }
+
     /// (undo steps, redo steps) available.
     pub fn history_depth(&self) -> (usize, usize) {
         self.history.depth()

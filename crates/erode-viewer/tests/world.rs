@@ -3,7 +3,7 @@
 
 use erode::models::grid::{Params, RainMode};
 use erode_viewer::brush::{Brush, BrushKind};
-use erode_viewer::{Action, ModelKind, World, session};
+use erode_viewer::{Action, ModelKind, Overlay, World, session};
 
 /// A 64 x 48 sloped bumpy terrain, 1 m cells.
 fn world() -> World {
@@ -490,4 +490,37 @@ fn every_model_the_list_makes_runs_in_the_viewer_through_the_contract() {
         assert_eq!(run(&back), run(&w), "{name}: a tick after reload");
         assert_eq!(back.state(), w.state(), "{name}: a tick after reload");
     }
+}
+
+#[test]
+fn the_view_reads_back_its_fields_and_a_full_read_still_brings_the_rest() {
+    let Some(ctx) = gpu() else { return };
+    let (mut on_gpu, mut on_cpu) = (world(), world());
+    for w in [&mut on_gpu, &mut on_cpu] {
+        apply(w, Action::SetRain(true));
+        apply(w, Action::PlaceSource { x: 40.0, y: 20.0, rate: 3.0 });
+    }
+    on_gpu.set_backend(Some(ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let close = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+    for _ in 0..8 {
+        on_gpu.tick().unwrap_or_else(|e| panic!("{e}"));
+        on_cpu.tick().unwrap_or_else(|e| panic!("{e}"));
+    }
+    let velocity_before = on_gpu.state().velocity_x.clone();
+    on_gpu.sync_view_from_gpu(Overlay::None).unwrap_or_else(|e| panic!("{e}"));
+    let (g, c) = (on_gpu.state(), on_cpu.state());
+    assert!(close(&g.terrain, &c.terrain) < 1e-3 && close(&g.water, &c.water) < 1e-3, "the view's read-back");
+    assert!(g.water.iter().any(|&d| d > 0.0), "water to compare");
+    assert!((g.books.eroded - c.books.eroded).abs() <= 1e-3 * c.books.eroded.abs().max(1e-6), "books");
+    assert_eq!(g.velocity_x, velocity_before, "the view's read-back leaves the velocities on the device");
+    // a full read-back (edits, saves) still brings what the view's left behind
+    on_gpu.sync_from_gpu().unwrap_or_else(|e| panic!("{e}"));
+    let (g, c) = (on_gpu.state(), on_cpu.state());
+    assert!(g.velocity_x.iter().any(|&v| v != 0.0) && close(&g.velocity_x, &c.velocity_x) < 1e-3, "velocities");
+    // the flow overlay needs the fluxes: its read-back is the whole state
+    for w in [&mut on_gpu, &mut on_cpu] {
+        w.tick().unwrap_or_else(|e| panic!("{e}"));
+    }
+    on_gpu.sync_view_from_gpu(Overlay::Flow).unwrap_or_else(|e| panic!("{e}"));
+    assert!(close(&on_gpu.state().velocity_x, &on_cpu.state().velocity_x) < 1e-3, "velocities with the flow overlay");
 }

@@ -181,7 +181,7 @@ fn bench(
     let t = erode_viewer::bench::frame_times(world, frames, pixels, look).map_err(anyhow::Error::msg)?;
     println!(
         "{} x {} cells drawn at {} x {} px on {}, {} grid iterations a frame, {} frames:\n  \
-         frame {:.2} ms ({:.0} fps): model {:.2} ms, drawing {:.2} ms ({:.0} % of a frame), \
+         frame {:.2} ms ({:.0} fps, the longest {:.1} ms): model {:.2} ms, drawing {:.2} ms ({:.0} % of a frame), \
          shading pass {:.2} ms (every fourth frame while playing), read-back {:.2} ms every tenth frame",
         t.cells.0,
         t.cells.1,
@@ -192,6 +192,7 @@ fn bench(
         t.frames,
         t.frame_ms,
         t.fps(),
+        t.longest_frame_ms,
         t.model_ms,
         t.render_ms,
         t.render_share() * 100.0,

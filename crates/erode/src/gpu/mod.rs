@@ -270,15 +270,32 @@ impl GpuContext {
     /// Reads `size` bytes of `buffer` from byte `offset` (both multiples of 4) back as f32s,
     /// waiting for the GPU.
     pub(crate) fn read_range(&self, buffer: &wgpu::Buffer, offset: u64, size: u64) -> Result<Vec<f32>, GpuError> {
+        Ok(self.read_ranges(&[(buffer, offset, size)])?.pop().unwrap_or_default())
+    }
+
+    /// Reads several `(buffer, offset, size)` ranges (bytes, multiples of 4) back as f32s in
+    /// one copy and one wait for the GPU: each read's fixed cost (a staging buffer, a
+    /// submission, a map) once instead of once per range.
+    pub(crate) fn read_ranges(&self, parts: &[(&wgpu::Buffer, u64, u64)]) -> Result<Vec<Vec<f32>>, GpuError> {
+        let total: u64 = parts.iter().map(|p| p.2).sum();
+        if total == 0 {
+            return Ok(parts.iter().map(|_| Vec::new()).collect());
+        }
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
-            size,
+            size: total,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let mut encoder =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
-        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
+        let mut at = 0;
+        for &(buffer, offset, size) in parts {
+            if size > 0 {
+                encoder.copy_buffer_to_buffer(buffer, offset, &staging, at, size);
+            }
+            at += size;
+        }
         self.queue.submit([encoder.finish()]);
         let (tx, rx) = std::sync::mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
@@ -287,7 +304,12 @@ impl GpuContext {
         self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::Readback(e.to_string()))?;
         rx.recv().map_err(|e| GpuError::Readback(e.to_string()))?.map_err(|e| GpuError::Readback(e.to_string()))?;
         let view = staging.get_mapped_range(..).map_err(|e| GpuError::Readback(e.to_string()))?;
-        let out: Vec<f32> = bytemuck::pod_collect_to_vec(&view);
+        let mut out = Vec::with_capacity(parts.len());
+        let mut at = 0usize;
+        for &(_, _, size) in parts {
+            out.push(bytemuck::pod_collect_to_vec(&view[at..at + size as usize]));
+            at += size as usize;
+        }
         drop(view);
         staging.unmap();
         Ok(out)

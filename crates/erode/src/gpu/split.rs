@@ -81,12 +81,22 @@ impl FieldSplit {
         Ok(out)
     }
 
-    /// Field `f` of a group's `buffers`, read back alone.
-    pub fn read_field(&self, ctx: &GpuContext, buffers: &[wgpu::Buffer], f: usize) -> Result<Vec<f32>, GpuError> {
+    /// The byte range `(buffer, offset, size)` of field `f` in a group's `buffers`.
+    pub fn field_range<'a>(
+        &self,
+        buffers: &'a [wgpu::Buffer],
+        f: usize,
+    ) -> Result<(&'a wgpu::Buffer, u64, u64), GpuError> {
         let per = self.fields_per_buffer.max(1);
         let buffer = buffers.get(f / per).ok_or_else(|| GpuError::Readback(format!("no field {f} in the group")))?;
         let bytes = 4 * self.cells as u64;
-        ctx.read_range(buffer, (f % per) as u64 * bytes, bytes)
+        Ok((buffer, (f % per) as u64 * bytes, bytes))
+    }
+
+    /// Field `f` of a group's `buffers`, read back alone.
+    pub fn read_field(&self, ctx: &GpuContext, buffers: &[wgpu::Buffer], f: usize) -> Result<Vec<f32>, GpuError> {
+        let (buffer, offset, size) = self.field_range(buffers, f)?;
+        ctx.read_range(buffer, offset, size)
     }
 
     /// `template` with each `#fields NAME BINDING ACCESS` line replaced by the group's

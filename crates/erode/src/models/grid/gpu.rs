@@ -1007,31 +1007,43 @@ impl GpuSim {
     }
 
     /// Copies every field the GPU holds into `state`, and the books (thermal moves, which are
-    /// for information only, are not counted on the GPU).
+    /// for information only, are not counted on the GPU), in one read-back.
     pub fn read_into(&self, state: &mut State) -> Result<(), SimError> {
         let n = self.width * self.height;
         let b = &self.buffers;
-        let fields = |group: &[wgpu::Buffer]| b.split.read(&self.ctx, group);
-        let flat = fields(&b.flux)?;
+        let groups = [&b.flux, &b.velocity, &b.ground, &b.books];
+        let mut parts: Vec<(&wgpu::Buffer, u64, u64)> = self.surface_ranges().to_vec();
+        parts.extend(groups.iter().flat_map(|g| g.iter().map(|buffer| (buffer, 0, buffer.size()))));
+        let mut read = self.ctx.read_ranges(&parts)?.into_iter();
+        let surface: [Vec<f32>; 4] = std::array::from_fn(|_| read.next().unwrap_or_default());
+        let mut field_major = |g: &[wgpu::Buffer]| -> Vec<f32> { read.by_ref().take(g.len()).flatten().collect() };
+        let flat = field_major(&b.flux);
         for (e, f) in state.flux.iter_mut().enumerate() {
             f.copy_from_slice(&flat[e * n..(e + 1) * n]);
         }
-        let velocity = fields(&b.velocity)?;
+        let velocity = field_major(&b.velocity);
         state.velocity_x.copy_from_slice(&velocity[..n]);
         state.velocity_y.copy_from_slice(&velocity[n..2 * n]);
         state.discharge_integral.copy_from_slice(&velocity[2 * n..]);
-        let ground = fields(&b.ground)?;
+        let ground = field_major(&b.ground);
         state.hardness.copy_from_slice(&ground[..n]);
         state.sediment_depth.copy_from_slice(&ground[n..]);
-        let books = fields(&b.books)?;
+        let books = field_major(&b.books);
         let book = |k: Book| &books[k as usize * n..(k as usize + 1) * n];
-        self.read_outputs_with(state, |k| Ok(book(k).to_vec()))
+        self.read_outputs_with(state, surface, |k| Ok(book(k).to_vec()))
+    }
+
+    /// The byte ranges of terrain, water, sediment and the books' running sums.
+    fn surface_ranges(&self) -> [(&wgpu::Buffer, u64, u64); 4] {
+        let b = &self.buffers;
+        [&b.terrain, &b.water, &b.sediment, &b.book_sums].map(|buffer| (buffer, 0, buffer.size()))
     }
 
     /// Copies what a run's usual outputs and books need into `state`: terrain, water, sediment,
     /// the eroded and deposited maps, the books, the time (5 of the ~24 fields [`GpuSim::read_into`]
-    /// reads; the per-cell water books are flushed into their totals first). The fluxes,
-    /// velocities, discharge, hardness and sediment depth in `state` stay as they were.
+    /// reads, in one read-back; the per-cell water books are flushed into their totals first).
+    /// The fluxes, velocities, discharge, hardness and sediment depth in `state` stay as they
+    /// were.
     pub fn read_outputs(&self, state: &mut State) -> Result<(), SimError> {
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("flush_books") });
@@ -1041,25 +1053,31 @@ impl GpuSim {
         }
         self.ctx.queue.submit([encoder.finish()]);
         let b = &self.buffers;
-        self.read_outputs_with(state, |k| match k {
-            Book::Eroded | Book::Deposited => Ok(b.split.read_field(&self.ctx, &b.books, k as usize)?),
+        let mut parts = self.surface_ranges().to_vec();
+        parts.push(b.split.field_range(&b.books, Book::Eroded as usize)?);
+        parts.push(b.split.field_range(&b.books, Book::Deposited as usize)?);
+        let mut read = self.ctx.read_ranges(&parts)?.into_iter();
+        let surface: [Vec<f32>; 4] = std::array::from_fn(|_| read.next().unwrap_or_default());
+        let (eroded, deposited) = (read.next().unwrap_or_default(), read.next().unwrap_or_default());
+        self.read_outputs_with(state, surface, |k| match k {
+            Book::Eroded => Ok(eroded.clone()),
+            Book::Deposited => Ok(deposited.clone()),
             // flushed: every cell's is 0
             _ => Ok(Vec::new()),
         })
     }
 
-    /// Terrain, water, sediment, the eroded and deposited maps, the books and the time into
-    /// `state`, each book's per-cell values from `book`.
+    /// Terrain, water, sediment and the books' running sums (`surface`, as read back), the
+    /// eroded and deposited maps, the books and the time into `state`, each book's per-cell
+    /// values from `book`.
     fn read_outputs_with(
         &self,
         state: &mut State,
+        surface: [Vec<f32>; 4],
         book: impl Fn(Book) -> Result<Vec<f32>, SimError>,
     ) -> Result<(), SimError> {
-        let b = &self.buffers;
-        state.terrain = self.ctx.read(&b.terrain)?;
-        state.water = self.ctx.read(&b.water)?;
-        state.sediment = self.ctx.read(&b.sediment)?;
-        let pairs = self.ctx.read(&b.book_sums)?;
+        let [terrain, water, sediment, pairs] = surface;
+        (state.terrain, state.water, state.sediment) = (terrain, water, sediment);
         // what the cells hold since the last flush, and the totals before
         let total = |k: Book| -> Result<f64, SimError> {
             let pair = |p: &[f32]| f64::from(p[0]) + f64::from(p[1]);
