@@ -86,7 +86,7 @@ impl ShadeConstants {
         let mut blocked = 0.0f32;
         let start = [c as f32 + 0.5, r as f32 + 0.5];
         for d in 0..8 {
-            let a = d as f32 * 0.785398;
+            let a = d as f32 * std::f32::consts::FRAC_PI_4;
             let step = [a.cos(), a.sin()];
             let mut horizon = 0.0f32;
             let mut dist = 1.0f32;

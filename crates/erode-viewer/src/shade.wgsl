@@ -69,7 +69,7 @@ fn sky_seen(c: i32, r: i32, y: f32) -> f32 {
     var blocked = 0.0;
     let start = vec2<f32>(f32(c) + 0.5, f32(r) + 0.5);
     for (var d = 0; d < 8; d = d + 1) {
-        let a = f32(d) * 0.785398;
+        let a = f32(d) * 0.78539816; // pi / 4
         let step = vec2<f32>(cos(a), sin(a));
         var horizon = 0.0;
         var dist = 1.0;
