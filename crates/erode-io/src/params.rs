@@ -176,7 +176,7 @@ pub fn to_commented_toml<P: serde::Serialize>(params: &P, docs: &[erode::models:
     }
     out.push('\n');
     let mut arrays = String::new();
-    for &erode::models::ParamDoc { name, doc } in docs {
+    for &erode::models::ParamDoc { name, doc, .. } in docs {
         let Some(value) = table.get(name) else { continue };
         if let toml::Value::Array(items) = value {
             arrays.push_str(&format!("# {name}: {doc}\n"));

@@ -1,5 +1,5 @@
-//! The parameter table of every model's panel: a text field a parameter, its documentation on
-//! hover, edited as the CLI's `--set key=value`.
+//! The parameter table of every model's panel: a slider in its unit for each number, a text
+//! field for the rest, its documentation on hover, edited as the CLI's `--set key=value`.
 
 use std::collections::HashMap;
 
@@ -30,8 +30,11 @@ pub fn preset_action(model: ModelKind, name: &str, sources: &[erode::models::gri
     })
 }
 
-/// Shows `docs`' parameters with their values in `table` (`texts`: the fields being edited).
-/// Returns `name=value` when the user commits a changed field.
+/// Shows `docs`' parameters with their values in `table`: a slider in its unit for a number
+/// (its span from the parameter's [`erode::models::Slider`]; a value typed into its box may go
+/// past it, the model's own checks decide), a text field for the rest (`texts`: the fields being
+/// edited), each with its documentation on hover. Returns `name=value` when the user lets go of a
+/// changed slider or commits a changed field.
 pub fn param_table(
     ui: &mut egui::Ui,
     id: &str,
@@ -41,18 +44,42 @@ pub fn param_table(
 ) -> Option<String> {
     let mut set = None;
     egui::Grid::new(id).num_columns(2).striped(true).show(ui, |ui| {
-        for &erode::models::ParamDoc { name, doc } in docs {
+        for &erode::models::ParamDoc { name, doc, slider } in docs {
             if name == "sources" {
                 continue;
             }
-            let current = table.get(name).map(show_value).unwrap_or_default();
             ui.label(name).on_hover_text(doc);
-            let text = texts.entry(name).or_insert_with(|| current.clone());
-            let edit = ui.add(egui::TextEdit::singleline(text).desired_width(110.0)).on_hover_text(doc);
-            if edit.lost_focus() && *text != current {
-                set = Some(format!("{name}={text}"));
-            } else if !edit.has_focus() {
-                *text = current;
+            let number = table.get(name).and_then(|v| v.as_float());
+            if let (Some(s), Some(value)) = (slider, number) {
+                // while dragged or typed into, the slider's value lives in `texts`
+                let mut v = texts.get(name).and_then(|t| t.parse::<f64>().ok()).unwrap_or(value);
+                let mut widget =
+                    egui::Slider::new(&mut v, s.min..=s.max).logarithmic(s.log).clamping(egui::SliderClamping::Never);
+                if s.log {
+                    widget = widget.smallest_positive(s.min);
+                }
+                if !s.unit.is_empty() {
+                    widget = widget.suffix(format!(" {}", s.unit.replace("^2", "²").replace("^3", "³")));
+                }
+                let edit = ui.add(widget).on_hover_text(doc);
+                if edit.dragged() || edit.has_focus() {
+                    texts.insert(name, v.to_string());
+                } else {
+                    if v != value {
+                        set = Some(format!("{name}={v}"));
+                    }
+                    // the world's value from the next frame on (a refused one springs back)
+                    texts.remove(name);
+                }
+            } else {
+                let current = table.get(name).map(show_value).unwrap_or_default();
+                let text = texts.entry(name).or_insert_with(|| current.clone());
+                let edit = ui.add(egui::TextEdit::singleline(text).desired_width(110.0)).on_hover_text(doc);
+                if edit.lost_focus() && *text != current {
+                    set = Some(format!("{name}={text}"));
+                } else if !edit.has_focus() {
+                    *text = current;
+                }
             }
             ui.end_row();
         }

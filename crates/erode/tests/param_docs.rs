@@ -155,3 +155,71 @@ fn the_models_list_documents_every_parameter_once_and_no_other() {
         assert_eq!(documented, fields, "{}: the docs' order", m.name);
     }
 }
+
+/// Each model's presets as JSON objects (the defaults for a model without presets).
+fn presets_of(info: &erode::models::ModelInfo) -> Vec<(String, serde_json::Map<String, Value>)> {
+    use erode::models::{droplet, grid, sph, stream_power};
+    let object = |v: Value| match v {
+        Value::Object(o) => o,
+        other => panic!("{}: parameters are not a table: {other}", info.name),
+    };
+    let one = |name: &str| -> Value {
+        let json = |v: Result<Value, serde_json::Error>| v.unwrap_or_else(|e| panic!("{e}"));
+        match info.name {
+            grid::NAME => json(serde_json::to_value(grid::preset(name).unwrap_or_else(|e| panic!("{e}")))),
+            droplet::NAME => json(serde_json::to_value(droplet::preset(name).unwrap_or_else(|e| panic!("{e}")))),
+            stream_power::NAME => {
+                json(serde_json::to_value(stream_power::preset(name).unwrap_or_else(|e| panic!("{e}"))))
+            }
+            _ => match info.make {
+                Some(maker) => Value::Object((maker.preset)(name).unwrap_or_else(|e| panic!("{e}"))),
+                None => panic!("{}: no presets to read", info.name),
+            },
+        }
+    };
+    let names: Vec<&str> = (info.presets)().iter().map(|p| p.0).collect();
+    if names.is_empty() {
+        assert_eq!(info.name, sph::NAME, "only SPH has no presets");
+        return vec![("default".into(), object(serde_json::to_value(sph::Params::default()).unwrap()))];
+    }
+    names.iter().map(|&n| (n.to_string(), object(one(n)))).collect()
+}
+
+/// Every slider spans something (a log slider above 0), states a unit its doc states too, and
+/// holds every preset's value (0 may sit below a log slider: "off"); every parameter that is a
+/// real number has one, but for the SPH switch written as a number.
+#[test]
+fn every_number_has_a_slider_that_holds_every_preset() {
+    const TYPED_NUMBERS: [&str; 1] = ["mirror_walls"];
+    let mut wrong = Vec::new();
+    for info in erode::models::MODELS.iter() {
+        for d in info.params {
+            let Some(s) = d.slider else { continue };
+            assert!(s.min < s.max && s.min.is_finite() && s.max.is_finite(), "{}.{}: {s:?}", info.name, d.name);
+            assert!(!s.log || s.min > 0.0, "{}.{}: a log slider from {}", info.name, d.name, s.min);
+            assert!(d.doc.contains(s.unit), "{}.{}: unit `{}` not in its doc: {}", info.name, d.name, s.unit, d.doc);
+        }
+        for (preset, values) in presets_of(info) {
+            for d in info.params {
+                let value = values.get(d.name);
+                let number = value.and_then(Value::as_f64).filter(|_| value.is_some_and(|v| v.is_f64()));
+                match (d.slider, number) {
+                    (Some(s), Some(v)) if !((s.min..=s.max).contains(&v) || (s.log && v == 0.0)) => {
+                        wrong.push(format!(
+                            "{} preset {preset}: {} = {v} outside its slider {}..{}",
+                            info.name, d.name, s.min, s.max
+                        ))
+                    }
+                    (Some(_), None) => {
+                        wrong.push(format!("{} preset {preset}: {} has a slider but is {value:?}", info.name, d.name))
+                    }
+                    (None, Some(_)) if !TYPED_NUMBERS.contains(&d.name) => {
+                        wrong.push(format!("{}: {} is a number without a slider", info.name, d.name))
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

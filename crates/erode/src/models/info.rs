@@ -1,20 +1,47 @@
 //! What a front end knows of each model before it makes one, and the one list of the models
 //! that `erode params`, the command line's help, the viewer and the tests iterate.
 
-/// One parameter as a user sees it: its key in a parameter file and in `--set`, and what it is,
-/// with its unit and range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One parameter as a user sees it: its key in a parameter file and in `--set`, what it is,
+/// with its unit and range, and, for a number, the slider a front end offers for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ParamDoc {
     /// Its key.
     pub name: &'static str,
     /// What it is, with unit and range.
     pub doc: &'static str,
+    /// The slider for a number: the span people tune it over (not the valid range, which the
+    /// model's `validate` checks and `doc` states) and its unit. `None` for a choice, a flag, a
+    /// count or a seed, which are typed.
+    pub slider: Option<Slider>,
+}
+
+/// The span a parameter is tuned over, and its unit as a front end shows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slider {
+    /// Lowest value on the slider.
+    pub min: f64,
+    /// Highest value on the slider.
+    pub max: f64,
+    /// Spaced by ratios (a rate over decades) rather than by differences.
+    pub log: bool,
+    /// The unit (SI, as `doc` writes it; "" for a pure number).
+    pub unit: &'static str,
 }
 
 impl ParamDoc {
-    /// `name`, documented as `doc`.
+    /// `name`, documented as `doc`, typed (no slider).
     pub const fn new(name: &'static str, doc: &'static str) -> Self {
-        Self { name, doc }
+        Self { name, doc, slider: None }
+    }
+
+    /// With a slider from `min` to `max` in `unit`, spaced evenly.
+    pub const fn linear(self, min: f64, max: f64, unit: &'static str) -> Self {
+        Self { slider: Some(Slider { min, max, log: false, unit }), ..self }
+    }
+
+    /// With a slider from `min` to `max` (> 0) in `unit`, spaced by ratios.
+    pub const fn log(self, min: f64, max: f64, unit: &'static str) -> Self {
+        Self { slider: Some(Slider { min, max, log: true, unit }), ..self }
     }
 }
 

@@ -8,7 +8,7 @@ pub mod nodata;
 pub mod presets;
 mod scale;
 
-pub use info::{ModelInfo, ParamDoc};
+pub use info::{ModelInfo, ParamDoc, Slider};
 pub use scale::ScaleNote;
 
 /// Declares each model's module and [`MODELS`], the one list of them that every front end

@@ -204,12 +204,12 @@ impl Params {
 
 /// `erode params stream-power`: each parameter with its unit and range.
 pub const PARAM_DOCS: &[ParamDoc] = &[
-    ParamDoc::new("uplift", "rock uplift rate U, m/yr (-1 to 1; an uplift map multiplies it)"),
-    ParamDoc::new("erodibility", "K in K*A^m*S^n, m^(1-2m)/yr (0 to 1; an erodibility map multiplies it)"),
-    ParamDoc::new("m", "drainage-area exponent (0..4); steady channels have slope ~ A^(-m/n)"),
-    ParamDoc::new("n", "slope exponent (> 0, <= 4; 1 is solved exactly, others by Newton iterations)"),
-    ParamDoc::new("diffusivity", "hillslope diffusivity D, m^2/yr (0 to 1e4)"),
-    ParamDoc::new("dt_years", "time step, years (> 0; implicit solvers: any step is stable)"),
+    ParamDoc::new("uplift", "rock uplift rate U, m/yr (-1 to 1; an uplift map multiplies it)").linear(-0.01, 0.01, "m/yr"),
+    ParamDoc::new("erodibility", "K in K*A^m*S^n, m^(1-2m)/yr (0 to 1; an erodibility map multiplies it)").log(1e-7, 1e-3, "m^(1-2m)/yr"),
+    ParamDoc::new("m", "drainage-area exponent (0..4); steady channels have slope ~ A^(-m/n)").linear(0.0, 1.5, ""),
+    ParamDoc::new("n", "slope exponent (> 0, <= 4; 1 is solved exactly, others by Newton iterations)").linear(0.5, 4.0, ""),
+    ParamDoc::new("diffusivity", "hillslope diffusivity D, m^2/yr (0 to 1e4)").log(1e-4, 10.0, "m^2/yr"),
+    ParamDoc::new("dt_years", "time step, years (> 0; implicit solvers: any step is stable)").log(1.0, 1e6, "years"),
     ParamDoc::new("sea_level", "cells at or below it are sea, base level, m (-inf: no sea)"),
     ParamDoc::new(
         "open_edges",
@@ -218,7 +218,7 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     ParamDoc::new(
         "rock_erodibility",
         "erodibility at hardness 1 relative to 0 (0..1): K*(1 - H*(1 - rock_erodibility))",
-    ),
+    ).linear(0.0, 1.0, ""),
     ParamDoc::new(
         "flow",
         "\"d8\" (all water to the steepest neighbour), \"mfd\" (shared among lower neighbours by slope) or \"rho8\" \
@@ -227,7 +227,7 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     ParamDoc::new(
         "flow_exponent",
         "MFD shares ~ slope^flow_exponent (0..20; 0 equal shares, large values approach D8)",
-    ),
+    ).linear(0.0, 20.0, ""),
 ];
 
 /// The named parameter sets, for `--preset`: (name, what it is for); the default first.

@@ -64,15 +64,15 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
     ParamDoc::new(
         "talus_angle",
         "angle of repose of loose material (hardness 0), degrees (> 0, <= 89): steeper ground sheds material",
-    ),
+    ).linear(1.0, 89.0, "degrees"),
     ParamDoc::new(
         "hard_talus_angle",
         "angle of repose of the hardest rock (hardness 1), degrees (talus_angle to 89); hardness between interpolates",
-    ),
+    ).linear(1.0, 89.0, "degrees"),
     ParamDoc::new(
         "rate",
         "fraction of a cell's largest excess over its angle of repose shed per iteration (> 0, <= 0.25)",
-    ),
+    ).linear(0.01, 0.25, ""),
 ];
 
 /// The presets, the default first: (name, what it is for).
