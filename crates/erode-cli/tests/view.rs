@@ -173,6 +173,23 @@ fn gpu_expected() -> bool {
     }
 }
 
+/// Whether two views (4 x 4 block means) look alike: a mean difference of at most 3 levels and
+/// 99 % of the blocks within 24 (a perceptual tolerance: a change of look fails, the rounding of
+/// another machine's renderer does not).
+fn assert_looks_alike(reference: &str, now: (usize, usize, Vec<[f64; 3]>), want: (usize, usize, Vec<[f64; 3]>)) {
+    assert_eq!((now.0, now.1), (want.0, want.1), "{reference}: the view's size changed");
+    let mut diffs: Vec<f64> =
+        now.2.iter().zip(&want.2).map(|(a, b)| (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f64::max)).collect();
+    let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
+    diffs.sort_by(f64::total_cmp);
+    let p99 = diffs[diffs.len() * 99 / 100];
+    assert!(
+        mean <= 3.0 && p99 <= 24.0,
+        "the view differs from {reference}: mean {mean:.2}, 99th percentile {p99:.1} levels \
+         (look at both; if the change is meant, run with ERODE_UPDATE_REFERENCES=1)"
+    );
+}
+
 /// The 3D view's pixels (right of the panel, below the top bar) averaged over 4 x 4 blocks.
 fn view_blocks(path: &Path) -> (usize, usize, Vec<[f64; 3]>) {
     let (w, h, px) = pixels(path);
@@ -220,23 +237,79 @@ fn the_viewer_looks_as_its_reference_pictures_show() {
             eprintln!("wrote the reference {}", reference.display());
             continue;
         }
-        let (w, h, now) = view_blocks(&d.join(&shot));
-        let (rw, rh, want) = view_blocks(&reference);
-        assert_eq!((w, h), (rw, rh), "{name}: the window's size changed");
-        let mut diffs: Vec<f64> =
-            now.iter().zip(&want).map(|(a, b)| (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f64::max)).collect();
-        let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
-        diffs.sort_by(f64::total_cmp);
-        let p99 = diffs[diffs.len() * 99 / 100];
-        assert!(
-            mean <= 3.0 && p99 <= 24.0,
-            "{name}: the view differs from tests/references/{shot}: mean {mean:.2}, 99th percentile {p99:.1} levels \
-             (look at both; if the change is meant, run with ERODE_UPDATE_REFERENCES=1)"
-        );
+        assert_looks_alike(&format!("tests/references/{shot}"), view_blocks(&d.join(&shot)), view_blocks(&reference));
     }
     // the sun from the west at 8 degrees casts long shadows: the view is darker than at 35
     let (_, _, noon) = view_blocks(&references.join("view-materials.png"));
     let (_, _, evening) = view_blocks(&references.join("view-evening.png"));
     let lum = |v: &[[f64; 3]]| v.iter().map(|p| p[0] + p[1] + p[2]).sum::<f64>();
     assert!(lum(&evening) < lum(&noon), "a low sun should darken the ground");
+}
+
+/// A view's 4 x 4 block means as an RGB PNG (a quarter of the view's size: what the comparison
+/// reads, small enough to keep one for every model and overlay).
+fn write_blocks(path: &Path, (w, h, blocks): &(usize, usize, Vec<[f64; 3]>)) {
+    let bytes: Vec<u8> = blocks.iter().flat_map(|p| p.map(|c| c.round().clamp(0.0, 255.0) as u8)).collect();
+    let mut encoder =
+        png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(path).unwrap()), *w as u32, *h as u32);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.write_header().unwrap().write_image_data(&bytes).unwrap();
+}
+
+fn read_blocks(path: &Path) -> (usize, usize, Vec<[f64; 3]>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb, "{}", path.display());
+    let px = buf[..info.buffer_size()].chunks_exact(3).map(|c| [c[0], c[1], c[2]].map(f64::from)).collect();
+    (info.width as usize, info.height as usize, px)
+}
+
+/// Every heightmap model after a few ticks, every overlay on the grid model, and the SPH lake:
+/// each screenshot (the same on every run: `--steps` before the window, then `--paused`) against
+/// its reference in `tests/references/looks/`, 4 x 4 block means of the 3D view.
+#[test]
+fn every_model_and_overlay_looks_as_its_reference_shows() {
+    if !xvfb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let references = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/references/looks");
+    let mut cases: Vec<(String, Vec<String>)> = Vec::new();
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for model in ["grid", "droplet", "stream-power", "thermal"] {
+        cases.push((format!("model-{model}"), owned(&["--model", model, "--steps", "5"])));
+    }
+    for overlay in ["erosion", "deposition", "flow", "velocity", "hardness", "sediment", "rain-map", "uplift-map"] {
+        cases.push((format!("overlay-{overlay}"), owned(&["--steps", "10", "--overlay", overlay])));
+    }
+    cases.push((
+        "sph-lake".into(),
+        owned(&["--scene", "lake", "--particles", "1500", "--faces", "2000", "--steps", "30"]),
+    ));
+    let update = std::env::var_os("ERODE_UPDATE_REFERENCES").is_some_and(|v| v == "1");
+    for (name, extra) in &cases {
+        let shot = format!("{name}.png");
+        let mut args = vec!["--size", "96", "--frames", "3", "--paused", "--screenshot", &shot];
+        args.extend(extra.iter().map(String::as_str));
+        view(&args, d);
+        let now = view_blocks(&d.join(&shot));
+        let reference = references.join(&shot);
+        if update || !reference.exists() {
+            std::fs::create_dir_all(&references).unwrap();
+            write_blocks(&reference, &now);
+            eprintln!("wrote the reference {}", reference.display());
+            continue;
+        }
+        assert_looks_alike(&format!("tests/references/looks/{shot}"), now, read_blocks(&reference));
+    }
+    // the pictures differ from each other: each overlay shows something of its own
+    if !update {
+        let erosion = read_blocks(&references.join("overlay-erosion.png"));
+        let flow = read_blocks(&references.join("overlay-flow.png"));
+        let differ = erosion.2.iter().zip(&flow.2).filter(|(a, b)| (0..3).any(|c| (a[c] - b[c]).abs() > 24.0)).count();
+        assert!(differ * 20 > erosion.2.len(), "the erosion and flow overlays look the same");
+    }
 }

@@ -79,8 +79,11 @@ pub struct ViewerApp {
     camera: Camera,
     exaggeration: f32,
     overlay: Overlay,
-    /// The overlay's range in the last frame drawn, for its legend.
-    overlay_range: Option<(f32, f32)>,
+    /// The overlay's range in the last frame drawn, and whether values lie above it, for its
+    /// legend.
+    overlay_range: Option<(f32, f32, bool)>,
+    /// The snapshot and overlay the ranges below were taken of: the terrain's, the overlay's.
+    ranges: Option<((u64, u64, Overlay), (f32, f32), Option<(f32, f32, bool)>)>,
     show_water: bool,
     look: Look,
     tool: Tool,
@@ -120,6 +123,7 @@ impl ViewerApp {
             exaggeration: 1.0,
             overlay,
             overlay_range: None,
+            ranges: None,
             show_water: true,
             look,
             tool: Tool::Brush,
@@ -331,18 +335,14 @@ impl ViewerApp {
             }
         }
         let placement = Placement { width: s.width, height: s.height, cell: s.cell, exaggeration: self.exaggeration };
-        let (lo, hi) = range(&s.terrain);
-        let overlay_range = s.overlay.as_ref().map(|o| {
-            let (a, b) = range(o);
-            if self.overlay == Overlay::Hardness || self.overlay == Overlay::Rain {
-                (0.0, 1.0)
-            } else if self.overlay.log_scale() {
-                let (lo, hi) = log_range(b);
-                (lo.log10(), hi.log10())
-            } else {
-                (a, b.max(a + 1e-9))
-            }
-        });
+        // the ranges change with the snapshot or the overlay only: not scanned again each frame
+        let key = (s.version, s.progress, self.overlay);
+        if self.ranges.as_ref().is_none_or(|r| r.0 != key) {
+            let overlay = s.overlay.as_ref().map(|o| overlay_range(self.overlay, o));
+            self.ranges = Some((key, range(&s.terrain), overlay));
+        }
+        let Some((_, (lo, hi), overlay_span)) = self.ranges else { return };
+        let overlay_range = overlay_span.map(|(a, b, _)| (a, b));
         let brush_circle = match (self.tool, self.hover) {
             (Tool::Brush, Some((x, y))) => Some((x, y, self.brush.radius)),
             (Tool::Sources, Some((x, y))) => Some((x, y, 2.0)),
@@ -357,7 +357,7 @@ impl ViewerApp {
             water: self.show_water && s.model == ModelKind::Grid,
             look: self.look,
         };
-        self.overlay_range = overlay_range;
+        self.overlay_range = overlay_span;
         renderer.draw(&rs.device, &rs.queue, &settings);
         let Some(tex) = self.texture else { return };
         let response = ui.add(egui::Image::new((tex, size)).sense(egui::Sense::click_and_drag()));
@@ -618,12 +618,12 @@ impl ViewerApp {
                     }
                 }
             });
-            if let (Some((lo, hi)), true) = (self.overlay_range, self.overlay != Overlay::None) {
+            if let (Some((lo, hi, above)), true) = (self.overlay_range, self.overlay != Overlay::None) {
                 let unit = self.overlay.unit(self.snapshot.model);
                 if self.overlay.log_scale() {
-                    legend(ui, 10f32.powf(lo), 10f32.powf(hi), &format!("{unit} (log scale)"));
+                    legend(ui, 10f32.powf(lo), 10f32.powf(hi), &format!("{unit} (log scale)"), false);
                 } else {
-                    legend(ui, lo, hi, unit);
+                    legend(ui, lo, hi, unit, above);
                 }
             }
             ui.checkbox(&mut self.show_water, "water surface");
@@ -1041,7 +1041,7 @@ impl eframe::App for ViewerApp {
 }
 
 /// An overlay's colour bar: the shader's ramp from `lo` to `hi`, in `unit`.
-fn legend(ui: &mut egui::Ui, lo: f32, hi: f32, unit: &str) {
+fn legend(ui: &mut egui::Ui, lo: f32, hi: f32, unit: &str, above: bool) {
     let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width().min(260.0), 12.0), egui::Sense::hover());
     let painter = ui.painter_at(rect);
     let steps = 48;
@@ -1060,9 +1060,35 @@ fn legend(ui: &mut egui::Ui, lo: f32, hi: f32, unit: &str) {
     ui.horizontal(|ui| {
         ui.label(format!("{} {unit}", number(lo)));
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            ui.label(format!("{} {unit}", number(hi)))
+            let label = ui.label(format!("{}{} {unit}", if above { "≥ " } else { "" }, number(hi)));
+            if above {
+                label.on_hover_text("the top of the scale is the 99th percentile of the cells above the lowest value");
+            }
         });
     });
+}
+
+/// The colour scale of `overlay` over `values`: (low, high, whether values lie above high).
+/// Hardness and rain are 0..1; a log-scaled overlay spans six decades below its largest value;
+/// the others run from the lowest value to the 99th percentile of the values above it, so one
+/// deep cell does not leave the rest of the map in the lowest colour.
+pub(crate) fn overlay_range(overlay: Overlay, values: &[f32]) -> (f32, f32, bool) {
+    let (a, b) = range(values);
+    if overlay == Overlay::Hardness || overlay == Overlay::Rain {
+        return (0.0, 1.0, false);
+    }
+    if overlay.log_scale() {
+        let (lo, hi) = log_range(b);
+        return (lo.log10(), hi.log10(), false);
+    }
+    let mut above: Vec<f32> = values.iter().copied().filter(|&v| v.is_finite() && v > a).collect();
+    if above.len() < 100 {
+        return (a, b.max(a + 1e-9), false);
+    }
+    let k = above.len() * 99 / 100;
+    let (_, &mut p99, _) = above.select_nth_unstable_by(k, f32::total_cmp);
+    let hi = p99.max(a + 1e-9);
+    (a, hi, b > hi)
 }
 
 /// A value for a legend: three significant digits, exponent form when very small or large.
@@ -1107,4 +1133,22 @@ fn log_values(values: &[f32]) -> Vec<f32> {
     let hi = values.iter().copied().filter(|v| v.is_finite()).fold(0.0f32, f32::max);
     let (floor, _) = log_range(hi);
     values.iter().map(|&v| v.max(floor).log10()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_overlay_scale_tops_at_the_99th_percentile_not_at_one_deep_cell() {
+        // 1,000 cells: half untouched, the rest eroded 0.001..0.5 m, one cell 30 m
+        let mut v: Vec<f32> = (0..1000).map(|i| if i < 500 { 0.0 } else { (i - 499) as f32 * 0.001 }).collect();
+        v[700] = 30.0;
+        let (lo, hi, above) = overlay_range(Overlay::Erosion, &v);
+        assert_eq!(lo, 0.0);
+        assert!(hi > 0.45 && hi < 0.51 && above, "({lo}, {hi}, {above})");
+        // hardness is always 0..1, a few values span their own range
+        assert_eq!(overlay_range(Overlay::Hardness, &v), (0.0, 1.0, false));
+        assert_eq!(overlay_range(Overlay::Erosion, &[0.0, 2.0, 4.0]), (0.0, 4.0, false));
+    }
 }

@@ -53,6 +53,11 @@ pub struct ViewOptions {
     pub look: render::Look,
     /// Keep the model paused through a headless run's frames.
     pub paused: bool,
+    /// The heightmap model to run (`None`: the grid model, or the session's).
+    pub model: Option<ModelKind>,
+    /// Ticks (grid iterations, droplet batches, steps; SPH iterations) run on the CPU before the
+    /// window opens: the same picture on every run, for screenshots.
+    pub steps: u64,
 }
 
 /// Where the first world comes from.
@@ -108,6 +113,24 @@ pub fn run(options: ViewOptions) -> Result<ViewReport, ViewError> {
         WorldSource::Sph(scene) => scene.start().map(|(r, name)| Opened::Sph(Box::new(r), scene.clone(), name)),
     }
     .map_err(ViewError::Open)?;
+    let opened = match opened {
+        Opened::Terrain(mut world) => {
+            if let Some(m) = options.model {
+                world.apply(Action::SetModel(m)).map_err(|e| ViewError::Open(e.to_string()))?;
+            }
+            for _ in 0..options.steps {
+                world.tick().map_err(|e| ViewError::Open(e.to_string()))?;
+            }
+            Opened::Terrain(world)
+        }
+        Opened::Sph(mut run, scene, name) => {
+            if options.steps > 0 {
+                use erode::contract::Model;
+                run.advance(options.steps, &mut |_| {}).map_err(|e| ViewError::Open(e.to_string()))?;
+            }
+            Opened::Sph(run, scene, name)
+        }
+    };
     if let Some(p) = &options.screenshot {
         erode_io::check_output(p).map_err(|e| ViewError::Screenshot(e.to_string()))?;
     }

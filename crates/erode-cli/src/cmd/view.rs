@@ -15,6 +15,7 @@ use erode_viewer::{BackendKind, ViewOptions, WorldSource};
   xvfb-run -a erode view dem.tif --frames 60 --screenshot shot.png
   erode view dem.tif --overlay flow --sun 300,15            (flow over the ground, a low evening sun)
   erode view --size 1024 --bench 200           (frame time of the GPU backend, no window)
+  xvfb-run -a erode view dem.tif --model droplet --steps 20 --paused --frames 3 --overlay erosion --screenshot d.png
   erode view --scene lake                      (the SPH model: mesh and particles)
   erode view --scene tunnel --particles 3000 --faces 4000
   erode view cave.obj                          (a mesh, water over its middle)
@@ -68,9 +69,17 @@ pub struct Args {
     /// Keep the model paused through --frames (a screenshot of the terrain as it is).
     #[arg(long)]
     paused: bool,
+    /// The heightmap model to run first: grid, droplet, stream-power, thermal (the panel
+    /// switches it later).
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// Run this many ticks (grid iterations, droplet batches, steps; SPH iterations) before the
+    /// window opens: the same picture on every run, for screenshots with --paused.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    steps: u64,
     /// Time this many frames of the grid model on the GPU without a window (drawn offscreen at
     /// --window's size) and print the frame time: the model's tick, the drawing, the read-back.
-    #[arg(long, value_name = "FRAMES", conflicts_with_all = ["frames", "screenshot", "scene"])]
+    #[arg(long, value_name = "FRAMES", conflicts_with_all = ["frames", "screenshot", "scene", "steps"])]
     bench: Option<u64>,
 }
 
@@ -116,6 +125,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         sun_altitude_deg: sun.1,
         materials: a.ground == "materials",
     };
+    let model = match &a.model {
+        None => None,
+        Some(name) => Some(erode_viewer::ModelKind::named(name).with_context(|| {
+            let names: Vec<&str> = erode_viewer::ModelKind::all().iter().map(|m| m.info().name).collect();
+            format!("--model {name}: one of {}", names.join(", "))
+        })?),
+    };
     if let Some(frames) = a.bench {
         return bench(a.input.as_deref(), a.size, frames, (w, h), look);
     }
@@ -147,7 +163,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         overlay,
         look,
         paused: a.paused,
+        model,
+        steps: a.steps,
     };
+    if let (WorldSource::Sph(_), Some(name)) = (&options.world_from, &a.model) {
+        bail!("--model {name}: a mesh or SPH scene runs the SPH model");
+    }
     let report = erode_viewer::run(options)?;
     if a.frames > 0 {
         eprintln!(
