@@ -69,6 +69,10 @@ enum Purpose {
     SaveMaps,
 }
 
+/// The snapshot (version, progress) and overlay some ranges were taken of, the terrain's range
+/// and the overlay's scale (see [`overlay_range`]).
+type Ranges = ((u64, u64, Overlay), (f32, f32), Option<(f32, f32, bool)>);
+
 /// The application.
 pub struct ViewerApp {
     runner: Option<Runner>,
@@ -83,7 +87,7 @@ pub struct ViewerApp {
     /// legend.
     overlay_range: Option<(f32, f32, bool)>,
     /// The snapshot and overlay the ranges below were taken of: the terrain's, the overlay's.
-    ranges: Option<((u64, u64, Overlay), (f32, f32), Option<(f32, f32, bool)>)>,
+    ranges: Option<Ranges>,
     show_water: bool,
     look: Look,
     tool: Tool,
