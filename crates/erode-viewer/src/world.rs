@@ -174,9 +174,11 @@ impl Overlay {
     pub fn unit(self, model: ModelKind) -> &'static str {
         match self {
             Overlay::None => "",
+            Overlay::Erosion if model == ModelKind::StreamPower => "m/yr",
             Overlay::Erosion | Overlay::Deposition | Overlay::Sediment => "m",
-            Overlay::Flow if model == ModelKind::Grid => "m³/s",
-            Overlay::Flow => "droplet visits",
+            Overlay::Flow if model == ModelKind::Droplet => "droplet visits",
+            Overlay::Flow if model == ModelKind::StreamPower => "m² drained",
+            Overlay::Flow => "m³/s",
             Overlay::Velocity => "m/s",
             Overlay::Hardness => "(1 erodes least)",
             Overlay::Rain => "x the rain rate",
@@ -792,7 +794,7 @@ impl World {
     pub fn overlay_values(&self, o: Overlay) -> Option<Vec<f32>> {
         let st = self.state();
         // the run's own maps where it has them: the droplets' erosion, deposition and visits;
-        // stream power's rivers by the log of their drainage area, its erosion as a rate (m/yr)
+        // stream power's rivers by their drainage area, its erosion as a rate (m/yr)
         if let Some(run) = &self.run {
             let name = match (self.model, o) {
                 (ModelKind::Droplet, Overlay::Erosion) => "erosion",
@@ -802,12 +804,9 @@ impl World {
                 (ModelKind::StreamPower, Overlay::Erosion) => "erosion_rate",
                 _ => "",
             };
+            // (the flow overlay is drawn on a log scale: the drainage area as it is)
             if let Some((_, values)) = run.maps().into_iter().find(|(n, _)| *n == name) {
-                return Some(if name == "drainage_area" {
-                    values.iter().map(|&a| a.max(1.0).log10()).collect()
-                } else {
-                    values
-                });
+                return Some(values);
             }
         }
         Some(match o {
