@@ -39,6 +39,8 @@ pub struct Headless {
     pub look: Look,
     /// The model stays paused through the frames (a screenshot of the terrain as it is).
     pub paused: bool,
+    /// The camera this many times closer to the terrain's centre than the view of it all.
+    pub zoom: f32,
 }
 
 /// What a finished run reports.
@@ -106,6 +108,27 @@ pub struct ViewerApp {
     pending_backend: Option<BackendKind>,
     /// The GPU world's progress and version when the view was last drawn.
     drawn_state: (u64, u64),
+    water_clock: WaterClock,
+}
+
+/// The water's clock: wall time while the model plays (a frame counts at most 0.1 s), still
+/// while it is paused, kept within 1,500 s (a whole number of the ripples' periods) so an `f32`
+/// holds it finely.
+#[derive(Default)]
+struct WaterClock {
+    seconds: f64,
+    last: Option<Instant>,
+}
+
+impl WaterClock {
+    fn tick(&mut self, playing: bool) -> f32 {
+        let now = Instant::now();
+        if playing && let Some(last) = self.last {
+            self.seconds = (self.seconds + now.duration_since(last).as_secs_f64().min(0.1)) % 1500.0;
+        }
+        self.last = Some(now);
+        self.seconds as f32
+    }
 }
 
 impl ViewerApp {
@@ -115,7 +138,8 @@ impl ViewerApp {
         let overlay = headless.overlay;
         let look = headless.look;
         let snapshot = Snapshot::of(&world, overlay, playing, 0.0);
-        let camera = frame_camera(&snapshot, 1.0);
+        let mut camera = frame_camera(&snapshot, 1.0);
+        camera.distance /= headless.zoom.max(1.0);
         let brush = world.brush;
         Self {
             runner: Some(Runner::Cpu(CpuRunner::start(world, overlay, playing))),
@@ -145,6 +169,7 @@ impl ViewerApp {
             frames: Frames::new(headless, report),
             pending_backend: (backend == BackendKind::Gpu).then_some(BackendKind::Gpu),
             drawn_state: (u64::MAX, u64::MAX),
+            water_clock: WaterClock::default(),
         }
     }
 
@@ -360,6 +385,7 @@ impl ViewerApp {
             brush: brush_circle,
             water: self.show_water && s.model == ModelKind::Grid,
             look: self.look,
+            water_clock: self.water_clock.tick(s.playing),
         };
         self.overlay_range = overlay_span;
         renderer.draw(&rs.device, &rs.queue, &settings);

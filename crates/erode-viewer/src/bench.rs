@@ -90,6 +90,7 @@ pub fn frame_times(mut world: World, frames: u64, pixels: (u32, u32), look: Look
             brush: None,
             water: true,
             look,
+            water_clock: 0.0,
         };
         renderer.draw(&ctx.device, &ctx.queue, &settings);
     };

@@ -53,6 +53,8 @@ pub struct ViewOptions {
     pub look: render::Look,
     /// Keep the model paused through a headless run's frames.
     pub paused: bool,
+    /// The camera this many times closer to the terrain's centre (1: the whole terrain).
+    pub zoom: f32,
     /// The heightmap model to run (`None`: the grid model, or the session's).
     pub model: Option<ModelKind>,
     /// Ticks (grid iterations, droplet batches, steps; SPH iterations) run on the CPU before the
@@ -141,6 +143,7 @@ pub fn run(options: ViewOptions) -> Result<ViewReport, ViewError> {
         overlay: options.overlay,
         look: options.look,
         paused: options.paused,
+        zoom: options.zoom,
     };
     let mut wgpu_options = eframe::egui_wgpu::WgpuConfiguration::default();
     if let eframe::egui_wgpu::WgpuSetup::CreateNew(c) = &mut wgpu_options.wgpu_setup {

@@ -39,6 +39,9 @@ pub struct FrameSettings {
     pub water: bool,
     /// The sun and the ground's look.
     pub look: Look,
+    /// The water's clock, s: its ripples move along the flow as it runs (it runs while the
+    /// model plays, so a paused view is the same picture every time).
+    pub water_clock: f32,
 }
 
 /// How the terrain is drawn: the sun's place and the ground's colours.
@@ -397,7 +400,7 @@ impl TerrainRenderer {
             },
             eye: {
                 let e = s.camera.eye();
-                [e.x, e.y, e.z, 0.0]
+                [e.x, e.y, e.z, s.water_clock]
             },
         };
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&u));

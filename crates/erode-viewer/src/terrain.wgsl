@@ -21,7 +21,8 @@ struct View {
     brush: vec4<f32>,
     // direction towards the sun (x east, y up, z south); w: the look (0 materials, 1 height colours)
     light: vec4<f32>,
-    // the camera's position (view space, m); w unused
+    // the camera's position (view space, m); w: the water's clock (s), which runs while the model
+    // plays
     eye: vec4<f32>,
 };
 
@@ -45,6 +46,9 @@ struct Out {
     // sunlit share (0 in shadow) and sky seen (ambient occlusion), 0..1
     @location(6) shade: vec2<f32>,
     @location(7) world: vec3<f32>,
+    // the water's flow (m/s, x east and z south): down the water surface's slope at a speed
+    // from Manning's formula
+    @location(8) flow: vec2<f32>,
 };
 
 fn cell_index(c: i32, r: i32) -> u32 {
@@ -82,6 +86,17 @@ fn vertex(vi: u32, with_water: bool) -> Out {
     o.overlay_value = overlay[i];
     o.concentration = sediment[i] / max(water[i], 1e-3);
     o.world = vec3<f32>(x, y, z);
+    o.flow = vec2<f32>(0.0, 0.0);
+    if (with_water) {
+        // Manning: v = R^(2/3) S^(1/2) / n, R the depth, n = 0.035 (a natural channel), at most
+        // 5 m/s; the slope without the view's exaggeration
+        let slope = vec2<f32>(dx, dz) / max(view.cell.z, 1e-6);
+        let s = length(slope);
+        if (s > 1e-6) {
+            let speed = min(pow(max(water[i], 0.0), 2.0 / 3.0) * sqrt(s) / 0.035, 5.0);
+            o.flow = -slope / s * speed;
+        }
+    }
     if (view.light.w < 0.5 && with_water) {
         // the water's surface needs the sun's shadow only
         o.shade = vec2<f32>(shade[vi].z, 1.0);
@@ -216,12 +231,47 @@ fn terrain_fs(i: Out) -> @location(0) vec4<f32> {
     return vec4<f32>(encode(mix(lit, vec3<f32>(1.0, 1.0, 1.0), ring)), 1.0);
 }
 
+// The height of small ripples at a point (m of ground), two octaves of value noise, and its
+// gradient by central differences.
+fn ripple(p: vec2<f32>) -> f32 {
+    return noise(p * 1.3) * 0.6 + noise(p * 3.1 + vec2<f32>(17.0, 5.0)) * 0.4;
+}
+
+fn ripple_gradient(p: vec2<f32>) -> vec2<f32> {
+    let e = 0.05;
+    return vec2<f32>(
+        ripple(p + vec2<f32>(e, 0.0)) - ripple(p - vec2<f32>(e, 0.0)),
+        ripple(p + vec2<f32>(0.0, e)) - ripple(p - vec2<f32>(0.0, e)),
+    ) / (2.0 * e);
+}
+
+// The water's surface normal with ripples carried along its flow (a flow map: two phases of
+// the ripple pattern, each advected for one period and restarted, blended so neither restart
+// shows). The ripples are a few cells long whatever the cell size (finer ones would only
+// glitter at the distances a terrain is seen from). Still water keeps the plain normal.
+fn flowing(n: vec3<f32>, world: vec2<f32>, flow: vec2<f32>) -> vec3<f32> {
+    let speed = length(flow);
+    let strength = 0.2 * smoothstep(0.05, 0.6, speed);
+    if (strength <= 0.0) {
+        return n;
+    }
+    let scale = 0.35 / vec2<f32>(view.cell.x, view.cell.y);
+    let p = world * scale;
+    let v = flow * scale;
+    let period = 1.5;
+    let t = view.eye.w / period;
+    let a = fract(t);
+    let b = fract(t + 0.5);
+    let g = mix(ripple_gradient(p - v * a * period), ripple_gradient(p - v * b * period), abs(0.5 - a) * 2.0);
+    return normalize(n + vec3<f32>(-g.x, 0.0, -g.y) * strength);
+}
+
 @fragment
 fn water_fs(i: Out) -> @location(0) vec4<f32> {
     if (view.brush.w < 0.5 || i.depth < 5e-3) {
         discard;
     }
-    let n = normalize(i.normal);
+    var n = normalize(i.normal);
     let light = normalize(view.light.xyz);
     if (view.light.w > 0.5) {
         let clear = vec3<f32>(0.1, 0.35, 0.75);
@@ -232,6 +282,7 @@ fn water_fs(i: Out) -> @location(0) vec4<f32> {
         return vec4<f32>(encode(lit), alpha);
     }
     let to_eye = normalize(view.eye.xyz - i.world);
+    n = flowing(n, i.world.xz, i.flow);
     // the water's body: blue-green, deeper darker, browner with suspended sediment
     let shallow = vec3<f32>(0.12, 0.36, 0.38);
     let deep = vec3<f32>(0.02, 0.09, 0.16);

@@ -69,6 +69,9 @@ pub struct Args {
     /// Keep the model paused through --frames (a screenshot of the terrain as it is).
     #[arg(long)]
     paused: bool,
+    /// Start with the camera this many times closer to the terrain's centre (1: all of it).
+    #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
+    zoom: f32,
     /// The heightmap model to run first: grid, droplet, stream-power, thermal (the panel
     /// switches it later).
     #[arg(long, value_name = "NAME")]
@@ -125,6 +128,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         sun_altitude_deg: sun.1,
         materials: a.ground == "materials",
     };
+    if !(a.zoom.is_finite() && (1.0..=1000.0).contains(&a.zoom)) {
+        bail!("--zoom {}: expected 1 to 1000", a.zoom);
+    }
     let model = match &a.model {
         None => None,
         Some(name) => Some(erode_viewer::ModelKind::named(name).with_context(|| {
@@ -163,6 +169,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         overlay,
         look,
         paused: a.paused,
+        zoom: a.zoom,
         model,
         steps: a.steps,
     };
