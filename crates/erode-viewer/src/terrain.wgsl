@@ -113,29 +113,9 @@ fn terrain_vs(@builtin(vertex_index) vi: u32) -> Out {
     return vertex(vi, false);
 }
 
-// Water shallower than this is not drawn (`water_fs` discards it), m.
-const DRY: f32 = 5e-3;
-
 @vertex
 fn water_vs(@builtin(vertex_index) vi: u32) -> Out {
-    var o = vertex(vi, true);
-    // a vertex whose neighbours (one vertex away) are all dry belongs to triangles that would
-    // draw nothing: placed behind the camera, they are dropped before rasterising (a triangle
-    // with a wet vertex has all its vertices among that vertex's neighbours, so none of them
-    // moves)
-    let stride = i32(view.dims.z);
-    let c = min(i32(vi % view.dims.w) * stride, i32(view.dims.x) - 1);
-    let r = min(i32(vi / view.dims.w) * stride, i32(view.dims.y) - 1);
-    var wet = false;
-    for (var dr = -1; dr <= 1; dr = dr + 1) {
-        for (var dc = -1; dc <= 1; dc = dc + 1) {
-            wet = wet || water[cell_index(c + dc * stride, r + dr * stride)] >= DRY;
-        }
-    }
-    if (!wet) {
-        o.clip = vec4<f32>(0.0, 0.0, -1.0, 1.0);
-    }
-    return o;
+    return vertex(vi, true);
 }
 
 fn encode(linear: vec3<f32>) -> vec3<f32> {
@@ -288,7 +268,7 @@ fn flowing(n: vec3<f32>, world: vec2<f32>, flow: vec2<f32>) -> vec3<f32> {
 
 @fragment
 fn water_fs(i: Out) -> @location(0) vec4<f32> {
-    if (view.brush.w < 0.5 || i.depth < DRY) {
+    if (view.brush.w < 0.5 || i.depth < 5e-3) {
         discard;
     }
     var n = normalize(i.normal);
