@@ -1,5 +1,5 @@
 //! `erode analyze`'s speed: every figure of the mountain bench terrain at 1024² and 4096² on 1
-//! and 2 threads. `cargo bench -p erode --bench analysis`; numbers go to BENCHMARKS.md.
+//! and 2 threads. `cargo bench -p erode-core --bench analysis`; numbers go to BENCHMARKS.md.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use erode::analysis::{Options, analyze};

@@ -1,6 +1,6 @@
 //! Droplet model speed: 100,000 droplets at van der Veen's settings on a 100x100 map, and at
 //! SebLague-like settings (lifetime 30, radius 3) on a 1024² map, on 1 and 2 threads.
-//! `cargo bench -p erode --bench droplet`; numbers go to BENCHMARKS.md.
+//! `cargo bench -p erode-core --bench droplet`; numbers go to BENCHMARKS.md.
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use erode::models::droplet;

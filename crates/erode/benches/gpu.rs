@@ -1,5 +1,5 @@
 //! Grid model on the GPU: one iteration of the default model at 1024² and 2048² (the adapter
-//! wgpu picks; lavapipe here), submitted and waited for. `cargo bench -p erode --features gpu
+//! wgpu picks; lavapipe here), submitted and waited for. `cargo bench -p erode-core --features gpu
 //! --bench gpu`; numbers go to BENCHMARKS.md.
 
 use std::sync::Arc;

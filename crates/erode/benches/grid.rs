@@ -1,7 +1,7 @@
 //! Grid model speed, run in batches as `erode simulate` runs them: one iteration of the classic
 //! model (Jákó & Tóth 2011 as written) at 256², 1024² and 2048², and of the default preset
 //! (rivers: 8 pipes, shear capacity) on the mountain bench terrain at 1024², on 1 and 2 threads.
-//! `cargo bench -p erode --bench grid`; numbers go to BENCHMARKS.md.
+//! `cargo bench -p erode-core --bench grid`; numbers go to BENCHMARKS.md.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use erode::CellSize;

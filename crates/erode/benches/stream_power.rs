@@ -3,7 +3,7 @@
 //! same plain after 60 steps of 10,000 years: a young range, a few hundred pits a step), each
 //! step on a fresh copy of its start; and `in_a_run`, consecutive steps from that mid-run state
 //! on, as a run makes them, with D8 and with multiple flow directions (`in_a_run_mfd`).
-//! `cargo bench -p erode --bench stream_power`; numbers go to BENCHMARKS.md, where the 4096²
+//! `cargo bench -p erode-core --bench stream_power`; numbers go to BENCHMARKS.md, where the 4096²
 //! figures come from `examples/stream_power_probe.rs`.
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};

@@ -1,5 +1,5 @@
 //! How batched droplets differ from a strictly serial run, and how fast each runs.
-//! `cargo run --release -p erode --example droplet_batches -- [size] [droplets] [lifetime] [radius] [relief]`
+//! `cargo run --release -p erode-core --example droplet_batches -- [size] [droplets] [lifetime] [radius] [relief]`
 //!
 //! For batch sizes 1 (serial) to 16384, and a serial run with another seed for scale: seconds, droplets/s, eroded volume
 //! against the serial run's, and the RMS of the height difference to the serial run (m), on an

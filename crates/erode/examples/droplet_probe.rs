@@ -1,5 +1,5 @@
 //! Times droplet runs, for A/B comparisons of the CPU droplet simulator.
-//! `cargo run --release -p erode --example droplet_probe -- [size] [droplets] [lifetime] [radius] [runs]`
+//! `cargo run --release -p erode-core --example droplet_probe -- [size] [droplets] [lifetime] [radius] [runs]`
 //!
 //! The scene is the droplet bench's: fBm terrain with 4 % of its size in relief, floor at its
 //! lowest height, the other parameters Beyer's (`droplet::Params::beyer`, 1 m cells: a lifetime

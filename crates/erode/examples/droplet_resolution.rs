@@ -3,7 +3,7 @@
 //! analyze` measures it. Each droplet is the rain of one cell, so the same droplets per cell is
 //! the same rain per m².
 //!
-//! `cargo run --release -p erode --example droplet_resolution -- [SIZE] [DROPLETS_PER_CELL] [key=value ...]`
+//! `cargo run --release -p erode-core --example droplet_resolution -- [SIZE] [DROPLETS_PER_CELL] [key=value ...]`
 //! (SIZE: cells across at 2 m, default 256; parameters as `erode simulate droplet --set` takes them).
 
 use erode::analysis::{Options, analyze};

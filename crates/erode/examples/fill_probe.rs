@@ -1,6 +1,6 @@
 //! Times Priority-Flood on the terrain `erode generate --size N --seed 7 --relief 300
 //! --cell-size 4` makes (the whole-command benchmark's input), alternating nothing: run it
-//! against another build to compare. `cargo run --release -p erode --example fill_probe -- [size] [runs]`
+//! against another build to compare. `cargo run --release -p erode-core --example fill_probe -- [size] [runs]`
 use erode::flow::{Domain, fill};
 use erode::terrain::{TerrainSpec, generate};
 

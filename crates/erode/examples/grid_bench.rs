@@ -1,5 +1,5 @@
 //! A preset on a bench terrain, measured as `erode analyze` measures it, with pictures.
-//! `cargo run --release -p erode --example grid_bench -- BENCH SIZE ITERATIONS PRESET OUT [key=value ...]`
+//! `cargo run --release -p erode-core --example grid_bench -- BENCH SIZE ITERATIONS PRESET OUT [key=value ...]`
 //! (BENCH: mountain or artist)
 use erode::analysis::{Figures, Options, analyze};
 use erode::models::grid::{CpuSim, Params, StartMaps, State};

@@ -1,5 +1,5 @@
 //! Runs the grid model on a generated terrain and prints the books: a quick look at a run.
-//! `cargo run --release -p erode --example grid_probe -- [size] [iterations] [height]`
+//! `cargo run --release -p erode-core --example grid_probe -- [size] [iterations] [height]`
 use erode::models::grid::{CpuSim, Params, StartMaps, State};
 use erode::terrain::{TerrainKind, TerrainSpec, generate};
 

@@ -1,6 +1,6 @@
 //! The same land at two cell sizes, the same preset and terrain time: how alike are the
 //! height changes (downsampled to the coarse grid) and the slope–area fits?
-//! `cargo run --release -p erode --example grid_resolution -- [SIZE] [SECONDS] [PRESET] [key=value ...]`
+//! `cargo run --release -p erode-core --example grid_resolution -- [SIZE] [SECONDS] [PRESET] [key=value ...]`
 use erode::analysis::{Options, analyze};
 use erode::models::grid::{CpuSim, Params, StartMaps, State};
 use erode::terrain::bench::{Bench, at_cell_size};

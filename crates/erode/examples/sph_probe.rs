@@ -1,5 +1,5 @@
 //! Runs an SPH scene and prints ms per iteration, per-stage times and the books:
-//! `cargo run --release -p erode --example sph_probe -- lake|lake-full|tunnel|tank [PARTICLES]
+//! `cargo run --release -p erode-core --example sph_probe -- lake|lake-full|tunnel|tank [PARTICLES]
 //! [FACES] [ITERATIONS] [key=value]...` (0 for a scene's default count; `lake-full` is the lake
 //! with its basin full to the brim from the start, all 12,528 particles in it: the per-iteration
 //! benchmark at the paper's size). For the tank it settles the

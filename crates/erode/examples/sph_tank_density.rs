@@ -3,7 +3,7 @@
 //! `sph_tank_forces`), at mid-depth: the continuity density the pressure comes from, and the
 //! summation density `Σ m·W / γ` (the walls' cut `γ` from the kernel's tables, the walls of the
 //! 0.4 m box taken from its geometry), both against hydrostatic.
-//! `cargo run --release -p erode --example sph_tank_density`
+//! `cargo run --release -p erode-core --example sph_tank_density`
 use erode::models::sph::SceneKind;
 use erode::models::sph::kernel::Kernel;
 fn main() {

@@ -4,7 +4,7 @@
 //! particle plus half a spacing) by distance to the side walls (`near`/`far`: spacings to the
 //! nearest and the farthest of the x and y walls, 3 = three or more) at mid-depth (3 to 12
 //! spacings below the surface).
-//! `cargo run --release -p erode --example sph_tank_forces`
+//! `cargo run --release -p erode-core --example sph_tank_forces`
 use erode::models::sph::SceneKind;
 fn main() {
     let mut scene = SceneKind::Tank.build(3375, 0).unwrap();

@@ -2,7 +2,7 @@
 //! hydrostatic, settled with damping, then free; every 100 iterations the top speed against
 //! the still-tank bound `0.01·√(gH)` (where and how fast), the 99th percentile and median speeds,
 //! and the mean pressure error against `ρ0·g·depth` (share of `ρ0·g·H`).
-//! `cargo run --release -p erode --example sph_tank_still -- [key=value]...` with keys
+//! `cargo run --release -p erode-core --example sph_tank_still -- [key=value]...` with keys
 //! `mirror` (0/1: `mirror_walls`), `delta` (`density_diffusion`), `wall_friction`, `viscosity`,
 //! `cfl`, `jitter` (random displacements, spacings) and `kick` (random velocities, times the
 //! bound) before settling; `SETTLE` (damped iterations, default 1500) and `ITERS` (free ones,

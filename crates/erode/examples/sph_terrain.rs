@@ -1,7 +1,7 @@
 //! Runs the SPH model on a generated mountain's scale model and prints, every `EVERY`
 //! iterations, the top speed against the scene's bound, how many particles exceed it and where
 //! the fastest is, and at the end the books, the share of the erosion in the valleys and the
-//! deepest cut: `cargo run --release -p erode
+//! deepest cut: `cargo run --release -p erode-core
 //! --example sph_terrain -- [PARTICLES] [FACES] [ITERATIONS] [RELIEF_M] [CELL_M] [key=value]...`
 //! (defaults 12528, 9068, 2000, 2000 m, 100 m; a 256² fBm, seed 0, as `erode generate --size
 //! 256 --relief 2000 --cell-size 100`).

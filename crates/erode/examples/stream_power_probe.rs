@@ -1,5 +1,5 @@
 //! Runs the stream-power model on the bench plain and prints each stage's time per step, the
-//! pits and the books: `cargo run --release -p erode --example stream_power_probe -- SIZE STEPS
+//! pits and the books: `cargo run --release -p erode-core --example stream_power_probe -- SIZE STEPS
 //! [CELL_M] [DT_YEARS] [DIFFUSIVITY] [FLOW]` (FLOW `d8` or `mfd`).
 
 use erode::models::stream_power::{CpuSim, Params, STAGES, Stage, StartMaps, State};
