@@ -449,7 +449,7 @@ impl TerrainRenderer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #[test]
     fn the_sun_stands_where_its_angles_say() {
         let south = super::Look { sun_azimuth_deg: 180.0, sun_altitude_deg: 0.0, materials: true }.sun();
@@ -458,23 +458,28 @@ mod tests {
         assert!((east[0] - 30f32.to_radians().cos()).abs() < 1e-6 && (east[1] - 0.5).abs() < 1e-6, "{east:?}");
     }
 
-    #[test]
-    fn the_view_uniform_matches_the_shader() {
-        let module = naga::front::wgsl::parse_str(&super::shader_source()).map_err(|e| e.to_string());
-        let module = match module {
+    /// The size of struct `name` in the WGSL `source` (named `file` in messages), after the
+    /// module validates.
+    pub(crate) fn wgsl_struct_size(file: &str, source: &str, name: &str) -> usize {
+        let module = match naga::front::wgsl::parse_str(source) {
             Ok(m) => m,
-            Err(e) => panic!("terrain.wgsl: {e}"),
+            Err(e) => panic!("{file}: {e}"),
         };
         let mut v = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
         if let Err(e) = v.validate(&module) {
-            panic!("terrain.wgsl does not validate: {e:?}");
+            panic!("{file} does not validate: {e:?}");
         }
         let (_, ty) = module
             .types
             .iter()
-            .find(|(_, t)| t.name.as_deref() == Some("View"))
-            .unwrap_or_else(|| panic!("no View struct"));
-        let size = ty.inner.size(module.to_ctx());
-        assert_eq!(size as usize, std::mem::size_of::<super::ViewUniform>());
+            .find(|(_, t)| t.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("{file}: no {name} struct"));
+        ty.inner.size(module.to_ctx()) as usize
+    }
+
+    #[test]
+    fn the_view_uniform_matches_the_shader() {
+        let size = wgsl_struct_size("terrain.wgsl", &super::shader_source(), "View");
+        assert_eq!(size, std::mem::size_of::<super::ViewUniform>());
     }
 }
