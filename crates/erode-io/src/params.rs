@@ -197,3 +197,37 @@ pub fn to_commented_toml<P: serde::Serialize>(params: &P, docs: &[erode::models:
     out.push_str(&arrays);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use erode::models::{droplet, grid, stream_power};
+
+    /// Every choice a parameter offers (the viewer's menus) reads as that parameter, as `--set`
+    /// reads it, and a value that is none of them is refused there or by `valid` (the model's
+    /// `validate`). A choice that needs a map or a context to run (a rain map, say) need only read.
+    fn check<P: serde::Serialize + serde::de::DeserializeOwned>(
+        model: &str,
+        params: &P,
+        docs: &[erode::models::ParamDoc],
+        valid: impl Fn(&P) -> bool,
+    ) {
+        for d in docs.iter().filter(|d| !d.choices.is_empty()) {
+            for choice in d.choices {
+                let set = format!("{}={choice}", d.name);
+                if let Err(e) = super::apply_sets(params, std::slice::from_ref(&set)) {
+                    panic!("{model}: {set}: {e}");
+                }
+            }
+            let bad = format!("{}=no-such-choice", d.name);
+            let read = super::apply_sets(params, std::slice::from_ref(&bad));
+            assert!(read.as_ref().is_err() || read.as_ref().is_ok_and(|p| !valid(p)), "{model}: {bad} accepted");
+        }
+    }
+
+    #[test]
+    fn every_choice_reads_as_its_parameter() {
+        check("grid", &grid::Params::default(), grid::PARAM_DOCS, |p| p.validate().is_ok());
+        check("droplet", &droplet::Params::default(), droplet::PARAM_DOCS, |p| p.validate().is_ok());
+        check("stream-power", &stream_power::Params::default(), stream_power::PARAM_DOCS, |p| p.validate().is_ok());
+    }
+}

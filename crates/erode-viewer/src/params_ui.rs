@@ -1,5 +1,6 @@
-//! The parameter table of every model's panel: a slider in its unit for each number, a text
-//! field for the rest, its documentation on hover, edited as the CLI's `--set key=value`.
+//! The parameter table of every model's panel: a slider in its unit for each number, a menu for
+//! each choice, a text field for the rest, its documentation on hover, edited as the CLI's
+//! `--set key=value`.
 
 use std::collections::HashMap;
 
@@ -30,7 +31,8 @@ pub fn preset_action(model: ModelKind, name: &str, sources: &[erode::models::gri
     })
 }
 
-/// Shows `docs`' parameters with their values in `table`: a slider in its unit for a number
+/// Shows `docs`' parameters with their values in `table`: a menu for a choice, a slider in its
+/// unit for a number
 /// (its span from the parameter's [`erode::models::Slider`]; a value typed into its box may go
 /// past it, the model's own checks decide), a text field for the rest (`texts`: the fields being
 /// edited), each with its documentation on hover. Returns `name=value` when the user lets go of a
@@ -44,7 +46,7 @@ pub fn param_table(
 ) -> Option<String> {
     let mut set = None;
     egui::Grid::new(id).num_columns(2).striped(true).show(ui, |ui| {
-        for &erode::models::ParamDoc { name, doc, slider } in docs {
+        for &erode::models::ParamDoc { name, doc, slider, choices } in docs {
             if name == "sources" {
                 continue;
             }
@@ -71,6 +73,19 @@ pub fn param_table(
                     // the world's value from the next frame on (a refused one springs back)
                     texts.remove(name);
                 }
+            } else if !choices.is_empty() {
+                let current = table.get(name).map(show_value).unwrap_or_default();
+                egui::ComboBox::from_id_salt((id, name))
+                    .selected_text(current.as_str())
+                    .show_ui(ui, |ui| {
+                        for &choice in choices {
+                            if ui.selectable_label(current == choice, choice).clicked() && current != choice {
+                                set = Some(format!("{name}={choice}"));
+                            }
+                        }
+                    })
+                    .response
+                    .on_hover_text(doc);
             } else {
                 let current = table.get(name).map(show_value).unwrap_or_default();
                 let text = texts.entry(name).or_insert_with(|| current.clone());

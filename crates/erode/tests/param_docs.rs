@@ -223,3 +223,24 @@ fn every_number_has_a_slider_that_holds_every_preset() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Every preset's value of a choice is one of its choices, as a parameter file writes it.
+#[test]
+fn every_preset_chooses_among_its_parameters_choices() {
+    let mut wrong = Vec::new();
+    for info in erode::models::MODELS.iter() {
+        for (preset, values) in presets_of(info) {
+            for d in info.params.iter().filter(|d| !d.choices.is_empty()) {
+                let written = match values.get(d.name) {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => continue,
+                };
+                if !d.choices.contains(&written.as_str()) {
+                    wrong.push(format!("{} preset {preset}: {} = {written} not in {:?}", info.name, d.name, d.choices));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

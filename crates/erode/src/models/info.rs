@@ -13,6 +13,9 @@ pub struct ParamDoc {
     /// model's `validate` checks and `doc` states) and its unit. `None` for a choice, a flag, a
     /// count or a seed, which are typed.
     pub slider: Option<Slider>,
+    /// The values a choice takes, as a parameter file writes them (empty for anything else): a
+    /// front end offers them as a menu.
+    pub choices: &'static [&'static str],
 }
 
 /// The span a parameter is tuned over, and its unit as a front end shows it.
@@ -31,7 +34,12 @@ pub struct Slider {
 impl ParamDoc {
     /// `name`, documented as `doc`, typed (no slider).
     pub const fn new(name: &'static str, doc: &'static str) -> Self {
-        Self { name, doc, slider: None }
+        Self { name, doc, slider: None, choices: &[] }
+    }
+
+    /// A choice among `values`.
+    pub const fn choices(self, values: &'static [&'static str]) -> Self {
+        Self { choices: values, ..self }
     }
 
     /// With a slider from `min` to `max` in `unit`, spaced evenly.

@@ -290,8 +290,8 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
         "rock_erodibility",
         "erodibility at hardness 1 relative to hardness 0 (0..1): 1 - H*(1 - rock_erodibility)",
     ).linear(0.0, 1.0, ""),
-    ParamDoc::new("border", "\"open\" (sediment leaves with the droplet), \"closed\" or \"wrap\""),
-    ParamDoc::new("nodata_border", "edges of nodata holes: \"open\" (sediment leaves with the droplet) or \"closed\""),
+    ParamDoc::new("border", "\"open\" (sediment leaves with the droplet), \"closed\" or \"wrap\"").choices(&["open", "closed", "wrap"]),
+    ParamDoc::new("nodata_border", "edges of nodata holes: \"open\" (sediment leaves with the droplet) or \"closed\"").choices(&["open", "closed"]),
     ParamDoc::new("batch_size", "droplets scheduled together, in parallel where far apart, smoothed after (>= 1)"),
     ParamDoc::new("seed", "droplet i draws from SplitMix64::keyed(seed, i)"),
 ];

@@ -223,7 +223,7 @@ pub const PARAM_DOCS: &[ParamDoc] = &[
         "flow",
         "\"d8\" (all water to the steepest neighbour), \"mfd\" (shared among lower neighbours by slope) or \"rho8\" \
          (D8 with random diagonal slopes, Fairfield & Leymarie 1991)",
-    ),
+    ).choices(&["d8", "mfd", "rho8"]),
     ParamDoc::new(
         "flow_exponent",
         "MFD shares ~ slope^flow_exponent (0..20; 0 equal shares, large values approach D8)",
