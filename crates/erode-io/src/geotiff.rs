@@ -140,6 +140,17 @@ impl GeoRef {
         Some(self.scale_and_origin()?.0)
     }
 
+    /// The affine transform from (column, row) to model coordinates as GDAL and rasterio give
+    /// it, `(x0, sx, 0, y0, 0, -sy)`: `x = x0 + col·sx`, `y = y0 − row·sy`, `(x0, y0)` the top-left
+    /// corner of cell `(0, 0)` (half a cell from a point raster's tiepoint). `None` without a
+    /// pixel size and origin.
+    pub fn geotransform(&self) -> Option<[f64; 6]> {
+        let ((sx, sy), origin) = self.scale_and_origin()?;
+        let (x, y) = origin?;
+        let (x0, y0) = if self.pixel_is_point() { (x - 0.5 * sx, y + 0.5 * sy) } else { (x, y) };
+        Some([x0, sx, 0.0, y0, 0.0, -sy])
+    }
+
     /// True when the raster's points are the cells' centres (GTRasterTypeGeoKey = PixelIsPoint)
     /// rather than their top-left corners.
     fn pixel_is_point(&self) -> bool {

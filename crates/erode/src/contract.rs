@@ -177,6 +177,24 @@ pub trait Model: Send + Sync {
     }
 }
 
+/// How many units the next advance of a run split into parts should take: about `want`, ending
+/// on a multiple of `granule` counted from the model's start (see [`Model::granule`]: where a
+/// split run gives one advance's result, whatever the split), never more than `left`. `done` is
+/// [`Model::done`]; a resumed run may start between two multiples.
+///
+/// ```
+/// use erode::contract::advance_len;
+/// // a model whose advances may stop every 8 units, 3 done: the next part ends at 16
+/// assert_eq!(advance_len(3, 10, 8, 100), 13);
+/// // never past what is left
+/// assert_eq!(advance_len(3, 10, 8, 5), 5);
+/// ```
+pub fn advance_len(done: u64, want: u64, granule: u64, left: u64) -> u64 {
+    let granule = granule.max(1);
+    let end = done.saturating_add(want.max(1)).div_ceil(granule).saturating_mul(granule);
+    end.saturating_sub(done).clamp(1, left.max(1)).min(left)
+}
+
 /// The error of an edit of a map `model` does not let be edited.
 pub fn not_editable(model: &str, name: &str, editable: &[&str]) -> SimError {
     let takes = if editable.is_empty() { "none".to_string() } else { editable.join(", ") };
@@ -792,6 +810,33 @@ impl StreamPowerRun {
         &mut self.state
     }
 
+    /// Replaces the heights with `heights` (m, row-major, one per cell) in full precision, as
+    /// [`Model::set_map`]`("height", ..)` does with `f32` values (the model works in `f64`):
+    /// cells outside the domain keep theirs, the books move with the edit.
+    pub fn set_heights(&mut self, heights: &[f64]) -> Result<(), SimError> {
+        let st = &mut self.state;
+        let cells = st.width * st.height;
+        if heights.len() != cells {
+            return Err(SimError::Params(format!(
+                "an edit of map `height` has {} values for {cells} cells",
+                heights.len()
+            )));
+        }
+        if let Some(i) = (0..cells).find(|&i| st.inside(i) && !heights[i].is_finite()) {
+            return Err(crate::GridError::NonFinite { count: 1, row: i / st.width, col: i % st.width }.into());
+        }
+        let before = st.volume();
+        let nodata = st.nodata.take();
+        for (i, (z, &v)) in st.terrain.iter_mut().zip(heights).enumerate() {
+            if nodata.as_ref().is_none_or(|m| !m[i]) {
+                *z = v;
+            }
+        }
+        st.nodata = nodata;
+        st.start_volume += st.volume() - before;
+        Ok(())
+    }
+
     /// The parameters.
     pub fn params(&self) -> &stream_power::Params {
         self.cpu.params()
@@ -852,11 +897,8 @@ impl Model for StreamPowerRun {
         edit_len(name, values, st.width * st.height)?;
         match name {
             "height" => {
-                let before = st.volume();
-                for (z, &v) in st.terrain.iter_mut().zip(values) {
-                    *z = f64::from(v);
-                }
-                st.start_volume += st.volume() - before;
+                let heights: Vec<f64> = values.iter().map(|&v| f64::from(v)).collect();
+                return self.set_heights(&heights);
             }
             "uplift" => st.uplift = Some(values.to_vec()),
             _ => return Err(not_editable(Self::NAME, name, self.editable())),

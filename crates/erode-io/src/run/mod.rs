@@ -348,9 +348,7 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
                     ((total - clock.now) / clock.step.max(1e-9)).ceil().max(1.0) as u64
                 }
             };
-            // advances end on multiples of the granule counted from the start (a resumed run
-            // may start between two)
-            let mut n = ((done + batch).div_ceil(granule) * granule - done).min(left);
+            let mut n = erode::contract::advance_len(done, batch, granule, left);
             for period in [every, snapshot_every] {
                 if period > 0 {
                     n = n.min(period - done % period);
