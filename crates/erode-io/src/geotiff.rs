@@ -258,6 +258,17 @@ mod tests {
     }
 
     #[test]
+    fn the_geotransform_is_gdals_corner_based_affine() {
+        let s = 1.0 / 120.0;
+        assert_eq!(geographic(47.0).geotransform(), Some([5.0, s, 0.0, 47.0, 0.0, -s]));
+        // a point raster's tiepoint is cell (0, 0)'s centre: GDAL's corner lies half a cell out
+        let mut point = geographic(47.0);
+        point.geokeys = Some(vec![1, 1, 0, 3, 1024, 0, 1, 2, 2048, 0, 1, 4326, 1025, 0, 1, 2]);
+        assert_eq!(point.geotransform(), Some([5.0 - s / 2.0, s, 0.0, 47.0 + s / 2.0, 0.0, -s]));
+        assert_eq!(GeoRef::default().geotransform(), None);
+    }
+
+    #[test]
     fn a_transformation_reads_as_the_scale_and_tiepoint_it_equals() {
         let scaled = geographic(47.0);
         let transformed = GeoRef {
