@@ -94,6 +94,27 @@ pub struct Clock {
 }
 
 /// What every model does for a front end.
+///
+/// A model is made by its adapter from parameters and a start state, then advanced, read and
+/// saved through this trait alone:
+///
+/// ```
+/// use erode::contract::{GridRun, Model};
+/// use erode::models::grid::{Params, StartMaps, State};
+/// use erode::{CellSize, Grid};
+///
+/// // 32 x 32 cells of 1 m: a plane falling 0.1 m a row and 0.2 m a column
+/// let terrain = Grid::from_fn(32, 32, CellSize::square(1.0), |r, c| (r + 2 * c) as f32 * 0.1)?;
+/// let params = Params::default();
+/// let mut run = GridRun::new(params.clone(), State::new(&terrain, &params, StartMaps::default())?)?;
+/// run.advance(10, &mut |_| {})?;
+/// run.sync()?;
+/// assert_eq!(run.done(), 10);
+/// assert!(run.balance().relative_error < 1e-6);
+/// let height = run.map("height").unwrap();
+/// assert_eq!(height.len(), 32 * 32);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait Model: Send + Sync {
     /// `"grid"`, `"droplet"` or `"sph"`: the model's name on the command line and in files.
     fn name(&self) -> &'static str;
@@ -110,7 +131,24 @@ pub trait Model: Send + Sync {
     fn clock(&self) -> Option<Clock> {
         None
     }
-    /// Runs `n` more units, calling `progress` with [`Model::done`] now and then.
+    /// Runs `n` more units, calling `progress` with [`Model::done`] now and then. Advances add
+    /// up: two of 5 give the bytes of one of 10 (at multiples of [`Model::granule`]).
+    ///
+    /// ```
+    /// # use erode::contract::{GridRun, Model};
+    /// # use erode::models::grid::{Params, StartMaps, State};
+    /// # use erode::{CellSize, Grid};
+    /// # let terrain = Grid::from_fn(32, 32, CellSize::square(1.0), |r, c| (r + 2 * c) as f32 * 0.1)?;
+    /// # let mut run = GridRun::new(Params::default(), State::new(&terrain, &Params::default(), StartMaps::default())?)?;
+    /// # let mut other = GridRun::new(Params::default(), State::new(&terrain, &Params::default(), StartMaps::default())?)?;
+    /// let mut seen = Vec::new();
+    /// run.advance(5, &mut |done| seen.push(done))?;
+    /// run.advance(5, &mut |_| {})?;
+    /// other.advance(10, &mut |_| {})?;
+    /// assert_eq!(seen.last(), Some(&5));
+    /// assert_eq!(run.map("height"), other.map("height"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError>;
     /// Brings the state up to date with the simulator (a read-back from the GPU; nothing on the
     /// CPU). The reading methods below see the state as of the last `sync`.
@@ -127,10 +165,38 @@ pub trait Model: Send + Sync {
     fn wait(&self) -> Result<(), SimError> {
         Ok(())
     }
-    /// The books.
+    /// The books: what went in, out and stayed, and how well they agree.
+    ///
+    /// ```
+    /// # use erode::contract::{GridRun, Model};
+    /// # use erode::models::grid::{Params, StartMaps, State};
+    /// # use erode::{CellSize, Grid};
+    /// # let terrain = Grid::from_fn(32, 32, CellSize::square(1.0), |r, c| (r + 2 * c) as f32 * 0.1)?;
+    /// # let mut run = GridRun::new(Params::default(), State::new(&terrain, &Params::default(), StartMaps::default())?)?;
+    /// run.advance(20, &mut |_| {})?;
+    /// let books = run.balance();
+    /// assert!(books.relative_error < 1e-6);
+    /// assert!(books.term("eroded").is_some_and(|v| v >= 0.0)); // m³
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn balance(&self) -> Balance;
     /// The state as checkpoint bytes (see [`crate::checkpoint`]), to resume with the model's
     /// `resume`.
+    ///
+    /// ```
+    /// # use erode::contract::{GridRun, Model};
+    /// # use erode::models::grid::{Params, StartMaps, State};
+    /// # use erode::{CellSize, Grid};
+    /// # let terrain = Grid::from_fn(32, 32, CellSize::square(1.0), |r, c| (r + 2 * c) as f32 * 0.1)?;
+    /// # let mut run = GridRun::new(Params::default(), State::new(&terrain, &Params::default(), StartMaps::default())?)?;
+    /// run.advance(4, &mut |_| {})?;
+    /// let mut again = GridRun::resume(Params::default(), &run.checkpoint(), u64::MAX)?;
+    /// run.advance(4, &mut |_| {})?;
+    /// again.advance(4, &mut |_| {})?;
+    /// assert_eq!(again.done(), 8);
+    /// assert_eq!(again.map("height"), run.map("height"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn checkpoint(&self) -> Vec<u8>;
     /// The fingerprint of its parameters, which its checkpoints carry (see
     /// [`crate::checkpoint::Header`]): checkpoints with another belong to another run.
@@ -167,6 +233,19 @@ pub trait Model: Send + Sync {
     /// or one of the model's input maps as its start takes it (the stream-power model's
     /// `uplift` multiplier, the droplet model's `hardness` and `rain`). An edit is not erosion:
     /// the books move with it and still balance. [`Model::editable`] names the maps it takes.
+    ///
+    /// ```
+    /// # use erode::contract::{GridRun, Model};
+    /// # use erode::models::grid::{Params, StartMaps, State};
+    /// # use erode::{CellSize, Grid};
+    /// # let terrain = Grid::from_fn(32, 32, CellSize::square(1.0), |r, c| (r + 2 * c) as f32 * 0.1)?;
+    /// # let mut run = GridRun::new(Params::default(), State::new(&terrain, &Params::default(), StartMaps::default())?)?;
+    /// assert!(run.editable().contains(&"water"));
+    /// run.set_map("water", &vec![0.01; 32 * 32])?; // a centimetre of water everywhere
+    /// assert!(run.set_map("sediment", &vec![0.0; 32 * 32]).is_err());
+    /// assert!(run.balance().relative_error < 1e-6);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn set_map(&mut self, name: &str, values: &[f32]) -> Result<(), SimError> {
         let _ = values;
         Err(not_editable(self.name(), name, self.editable()))
