@@ -20,7 +20,7 @@ pub const MESH_EXTENSIONS: &str = ".obj, .ply, .stl (read); .obj, .ply, .glb (wr
 /// Most vertices or faces a file may claim.
 const MAX_ELEMENTS: u64 = 50_000_000;
 
-/// Longest mesh file read, bytes: room for [`MAX_ELEMENTS`] faces in a binary STL (50 bytes
+/// Longest mesh file read, bytes: room for `MAX_ELEMENTS` faces in a binary STL (50 bytes
 /// each) or vertices and faces in a text OBJ or PLY (about 40 bytes a line).
 pub const MAX_MESH_BYTES: u64 = 4 << 30;
 

@@ -13,9 +13,9 @@
 //! `--set key=value`, so unknown keys and bad values raise `ValueError` with the command line's
 //! message. Heights are metres, cell sizes metres, time seconds (years for stream power).
 //!
-//! One file per job: [`convert`] reads arrays, cell sizes and parameters and makes arrays;
-//! [`model`] is the base class every model class extends (running, books, maps, edits,
-//! checkpoints); one file per model class; [`georef`] reads and writes files; [`analysis`]
+//! One file per job: `convert` reads arrays, cell sizes and parameters and makes arrays;
+//! `model` is the base class every model class extends (running, books, maps, edits,
+//! checkpoints); one file per model class; `georef` reads and writes files; `analysis`
 //! analyses and bakes masks.
 
 mod analysis;

@@ -284,7 +284,7 @@ impl TerrainRenderer {
     }
 
     /// Says the bound fields changed on the device (the GPU model ran): the shading pass runs
-    /// again within [`SHADE_EVERY`] frames.
+    /// again within `SHADE_EVERY` frames.
     pub fn fields_changed(&mut self) {
         self.fields_changed = true;
     }
@@ -372,7 +372,7 @@ impl TerrainRenderer {
     }
 
     /// Draws a frame into the target, running the shading pass first when the sun or the
-    /// exaggeration moved, or the fields changed (at most every [`SHADE_EVERY`] frames while
+    /// exaggeration moved, or the fields changed (at most every `SHADE_EVERY` frames while
     /// they keep changing).
     pub fn draw(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, s: &FrameSettings) {
         let (Some(target), Some((bind_group, _)), Some(shade_group)) =

@@ -3,7 +3,7 @@
 //! continues bit for bit.
 //!
 //! Layout: `ERODE-SESSION\n`, a `u32` version, then little-endian `u64`-length-prefixed blocks:
-//! a TOML header ([`Header`]), the grid state as `State::to_bytes`, the droplet run's
+//! a TOML header (`Header`), the grid state as `State::to_bytes`, the droplet run's
 //! checkpoint (`Model::checkpoint`; empty when none), then (version 2) the stream-power run's
 //! checkpoint (empty when none), the uplift map as little-endian `f32`s (empty when it is 1
 //! everywhere), then (version 3) the checkpoint of the run of a model the list makes (empty

@@ -4,7 +4,7 @@
 //! as the CLI's `--set`; a snapshot of mesh and particles; a session; a headless screenshot.
 //!
 //! The model runs under the library's contract ([`erode::contract::SphRun`]) on the UI thread,
-//! as many steps a frame as fit in [`STEP_BUDGET`] (at least one). The mesh is drawn with egui's
+//! as many steps a frame as fit in `STEP_BUDGET` (at least one). The mesh is drawn with egui's
 //! painter, faces and particles sorted far to near, faces turned away culled (a closed tank shows
 //! its inside, a terrain block its top), so no GPU pipeline is needed for it.
 

@@ -17,7 +17,7 @@
 //! (Horn 1981) and curvature (Zevenbergen & Thorne 1987, [`surface`]).
 //!
 //! Nodata cells are outside the domain: flow that reaches them leaves the map there, as it does
-//! across the map's edge ([`domain`]), and they never count as terrain.
+//! across the map's edge ([`crate::flow::domain`]), and they never count as terrain.
 
 pub mod compare;
 pub mod depressions;

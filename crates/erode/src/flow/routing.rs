@@ -26,13 +26,13 @@ pub struct Cells {
     pub height: usize,
     /// [`ACTIVE`], [`BASE`] or [`OUTSIDE`] per cell.
     pub kind: Vec<u8>,
-    /// Distance to the neighbour in each direction of [`STEPS`], m.
+    /// Distance to the neighbour in each direction of [`STEPS`](super::neighbours::STEPS), m.
     pub distance: [f64; 8],
     /// Its inverse, 1/m.
     pub inverse_distance: [f64; 8],
     /// Cells at or below it are sea (base level), m.
     pub sea_level: f64,
-    /// For each cell, a bit per direction of [`STEPS`] whose neighbour is on the map and inside
+    /// For each cell, a bit per direction of [`STEPS`](super::neighbours::STEPS) whose neighbour is on the map and inside
     /// the domain.
     pub around: Vec<u8>,
     /// Index step to the neighbour in each direction.
@@ -110,7 +110,7 @@ impl Cells {
 pub struct Routing {
     /// The cell each cell drains to (itself for outlets, unresolved pits and nodata).
     pub receiver: Vec<u32>,
-    /// The direction of [`STEPS`] to the receiver, or [`NO_DIRECTION`].
+    /// The direction of [`STEPS`](super::neighbours::STEPS) to the receiver, or [`NO_DIRECTION`].
     pub direction: Vec<u8>,
     /// Cells inside the domain, every receiver before its donors (Braun & Willett's stack).
     pub stack: Vec<u32>,
@@ -134,7 +134,7 @@ pub struct Routing {
     pub(super) lakes: super::lakes::Lakes,
     pub(super) stuck: Vec<u32>,
     pub(super) queue: Vec<u32>,
-    /// Per cell, a bit per direction of [`STEPS`] whose neighbour drains to it.
+    /// Per cell, a bit per direction of [`STEPS`](super::neighbours::STEPS) whose neighbour drains to it.
     pub(super) donors: Vec<u8>,
     /// Rho8 (Fairfield & Leymarie 1991): the key of this step's random diagonal factors; `None`
     /// for plain D8.

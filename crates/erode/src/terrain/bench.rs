@@ -59,7 +59,7 @@ pub fn bench(bench: Bench, size: usize) -> Result<Heightmap, TerrainError> {
 }
 
 /// `size`² cells of the bench terrain's surface sampled every `cell` metres: the same land as
-/// [`bench`] on another grid (the same noise at the same places in metres, the same number of
+/// [`bench()`] on another grid (the same noise at the same places in metres, the same number of
 /// octaves, so no finer detail appears on a finer grid).
 pub fn at_cell_size(bench: Bench, size: usize, cell: f64) -> Result<Heightmap, TerrainError> {
     let spec = TerrainSpec {

@@ -38,7 +38,7 @@ pub struct Args {
     /// About this many faces for a built-in scene or a heightmap (0: the scene's).
     #[arg(long, default_value_t = 0)]
     faces: usize,
-    /// Water entering while the run goes, as a scene file's [[emitters]] (added to the scene's):
+    /// Water entering while the run goes, as a scene file's `[[emitters]]` (added to the scene's):
     /// '{ centre = [x, y, z], velocity = [vx, vy, vz], radius = R }' (or size = [W, H];
     /// rate = m³/s, default area x speed).
     #[arg(long = "emitter", value_name = "TABLE")]

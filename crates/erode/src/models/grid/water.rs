@@ -246,7 +246,7 @@ fn afford(sum: f32, held: f32) -> f32 {
 
 /// Stage 2, `water_flux`: pipe fluxes from the water surface `η = b + d`, limited so no cell
 /// sends more than it holds (eq. 3, `K = min(1, d·lx·ly / (Σf·Δt))`). Writes each cell's
-/// [`sediment_share`] into `share` for transport; `limit` is scratch.
+/// `sediment_share` into `share` for transport; `limit` is scratch.
 pub fn water_flux(st: &mut State, p: &Params, dv: &Derived, topo: &Topology, limit: &mut [f32], share: &mut [f32]) {
     match (p.flux_form == FluxForm::Signed, dv.depth_scaled, st.flux.len()) {
         (false, false, 4) => flux_pass::<4, false, false>(st, dv, topo, share),

@@ -2,7 +2,7 @@
 //! run's frame as bytes, versioned and checksummed, so a long run resumes where it stopped and
 //! gives the same bits as a straight run.
 //!
-//! Layout (little-endian): magic `ERODESPH`, version (u32), [`HEADER_WORDS`] u64 words, then the
+//! Layout (little-endian): magic `ERODESPH`, version (u32), `HEADER_WORDS` u64 words, then the
 //! mesh's vertices (3 f64 each) and faces (3 u32 each), the vertices' pending, eroded and
 //! deposited volumes (f64), the particles' positions and velocities (3 f64 each), sediment,
 //! density and pressure (f64) and ids (u32); then (version 3) the inflow's books (let in,

@@ -202,7 +202,7 @@ pub struct Wall {
     pub normal: DVec3,
 }
 
-/// The walls near a particle, at most [`MAX_WALLS`] (the nearest kept).
+/// The walls near a particle, at most `MAX_WALLS` (the nearest kept).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Walls {
     walls: [Wall; MAX_WALLS],
