@@ -11,6 +11,7 @@ mod plot;
 mod progress;
 mod recipe;
 mod sheet;
+mod tiles;
 
 use std::process::ExitCode;
 

@@ -31,10 +31,23 @@ pub fn formats(names: &[String]) -> anyhow::Result<Vec<Format>> {
 /// the map is no longer where the georeference places it: it is written without one, with a note.
 pub fn write_like_input(
     path: &std::path::Path,
+    map: erode::Heightmap,
+    info: &erode_io::SourceInfo,
+    georef: Option<erode_io::GeoRef>,
+    cell_given: bool,
+) -> anyhow::Result<()> {
+    write_like_input_in_range(path, map, info, georef, cell_given, None)
+}
+
+/// [`write_like_input`] with integer samples spanning `range` metres (low, high) rather than the
+/// map's own: tiles of one map share one range, so their seams hold the same samples.
+pub fn write_like_input_in_range(
+    path: &std::path::Path,
     mut map: erode::Heightmap,
     info: &erode_io::SourceInfo,
     georef: Option<erode_io::GeoRef>,
     cell_given: bool,
+    range: Option<(f64, f64)>,
 ) -> anyhow::Result<()> {
     let cell = map.heights.cell_size();
     let implied = georef.as_ref().and_then(|g| g.cell_size_metres(map.heights.height()));
@@ -55,7 +68,7 @@ pub fn write_like_input(
         }
         None => georef,
     };
-    let options = erode_io::WriteOptions { range: None, georef, nodata_value: info.nodata_value };
+    let options = erode_io::WriteOptions { range, georef, nodata_value: info.nodata_value };
     erode_io::write(path, &map, &options)?;
     Ok(())
 }

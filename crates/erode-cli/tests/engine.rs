@@ -80,3 +80,63 @@ fn each_engine_gets_its_size_format_and_settings() {
     refused(&["convert", "m.tif", "-o", "u.tif", "--engine", "unreal"], d, "*.png or *.r16");
     assert_eq!(files_in(d), before);
 }
+
+#[test]
+fn tiles_share_their_seams_sample_for_sample_over_one_height_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["generate", "--width", "97", "--height", "65", "--relief", "300", "--cell-size", "10", "-o", "m.tif"], d);
+    std::fs::create_dir(d.join("t")).unwrap();
+    // 97 x 65 samples are 3 x 2 tiles of 33 sharing their edges: cut as they are
+    let out = erode(&["convert", "m.tif", "-o", "t/h.r16", "--engine", "unity", "--tile", "33"], d);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("3 x 2 tiles") && said.contains("Resolution") && said.contains("tile R_C"), "{said}");
+    assert!(out.stderr.is_empty(), "no resample: {}", String::from_utf8_lossy(&out.stderr));
+    let whole = erode_io::read(&d.join("m.tif"), &Default::default()).unwrap().map;
+    let read =
+        |r: usize, c: usize| erode_io::read(&d.join(format!("t/h_{r}_{c}.r16")), &Default::default()).unwrap().map;
+    let raw = |r: usize, c: usize| std::fs::read(d.join(format!("t/h_{r}_{c}.r16"))).unwrap();
+    let sample = |bytes: &[u8], row: usize, col: usize| {
+        u16::from_le_bytes([bytes[2 * (row * 33 + col)], bytes[2 * (row * 33 + col) + 1]])
+    };
+    let stats = whole.stats();
+    for r in 0..2 {
+        for c in 0..3 {
+            let tile = read(r, c);
+            assert_eq!((tile.heights.width(), tile.heights.height()), (33, 33));
+            // each sample within one 16-bit step of the whole map's height there: one range for all
+            let step = f64::from(stats.max - stats.min) / 65535.0;
+            for (row, col) in [(0, 0), (16, 7), (32, 32)] {
+                let got = f64::from(*tile.heights.get(row, col).unwrap());
+                let want = f64::from(*whole.heights.get(r * 32 + row, c * 32 + col).unwrap());
+                assert!((got - want).abs() <= step, "tile {r},{c} at {row},{col}: {got} vs {want}");
+            }
+            // the seams: a tile's last column is its right neighbour's first, its last row its lower one's first
+            if c < 2 {
+                let (a, b) = (raw(r, c), raw(r, c + 1));
+                assert!((0..33).all(|row| sample(&a, row, 32) == sample(&b, row, 0)), "seam {r},{c} | {r},{}", c + 1);
+            }
+            if r < 1 {
+                let (a, b) = (raw(r, c), raw(r + 1, c));
+                assert!((0..33).all(|col| sample(&a, 32, col) == sample(&b, 0, col)), "seam {r},{c} / {},{c}", r + 1);
+            }
+        }
+    }
+    let list: serde_json::Value = serde_json::from_slice(&std::fs::read(d.join("t/h.tiles.json")).unwrap()).unwrap();
+    assert_eq!(
+        (list["across"].as_u64(), list["down"].as_u64(), list["tiles"].as_array().map(Vec::len)),
+        (Some(3), Some(2), Some(6))
+    );
+    assert_eq!(list["tiles"][5]["samples"], serde_json::json!([64, 32, 96, 64]));
+    // a map that is not whole tiles is resampled to the nearest, said so; GeoTIFF tiles keep metres
+    ok(&["generate", "--size", "100", "--relief", "50", "-o", "odd.tif"], d);
+    let out = erode(&["convert", "odd.tif", "-o", "t/o.tif", "--tile", "33"], d);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stderr).contains("97 x 97"));
+    assert_eq!(files_in(&d.join("t")).iter().filter(|p| p.to_string_lossy().contains("/o_")).count(), 9);
+    // bad sizes: refused before anything is written
+    let before = files_in(&d.join("t"));
+    refused(&["convert", "m.tif", "-o", "t/x.r16", "--engine", "unity", "--tile", "100"], d, "1025");
+    refused(&["convert", "m.tif", "-o", "t/x.tif", "--tile", "1"], d, "--tile 1");
+    assert_eq!(files_in(&d.join("t")), before);
+}

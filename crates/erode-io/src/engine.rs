@@ -72,6 +72,16 @@ impl Engine {
         }
     }
 
+    /// The sides a square terrain tile of this engine may have, samples (empty: any): Unity's
+    /// 2^n + 1 from 33 to 4097, Unreal's landscape sizes.
+    pub fn tile_sizes(self) -> Vec<usize> {
+        match self {
+            Engine::Unity => (5..=12).map(|k| (1 << k) + 1).collect(),
+            Engine::Unreal => UNREAL_SIZES.to_vec(),
+            Engine::Godot => Vec::new(),
+        }
+    }
+
     /// What to type into its import, for `map` (already at its size) written with samples
     /// spanning `range` metres (low, high): (setting, value) pairs.
     pub fn import_settings(self, map: &Heightmap, range: (f64, f64)) -> Vec<(String, String)> {
@@ -129,6 +139,8 @@ mod tests {
         assert_eq!(Engine::Unity.size(10, 10), (33, 33));
         assert_eq!(Engine::Unreal.size(1024, 2000), (1009, 2017));
         assert_eq!(Engine::Godot.size(700, 500), (700, 500));
+        assert!(Engine::Unity.tile_sizes().contains(&1025) && !Engine::Unity.tile_sizes().contains(&1024));
+        assert!(Engine::Unreal.tile_sizes().contains(&505) && Engine::Godot.tile_sizes().is_empty());
         assert_eq!(round(1234.56789), "1234.57");
         assert_eq!(round(0.5), "0.5");
     }
