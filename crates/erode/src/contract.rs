@@ -111,7 +111,7 @@ pub struct Clock {
 /// run.sync()?;
 /// assert_eq!(run.done(), 10);
 /// assert!(run.balance().relative_error < 1e-6);
-/// let height = run.map("height").unwrap();
+/// let height = run.map("height").ok_or("the grid model gives a height map")?;
 /// assert_eq!(height.len(), 32 * 32);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
