@@ -55,16 +55,26 @@ fn max_depth(st: &State) -> f64 {
 
 /// Water added per cell by the sources, m/s of depth (empty when there are none).
 pub(super) fn source_rates(params: &Params, st: &State) -> Result<Vec<f32>, SimError> {
+    let shape = (st.width, st.height, st.cell_size);
+    Ok(source_rates_on(params, shape, st.nodata.as_deref())?.into_iter().map(|v| v as f32).collect())
+}
+
+/// [`source_rates`] on a map of `(width, height, cell size)` with `nodata` (in f64: the steady
+/// start's inflow, before any state exists).
+pub(super) fn source_rates_on(
+    params: &Params,
+    (w, h, cell_size): (usize, usize, crate::grid::CellSize),
+    nodata: Option<&[bool]>,
+) -> Result<Vec<f64>, SimError> {
     if params.sources.is_empty() {
         return Ok(Vec::new());
     }
-    let (w, h) = (st.width, st.height);
     let mut rate = vec![0.0f64; w * h];
-    let outside = |i: usize| st.nodata.as_ref().is_some_and(|m| m[i]);
+    let outside = |i: usize| nodata.is_some_and(|m| m[i]);
     for (index, s) in params.sources.iter().enumerate() {
         let (sx, sy) = match s.units {
             Units::Cells => (1.0, 1.0),
-            Units::Metres => (1.0 / st.cell_size.x, 1.0 / st.cell_size.y),
+            Units::Metres => (1.0 / cell_size.x, 1.0 / cell_size.y),
         };
         let (x, y, radius) = (s.x * sx, s.y * sy, s.radius * sx.max(sy));
         if x < -0.5 || y < -0.5 || x > w as f64 - 0.5 || y > h as f64 - 0.5 {
@@ -88,12 +98,12 @@ pub(super) fn source_rates(params: &Params, st: &State) -> Result<Vec<f32>, SimE
             }
             cells.push(i);
         }
-        let per_cell = s.rate / st.cell_size.area() / cells.len() as f64;
+        let per_cell = s.rate / cell_size.area() / cells.len() as f64;
         for i in cells {
             rate[i] += per_cell;
         }
     }
-    Ok(rate.into_iter().map(|v| v as f32).collect())
+    Ok(rate)
 }
 
 impl CpuSim {

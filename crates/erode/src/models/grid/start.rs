@@ -15,30 +15,86 @@
 
 use rayon::prelude::*;
 
-use super::params::{Params, StartWater};
+use super::params::{Params, RainMode, StartWater};
 use crate::analysis::flow;
+use crate::error::SimError;
 use crate::flow::{Domain, fill};
-use crate::grid::Grid;
+use crate::grid::{CellSize, Grid};
 
 /// Slope below which the steady depth is computed as at this slope (flats and lake outlets).
 pub const MIN_SLOPE: f64 = 1e-3;
 
-/// The starting depth of every cell of `terrain` (m), or `None` for a dry start. `inflow` is the
-/// water each cell receives, m/s of depth (rain and sources); `nodata` marks cells outside the
-/// domain.
-pub fn start_water(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params, inflow: &[f64]) -> Option<Vec<f32>> {
-    if params.start_water == StartWater::Dry {
-        return None;
+/// Water each cell receives, m/s of depth: the rain's mean rate (buckets drop as much as even
+/// rain, in bursts) times the rain map, if any, plus the sources (see [`super::Source`]).
+pub struct Inflow<'a> {
+    rain: f64,
+    map: Option<&'a [f32]>,
+    /// Per cell, m/s (empty without sources).
+    sources: Vec<f32>,
+}
+
+impl<'a> Inflow<'a> {
+    /// The inflow of `params` on a map of `(width, height, cell size)` with `nodata` and a rain
+    /// map `rain_map`.
+    pub fn new(
+        params: &Params,
+        shape: (usize, usize, CellSize),
+        nodata: Option<&[bool]>,
+        rain_map: Option<&'a [f32]>,
+    ) -> Result<Self, SimError> {
+        let rain = match params.rain_mode {
+            RainMode::Off => 0.0,
+            _ => params.rain_rate,
+        };
+        // rounded to f32 as the steps add them
+        let sources = super::cpu::source_rates_on(params, shape, nodata)?.into_iter().map(|v| v as f32).collect();
+        Ok(Self { rain, map: rain_map, sources })
     }
+
+    /// Cell `i`'s, m/s of depth.
+    pub fn at(&self, i: usize) -> f64 {
+        let r = self.map.map_or(1.0, |m| f64::from(m[i]));
+        self.rain * r + self.sources.get(i).map_or(0.0, |&s| f64::from(s))
+    }
+}
+
+/// The steady flow a run starts in: the depth of every cell (m) and the D8 routes the discharge
+/// took, for those who carry it further (a run in tiles feeds each tile the water its upstream
+/// neighbours send).
+pub struct SteadyFlow {
+    /// Water depth, m.
+    pub depth: Vec<f32>,
+    /// The D8 receiver of each cell ([`flow::NONE`] for outlets and cells outside).
+    pub receiver: Vec<u32>,
+    /// The steady discharge through each cell, m³/s.
+    pub discharge: Vec<f64>,
+}
+
+/// The starting depth of every cell of `terrain` (m), or `None` for a dry start. `inflow` is the
+/// water each cell receives (rain and sources); `nodata` marks cells outside the domain.
+pub fn start_water(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params, inflow: &Inflow<'_>) -> Option<Vec<f32>> {
+    match params.start_water {
+        StartWater::Dry => None,
+        StartWater::Lakes => {
+            let domain = Domain { width: terrain.width(), height: terrain.height(), cell: terrain.cell_size(), nodata };
+            let z = terrain.as_slice();
+            let filled = fill::priority_flood(&domain, z);
+            Some(filled.spill.par_iter().zip(z).map(|(s, z)| s - z).collect())
+        }
+        StartWater::Steady => Some(steady_flow(terrain, nodata, params, inflow).depth),
+    }
+}
+
+/// The `steady` start (lakes full, the steady discharge elsewhere) with its routes.
+pub fn steady_flow(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params, inflow: &Inflow<'_>) -> SteadyFlow {
     let domain = Domain { width: terrain.width(), height: terrain.height(), cell: terrain.cell_size(), nodata };
     let z = terrain.as_slice();
     let filled = fill::priority_flood(&domain, z);
-    if params.start_water == StartWater::Lakes {
-        return Some(filled.spill.par_iter().zip(z).map(|(s, z)| s - z).collect());
-    }
     let d8 = flow::d8(&domain, &filled.routed);
     let cell_area = domain.cell.area();
-    let discharge = flow::d8_accumulate(&domain, &d8, |i| inflow[i] * cell_area);
+    let discharge = flow::d8_accumulate(&domain, &d8, |i| inflow.at(i) * cell_area);
+    // the stack and catchment counts are done with (a gigabyte each at 16384²)
+    let flow::D8 { receiver, length, .. } = d8;
     let width = domain.cell.x.min(domain.cell.y);
     let depth = (0..z.len()).into_par_iter().map(|i| {
         let lake = filled.spill[i] - z[i];
@@ -46,9 +102,9 @@ pub fn start_water(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params
             return lake;
         }
         let q = discharge[i] / width;
-        let slope = match d8.receiver[i] {
+        let slope = match receiver[i] {
             flow::NONE => MIN_SLOPE,
-            r => ((filled.routed[i] - filled.routed[r as usize]) / f64::from(d8.length[i])).max(MIN_SLOPE),
+            r => ((filled.routed[i] - filled.routed[r as usize]) / f64::from(length[i])).max(MIN_SLOPE),
         };
         let h = if params.friction > 0.0 {
             (q * (params.friction / (params.gravity * slope)).sqrt()).powf(2.0 / 3.0)
@@ -57,5 +113,6 @@ pub fn start_water(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params
         };
         h as f32
     });
-    Some(depth.collect())
+    let depth = depth.collect();
+    SteadyFlow { depth, receiver, discharge }
 }

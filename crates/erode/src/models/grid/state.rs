@@ -268,18 +268,8 @@ impl State {
     /// The water of `params.start_water` on a new state (see [`super::start`]), `None` for a
     /// dry start.
     fn start_water(&self, terrain: &Grid<f32>, params: &Params) -> Result<Option<Vec<f32>>, SimError> {
-        // the rain's mean rate, m/s: buckets drop as much as even rain, in bursts
-        let rain = match params.rain_mode {
-            RainMode::Off => 0.0,
-            _ => params.rain_rate,
-        };
-        let sources = super::cpu::source_rates(params, self)?;
-        let inflow: Vec<f64> = (0..self.len())
-            .map(|i| {
-                let r = self.rain_map.as_ref().map_or(1.0, |m| f64::from(m[i]));
-                rain * r + sources.get(i).map_or(0.0, |&s| f64::from(s))
-            })
-            .collect();
+        let shape = (self.width, self.height, self.cell_size);
+        let inflow = super::start::Inflow::new(params, shape, self.nodata.as_deref(), self.rain_map.as_deref())?;
         let mut water = super::start::start_water(terrain, self.nodata.as_deref(), params, &inflow);
         if let (Some(water), Some(mask)) = (&mut water, &self.nodata) {
             water.iter_mut().zip(mask).filter(|(_, o)| **o).for_each(|(d, _)| *d = 0.0);
@@ -415,6 +405,12 @@ pub struct Balance {
 }
 
 /// McLeod, Chen & Hu's hardness: base plus noise plus more hardness where the terrain lies low.
+/// Noise hardness (`hardness_mode = "noise"`) over the whole of `terrain`.
+pub(super) fn noise_hardness_of(terrain: &Grid<f32>, params: &Params) -> Vec<f32> {
+    let (lo, hi) = terrain.as_slice().iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, c), &v| (a.min(v), c.max(v)));
+    noise_hardness(terrain, params, lo, hi)
+}
+
 fn noise_hardness(terrain: &Grid<f32>, params: &Params, lo: f32, hi: f32) -> Vec<f32> {
     use crate::terrain::{TerrainKind, TerrainSpec, generate};
     let spec = TerrainSpec {
