@@ -656,6 +656,172 @@ impl Model for GridRun {
     }
 }
 
+/// The grid model over a map tile by tile ([`grid::tiled`]): for maps whose state does not fit
+/// in memory. It counts iterations over all tiles (each tile runs its iterations in turn), and
+/// advances and checkpoints by whole tiles ([`Model::granule`] is a tile's iterations).
+pub struct TiledGridRun {
+    tiled: grid::tiled::Tiled,
+}
+
+/// The magic of a tiled run's checkpoint frame.
+const TILED_MAGIC: &[u8; 8] = b"ERODETIL";
+
+impl TiledGridRun {
+    /// A tiled run (the whole-map passes already done by [`grid::tiled::Tiled::new`]).
+    pub fn new(tiled: grid::tiled::Tiled) -> Self {
+        Self { tiled }
+    }
+
+    /// The same run gone on from checkpoint `bytes` of a run with the same parameters, tiles and
+    /// inputs.
+    pub fn resume(tiled: grid::tiled::Tiled, bytes: &[u8]) -> Result<Self, SimError> {
+        let mut run = Self { tiled };
+        let mut r = crate::checkpoint::Reader::open(bytes, TILED_MAGIC, "tiled grid")?;
+        r.expect_version(&[1], |_| "")?;
+        let header = r.header(run.fingerprint(), 1)?;
+        if header.input != run.tiled.input_hash() {
+            return Err(crate::checkpoint::CheckpointError::Invalid("made from other inputs".into()).into());
+        }
+        let (w, h, _) = run.tiled.shape();
+        if (r.u64()?, r.u64()?) != (w as u64, h as u64) {
+            return Err(crate::checkpoint::CheckpointError::Invalid("another map size".into()).into());
+        }
+        let done = r.u64()? as usize;
+        let worst = r.f64()?;
+        let b = r.f64s(12)?;
+        let books = grid::Books {
+            rain: b[0],
+            sources: b[1],
+            evaporated: b[2],
+            water_outflow: b[3],
+            water_from_dissolving: b[4],
+            water_to_deposition: b[5],
+            eroded: b[6],
+            deposited: b[7],
+            sediment_outflow: b[8],
+            transport_drift: b[9],
+            thermal_moved: b[10],
+            smoothing_moved: b[11],
+        };
+        let sums = (0..run.tiled.names().len()).map(|_| r.f32s(w * h)).collect::<Result<Vec<_>, _>>()?;
+        r.finish()?;
+        run.tiled.restore(sums, done, books, worst)?;
+        Ok(run)
+    }
+
+    /// The run's tiles and blended maps.
+    pub fn tiled(&self) -> &grid::tiled::Tiled {
+        &self.tiled
+    }
+}
+
+impl Model for TiledGridRun {
+    fn name(&self) -> &'static str {
+        GridRun::NAME
+    }
+    fn unit(&self) -> Unit {
+        Unit::Iteration
+    }
+    fn done(&self) -> u64 {
+        self.tiled.done() as u64 * self.tiled.iterations()
+    }
+    fn granule(&self) -> u64 {
+        self.tiled.iterations().max(1)
+    }
+    fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError> {
+        let per_tile = self.granule();
+        for _ in 0..n.div_ceil(per_tile) {
+            let before = self.done();
+            self.tiled.run_next(&mut |d| progress(before + d))?;
+        }
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<(), SimError> {
+        Ok(())
+    }
+    fn balance(&self) -> Balance {
+        let b = self.tiled.books();
+        Balance {
+            relative_error: self.tiled.worst_relative_error(),
+            terms: vec![
+                volume("rain", b.rain),
+                volume("sources", b.sources),
+                volume("evaporated", b.evaporated),
+                volume("water_outflow", b.water_outflow),
+                volume("eroded", b.eroded),
+                volume("deposited", b.deposited),
+                volume("sediment_outflow", b.sediment_outflow),
+                volume("water_from_dissolving", b.water_from_dissolving),
+                volume("water_to_deposition", b.water_to_deposition),
+                volume("transport_drift", b.transport_drift),
+                volume("thermal_moved", b.thermal_moved),
+                volume("smoothing_moved", b.smoothing_moved),
+            ],
+        }
+    }
+    fn checkpoint(&self) -> Vec<u8> {
+        let (sums, done, b, worst) = self.tiled.sums();
+        let header = crate::checkpoint::Header { params: self.fingerprint(), input: self.tiled.input_hash() };
+        let (w, h, _) = self.tiled.shape();
+        let mut out = crate::checkpoint::Writer::new(TILED_MAGIC, 1, header, 256 + sums.len() * w * h * 4);
+        out.u64(w as u64);
+        out.u64(h as u64);
+        out.u64(done as u64);
+        out.f64(worst);
+        out.f64s(&[
+            b.rain,
+            b.sources,
+            b.evaporated,
+            b.water_outflow,
+            b.water_from_dissolving,
+            b.water_to_deposition,
+            b.eroded,
+            b.deposited,
+            b.sediment_outflow,
+            b.transport_drift,
+            b.thermal_moved,
+            b.smoothing_moved,
+        ]);
+        for s in sums {
+            out.f32s(s);
+        }
+        out.finish()
+    }
+    fn fingerprint(&self) -> u64 {
+        let t = &self.tiled;
+        let layout = t.layout();
+        let (w, h, _) = t.shape();
+        let first = layout.core(0);
+        crate::checkpoint::fnv1a64(
+            format!(
+                "{:?} tiles {} {} overlap {} iterations {} maps {:?} of {w}x{h}",
+                t.params(),
+                first.width(),
+                first.height(),
+                layout.overlap(),
+                t.iterations(),
+                t.names()
+            )
+            .as_bytes(),
+        )
+    }
+    fn input_hash(&self) -> u64 {
+        self.tiled.input_hash()
+    }
+    fn stage_times(&self) -> Vec<(&'static str, Duration)> {
+        grid::Stage::ALL.iter().zip(*self.tiled.stage_times()).map(|(s, t)| (s.name(), t)).collect()
+    }
+    fn map(&self, name: &str) -> Option<Vec<f32>> {
+        self.tiled.map(name)
+    }
+    fn shape(&self) -> Option<(usize, usize, crate::CellSize)> {
+        Some(self.tiled.shape())
+    }
+    fn is_finite(&self) -> bool {
+        self.tiled.is_finite()
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 /// The droplet model (Beyer 2015) under the contract, on the CPU or the GPU.

@@ -238,6 +238,9 @@ pub enum SimError {
     /// A checkpoint could not be decoded.
     #[error("checkpoint: {0}")]
     Checkpoint(#[from] crate::checkpoint::CheckpointError),
+    /// A map cannot be cut into the tiles asked for.
+    #[error("tiles: {0}")]
+    Tiles(#[from] crate::models::grid::tiled::LayoutError),
     /// A resample, crop or rescale between steps failed.
     #[error(transparent)]
     Transform(#[from] TransformError),

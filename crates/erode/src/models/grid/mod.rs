@@ -51,6 +51,7 @@ pub mod start;
 pub mod state;
 pub mod sweep;
 pub mod thermal;
+pub mod tiled;
 pub mod topology;
 pub mod transport;
 pub mod water;
