@@ -67,9 +67,17 @@ fn usage_error(e: clap::Error) -> ExitCode {
         };
     }
     let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or("invalid arguments");
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("invalid arguments");
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    eprintln!("erode: error: {} (see `erode --help`)", short_digits(first));
+    // a list of arguments follows its line ("were not provided:"), indented, until a blank line
+    let listed: Vec<&str> = if first.ends_with(':') {
+        lines.take_while(|l| !l.trim().is_empty()).map(str::trim).collect()
+    } else {
+        Vec::new()
+    };
+    let first = if listed.is_empty() { first.to_string() } else { format!("{} {}", first, listed.join(", ")) };
+    eprintln!("erode: error: {} (see `erode --help`)", short_digits(&first));
     ExitCode::from(2)
 }
 

@@ -15,6 +15,13 @@ pub enum Work {
     Droplet,
     /// The stream-power model (with multiple flow directions when true: their shares per cell).
     StreamPower(bool),
+    /// The grid model tile by tile (`--tiles`): the map's own bytes per cell (the input, its
+    /// copy, the start's water, the blended maps; the steady start's flow routing at its peak)
+    /// and a tile's state over its window of `window_cells` cells.
+    TiledGrid {
+        /// Cells of a tile's window (core and overlap).
+        window_cells: u64,
+    },
     /// A model made from the models' list, with its bytes per cell (its `Maker`'s).
     Model {
         /// Its name.
@@ -39,6 +46,7 @@ impl Work {
             Work::Droplet => 64,
             Work::StreamPower(false) => 160,
             Work::StreamPower(true) => 280,
+            Work::TiledGrid { .. } => TILED_BYTES_PER_CELL,
             Work::Model { bytes_per_cell, .. } => bytes_per_cell,
             Work::Analyze(false) => 96,
             Work::Analyze(true) => 160,
@@ -52,6 +60,7 @@ impl Work {
             Work::Grid => "the grid model".into(),
             Work::Droplet => "the droplet model".into(),
             Work::StreamPower(_) => "the stream-power model".into(),
+            Work::TiledGrid { .. } => "the grid model in tiles".into(),
             Work::Model { name, .. } => format!("the {name} model"),
             Work::Analyze(_) => "the analysis".into(),
             Work::Resample => "the resampled map".into(),
@@ -122,10 +131,25 @@ fn show(bytes: u64) -> String {
 /// or, without one, the memory available.
 pub fn check(width: usize, height: usize, work: Work, limit: Option<u64>) -> anyhow::Result<()> {
     let cells = (width as u64).saturating_mul(height as u64);
-    let need = cells.saturating_mul(work.bytes_per_cell()).saturating_add(BASE);
+    let mut need = cells.saturating_mul(work.bytes_per_cell()).saturating_add(BASE);
     let what = format!("{width} x {height} cells: {} needs", work.name());
-    refuse_over(need, &what, &format!("~{} B per cell", work.bytes_per_cell()), "a smaller map", limit)
+    let mut per = format!("~{} B per cell", work.bytes_per_cell());
+    let instead = match work {
+        Work::Grid => "a smaller map, --tiles SIZE (the map tile by tile)",
+        Work::TiledGrid { window_cells } => {
+            let tile = window_cells.min(cells).saturating_mul(Work::Grid.bytes_per_cell());
+            need = need.saturating_add(tile);
+            per.push_str(&format!(" and {} for a tile", show(tile)));
+            "smaller --tiles or a smaller map"
+        }
+        _ => "a smaller map",
+    };
+    refuse_over(need, &what, &per, instead, limit)
 }
+
+/// The map's own bytes per cell of a tiled grid run at its peak, the steady start's flow
+/// routing (measured: see BENCHMARKS.md).
+const TILED_BYTES_PER_CELL: u64 = 48;
 
 /// Peak bytes of an SPH run per particle alive (measured 1.16 KB from 80,000 to 290,000
 /// particles, tank scene; rounded up) and per face of its mesh (measured ~130 B).

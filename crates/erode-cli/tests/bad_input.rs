@@ -229,6 +229,12 @@ const CASES: &[(&str, &str)] = &[
     ("simulate sph --scene tank --particles 5000000 --max-memory 1G -o o", "5000000 particles"),
     // rates past any landscape's, which made runs go non-finite
     ("simulate grid good.tif -o o --set rain_rate=1e308", "rain_rate"),
+    // tiles smaller than a run takes, or narrower than their overlap; tiles on the GPU
+    ("simulate grid good.tif -o o --tiles 8", "a tile of 8 cells"),
+    ("simulate grid other.tif -o o --tiles 16 --overlap 20", "wider than the tiles' cores"),
+    ("simulate grid good.tif -o o --tiles 16 --backend gpu", "--tiles runs on the CPU"),
+    ("simulate grid good.tif -o o --overlap 4", "--tiles"),
+    ("simulate grid good.tif -o o --tiles 16 --duration 1h", "--duration"),
     ("simulate stream-power good.tif -o o --set uplift=1e300", "uplift"),
     ("simulate stream-power good.tif -o o --set erodibility=1e300", "erodibility"),
     // bounds past which a run went non-finite or a derived value overflowed, in short numbers

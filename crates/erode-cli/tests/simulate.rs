@@ -703,3 +703,105 @@ fn a_rain_map_given_alone_scales_the_rain() {
     assert!(even > 0.0);
     assert!((half / even - 0.5).abs() < 1e-6, "rain {half} m³/s through a map of 0.5, {even} m³/s without");
 }
+
+/// `erode` in `dir` under GNU time when it is installed: stdout, and the peak resident size in
+/// bytes (`None` without GNU time).
+fn erode_peak(args: &[&str], dir: &Path) -> Option<u64> {
+    let gnu_time = Path::new("/usr/bin/time");
+    if !gnu_time.exists() {
+        eprintln!("not measuring peak memory: /usr/bin/time not found (apt-get install time)");
+        ok(args, dir);
+        return None;
+    }
+    let report = dir.join("peak.txt");
+    let out = std::process::Command::new(gnu_time)
+        .args(["-f", "%M", "-o"])
+        .arg(&report)
+        .arg(env!("CARGO_BIN_EXE_erode"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "erode {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&report).unwrap();
+    std::fs::remove_file(&report).unwrap();
+    text.lines().last().and_then(|l| l.trim().parse::<u64>().ok()).map(|kb| kb * 1024)
+}
+
+/// A map whose run needs more memory than the limit the test sets runs in tiles under it, and its
+/// heights follow one run's over the whole map: height change correlated >= 0.99, no step across
+/// a tile's edge steeper than one run's there by more than the 99th percentile of all steps. A
+/// run stopped between tiles goes on to the same bytes.
+#[test]
+fn a_map_over_the_memory_limit_runs_in_tiles_without_seams() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let size = 2048;
+    let map = ["generate", "--size", "2048", "--cell-size", "30", "--relief", "1500", "--feature-size", "512"];
+    ok(&[&map[..], &["--seed", "1", "-o", "m.tif"]].concat(), d);
+    let run = ["simulate", "grid", "m.tif", "--iterations", "60", "-q"];
+    fn with<'a>(run: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+        run.iter().chain(more).copied().collect()
+    }
+    // one run needs ~735 MB by the estimate, tiles of 512 ~281 MB
+    let (limit, bytes_limit) = ("400M", 400u64 << 20);
+    let err = refused(&with(&run, &["-o", "refused", "--max-memory", limit]), d, "--max-memory");
+    assert!(err.contains("--tiles"), "the refusal names the way out: {err}");
+    assert!(!d.join("refused").exists());
+    let whole_peak = erode_peak(&with(&run, &["-o", "whole"]), d);
+    let tiled = with(
+        &run,
+        &["-o", "tiled", "--tiles", "512", "--overlap", "32", "--max-memory", limit, "--checkpoint-every", "60"],
+    );
+    let tiled_peak = erode_peak(&tiled, d);
+    if let (Some(whole), Some(tiles)) = (whole_peak, tiled_peak) {
+        eprintln!("peak resident size: one run {} MB, in tiles {} MB", whole >> 20, tiles >> 20);
+        assert!(whole > bytes_limit, "one run peaked at {} MB, within the limit: the test proves nothing", whole >> 20);
+        assert!(tiles <= bytes_limit, "the tiled run peaked at {} MB, over the limit", tiles >> 20);
+    }
+    let r = report(&d.join("tiled"));
+    assert_eq!(r["details"]["tiles"]["count"], 16);
+    assert_eq!(r["progress"]["done"], 16 * 60);
+    assert!(r["books"]["relative_error"].as_f64().unwrap() < 1e-5, "{}", r["books"]);
+
+    let heights = |p: &str| erode_io::read(&d.join(p), &Default::default()).unwrap().map.heights.into_vec();
+    let (input, whole, tiles) = (heights("m.tif"), heights("whole/height.tif"), heights("tiled/height.tif"));
+    let change = |h: &[f32]| h.iter().zip(&input).map(|(&h, &z)| f64::from(h) - f64::from(z)).collect::<Vec<_>>();
+    let (a, b) = (change(&whole), change(&tiles));
+    let n = a.len() as f64;
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let cov: f64 = a.iter().zip(&b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let var = |v: &[f64], m: f64| v.iter().map(|x| (x - m) * (x - m)).sum::<f64>();
+    let correlation = cov / (var(&a, ma) * var(&b, mb)).sqrt();
+    // each step between neighbours (along rows, then columns), and those across the cores' edges
+    let step = |h: &[f32], i: usize, j: usize| f64::from((h[i] - h[j]).abs());
+    let mut steps = Vec::new();
+    let mut excess: f64 = 0.0;
+    for r in 0..size {
+        for c in 1..size {
+            for (i, j) in [(r * size + c, r * size + c - 1), (c * size + r, (c - 1) * size + r)] {
+                steps.push(step(&tiles, i, j));
+                if c % 512 == 0 {
+                    excess = excess.max(step(&tiles, i, j) - step(&whole, i, j));
+                }
+            }
+        }
+    }
+    steps.sort_by(f64::total_cmp);
+    let p99 = steps[steps.len() * 99 / 100];
+    eprintln!(
+        "height change correlation {correlation:.5}; across the edges at most {excess:.3} m steeper than one run, 99th percentile step {p99:.3} m"
+    );
+    assert!(correlation >= 0.99, "height change correlation {correlation}");
+    assert!(excess <= p99, "a step {excess} m steeper than one run's across a tile's edge (99th percentile {p99} m)");
+
+    // the run stopped after its 15th tile goes on from there to the same bytes
+    let checkpoints = d.join("tiled/checkpoints");
+    std::fs::remove_file(checkpoints.join(format!("grid-{:012}.ckpt", 16 * 60))).unwrap();
+    let straight = bytes(d.join("tiled/height.tif"));
+    let mut again = tiled.clone();
+    again.push("--resume");
+    ok(&again, d);
+    assert_eq!(bytes(d.join("tiled/height.tif")), straight, "resumed between tiles");
+    assert_eq!(report(&d.join("tiled"))["progress"]["resumed_from"], 15 * 60);
+}

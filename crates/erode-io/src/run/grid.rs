@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use erode::contract::GridRun;
+use erode::contract::{GridRun, TiledGridRun};
 use erode::models::grid;
 use serde_json::{Map, Value, json};
 
@@ -60,6 +60,69 @@ impl Front<GridRun> for GridFront {
             "dt": model.params().dt,
             "substeps": { "first": self.first.substeps, "max": tally.max, "mean": tally.mean() },
             "stable_dt": self.first.stable_dt,
+        });
+        details.as_object().cloned().unwrap_or_default()
+    }
+}
+
+/// The grid model's part of a run tile by tile ([`erode::contract::TiledGridRun`]): the same
+/// maps and preview as one run, the tiles in the report.
+pub struct TiledGridFront {
+    set: MapSet,
+}
+
+impl TiledGridFront {
+    /// The outputs of a tiled run started from preset `preset` on `input`: the maps `wanted`, in
+    /// `formats`.
+    pub fn new(input: Loaded, formats: Vec<Format>, wanted: Wanted, preset: &str) -> Self {
+        let outputs = MapOutputs { formats, wanted, overlay: "water", log_overlay: false };
+        Self { set: MapSet { input, outputs, preset: preset.into() } }
+    }
+
+    /// The maps a run writing `wanted` must blend: those and the preview's overlay.
+    pub fn blended_maps(wanted: &Wanted) -> Vec<&'static str> {
+        let names: Vec<&'static str> = grid::INFO.maps.iter().map(|m| m.name).collect();
+        let outputs = MapOutputs { formats: Vec::new(), wanted: wanted.clone(), overlay: "water", log_overlay: false };
+        outputs.read_maps(&names)
+    }
+}
+
+impl Front<TiledGridRun> for TiledGridFront {
+    fn begin(&mut self, model: &TiledGridRun, _out: &Path, _fresh: bool, watch: &dyn Watch) -> Result<(), RunError> {
+        note_nodata(&self.set.input.map, model.tiled().params().nodata_border == grid::NodataBorder::Open, watch);
+        let layout = model.tiled().layout();
+        let (down, across) = layout.grid();
+        watch.note(&format!(
+            "erode: {} tiles ({down} down, {across} across), each run {} iterations with {} cells of overlap",
+            layout.len(),
+            model.tiled().iterations(),
+            layout.overlap()
+        ));
+        Ok(())
+    }
+    fn map_set(&self) -> Option<&MapSet> {
+        Some(&self.set)
+    }
+    fn params(&self, model: &TiledGridRun) -> Value {
+        json!(model.tiled().params())
+    }
+    fn details(&self, model: &TiledGridRun) -> Map<String, Value> {
+        let t = model.tiled();
+        let layout = t.layout();
+        let (down, across) = layout.grid();
+        let core = layout.core(0);
+        let details = json!({
+            "tiles": {
+                "count": layout.len(),
+                "down": down,
+                "across": across,
+                "core": { "width": core.width(), "height": core.height() },
+                "overlap": layout.overlap(),
+                "done": t.done(),
+                "iterations_each": t.iterations(),
+                "blended": t.names(),
+            },
+            "substeps": { "max": t.most_substeps() },
         });
         details.as_object().cloned().unwrap_or_default()
     }

@@ -19,7 +19,7 @@ use std::time::Instant;
 pub use checkpoints::{Newest, read_frame};
 pub use droplet::DropletFront;
 use erode::contract::{Backend, Clock, Model};
-pub use grid::GridFront;
+pub use grid::{GridFront, TiledGridFront};
 pub use made::MadeFront;
 use serde_json::{Map, Value, json};
 pub use sph::SphFront;

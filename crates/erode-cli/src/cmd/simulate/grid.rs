@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use erode::contract::{GridRun, Model};
+use erode::contract::{GridRun, Model, TiledGridRun};
 use erode::models::grid::{self, StartMaps, State};
 
-use erode_io::run::{GridFront, Job, Until};
+use erode_io::run::{GridFront, Job, TiledGridFront, Until};
 
 use super::heightmap::{Input, MapArgs, MapFiles, name_the_map_file};
 
@@ -52,9 +52,22 @@ pub struct Args {
     /// map, to go on with its layer; in place of soil_depth everywhere).
     #[arg(long)]
     sediment_depth_map: Option<PathBuf>,
+    /// Run tile by tile: each tile's core at most SIZE cells a side, run with --overlap cells
+    /// around it for all --iterations in turn, the results blended across the overlaps. For maps
+    /// whose state does not fit in memory (~160 B a cell at once; tiled, the map's ~20 B a cell
+    /// and one tile's); see docs/tiles.md for what differs from one run.
+    #[arg(long, value_name = "SIZE", conflicts_with = "duration")]
+    pub(super) tiles: Option<usize>,
+    /// Cells each tile runs beyond its core on every side inside the map (with --tiles); the
+    /// blend uses the cells at least half of it from a window's edge.
+    #[arg(long, value_name = "CELLS", requires = "tiles", default_value_t = DEFAULT_OVERLAP)]
+    overlap: usize,
     #[command(flatten)]
     pub(super) run: super::RunArgs,
 }
+
+/// `--overlap`'s default, cells.
+pub const DEFAULT_OVERLAP: usize = 128;
 
 /// Validates `a` into a job: parameters, input, maps, checkpoint and backend.
 pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
@@ -115,6 +128,63 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     };
     super::say_scale(params.scale_note(input.terrain().cell_size()));
     let front = GridFront::new(&model, input.loaded, formats, wanted, preset);
+    let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
+    a.run.job(model, front, until, checkpoint, stamp, &files)
+}
+
+/// Validates `a` (with `--tiles`) into a job run tile by tile.
+pub fn tiled_job(a: Args, tile: usize) -> anyhow::Result<Job<TiledGridRun, TiledGridFront>> {
+    use erode::models::grid::tiled::Tiled;
+    let formats = crate::output::formats(&a.maps.format)?;
+    let wanted = a.maps.wanted(&grid::INFO)?;
+    let preset = a.preset.as_deref().unwrap_or(grid::PRESETS[0].name);
+    let base = grid::preset(preset).context("--preset")?;
+    let mut params: grid::Params = erode_io::params::load_onto(&base, a.run.params.as_deref(), &a.run.sets)?;
+    if let Some(seed) = a.maps.seed {
+        params.seed = seed;
+    }
+    if a.hardness_map.is_some() {
+        params = params.with_hardness_map().context("--hardness-map")?;
+    }
+    if a.rain_map.is_some() {
+        params = params.with_rain_map().context("--rain-map")?;
+    }
+    params.validate()?;
+    if a.maps.backend == super::Backend::Gpu {
+        bail!("--tiles runs on the CPU: leave out --backend gpu (one GPU run holds a map up to 16384² whole)");
+    }
+    let files = MapFiles {
+        hardness: a.hardness_map.as_deref(),
+        rain: a.rain_map.as_deref(),
+        sediment_depth: a.sediment_depth_map.as_deref(),
+    };
+    let window = (tile + 2 * a.overlap) as u64;
+    let work = crate::memory::Work::TiledGrid { window_cells: window * window };
+    let input = Input::read(&a.maps, files, &a.run, "grid", work)?;
+    let maps = StartMaps {
+        hardness: input.hardness.as_ref(),
+        rain: input.rain.as_ref(),
+        water: None,
+        sediment_depth: input.sediment_depth.as_ref(),
+        nodata: input.loaded.map.nodata_mask(),
+    };
+    let hash = maps.input_hash(input.terrain());
+    let stamp = input.stamp(hash, files.named());
+    let names = TiledGridFront::blended_maps(&wanted);
+    let tiled = Tiled::new(params, input.terrain().clone(), maps, (tile, a.overlap), a.iterations, &names).map_err(
+        |e| match e {
+            erode::SimError::Tiles(e) => anyhow::anyhow!("--tiles {tile} --overlap {}: {e}", a.overlap),
+            e => name_the_map_file(e, files),
+        },
+    )?;
+    let checkpoint = a.run.checkpoint(GridRun::NAME)?;
+    let model = match &checkpoint {
+        Some(c) => input.resume(c, |b| TiledGridRun::resume(tiled, b), |m| m.tiled().shape())?,
+        None => TiledGridRun::new(tiled),
+    };
+    super::say_scale(model.tiled().params().scale_note(input.terrain().cell_size()));
+    let until = Until::Count(model.tiled().layout().len() as u64 * a.iterations);
+    let front = TiledGridFront::new(input.loaded, formats, wanted, preset);
     let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
     a.run.job(model, front, until, checkpoint, stamp, &files)
 }

@@ -228,7 +228,10 @@ pub fn run(a: Args, quiet: bool) -> anyhow::Result<()> {
     };
     thread_pool(threads)?.install(|| {
         match a.model {
-            ModelCommand::Grid(a) => erode_io::run::run(grid::job(a, quiet)?, &watch)?,
+            ModelCommand::Grid(a) => match a.tiles {
+                Some(tile) => erode_io::run::run(grid::tiled_job(a, tile)?, &watch)?,
+                None => erode_io::run::run(grid::job(a, quiet)?, &watch)?,
+            },
             ModelCommand::Droplet(a) => erode_io::run::run(droplet::job(a, quiet)?, &watch)?,
             ModelCommand::Sph(a) => erode_io::run::run(sph::job(a)?, &watch)?,
             ModelCommand::StreamPower(a) => erode_io::run::run(stream_power::job(a)?, &watch)?,
