@@ -688,21 +688,7 @@ impl TiledGridRun {
         }
         let done = r.u64()? as usize;
         let worst = r.f64()?;
-        let b = r.f64s(12)?;
-        let books = grid::Books {
-            rain: b[0],
-            sources: b[1],
-            evaporated: b[2],
-            water_outflow: b[3],
-            water_from_dissolving: b[4],
-            water_to_deposition: b[5],
-            eroded: b[6],
-            deposited: b[7],
-            sediment_outflow: b[8],
-            transport_drift: b[9],
-            thermal_moved: b[10],
-            smoothing_moved: b[11],
-        };
+        let books = grid::Books::from_array(r.f64_array()?);
         let sums = (0..run.tiled.names().len()).map(|_| r.f32s(w * h)).collect::<Result<Vec<_>, _>>()?;
         r.finish()?;
         run.tiled.restore(sums, done, books, worst)?;
@@ -768,20 +754,7 @@ impl Model for TiledGridRun {
         out.u64(h as u64);
         out.u64(done as u64);
         out.f64(worst);
-        out.f64s(&[
-            b.rain,
-            b.sources,
-            b.evaporated,
-            b.water_outflow,
-            b.water_from_dissolving,
-            b.water_to_deposition,
-            b.eroded,
-            b.deposited,
-            b.sediment_outflow,
-            b.transport_drift,
-            b.thermal_moved,
-            b.smoothing_moved,
-        ]);
+        out.f64s(&b.to_array());
         for s in sums {
             out.f32s(s);
         }

@@ -69,29 +69,42 @@ pub struct Args {
 /// `--overlap`'s default, cells.
 pub const DEFAULT_OVERLAP: usize = 128;
 
+impl Args {
+    /// The parameters: the preset (the default's name when none was given), a file and `--set`
+    /// on top, the seed and the modes the maps given set; validated.
+    fn params(&self) -> anyhow::Result<(grid::Params, String)> {
+        let preset = self.preset.clone().unwrap_or_else(|| grid::PRESETS[0].name.to_string());
+        let base = grid::preset(&preset).context("--preset")?;
+        let mut params: grid::Params = erode_io::params::load_onto(&base, self.run.params.as_deref(), &self.run.sets)?;
+        if let Some(seed) = self.maps.seed {
+            params.seed = seed;
+        }
+        if self.hardness_map.is_some() {
+            params = params.with_hardness_map().context("--hardness-map")?;
+        }
+        if self.rain_map.is_some() {
+            params = params.with_rain_map().context("--rain-map")?;
+        }
+        params.validate()?;
+        Ok((params, preset))
+    }
+
+    /// The maps' files given.
+    fn files(&self) -> MapFiles<'_> {
+        MapFiles {
+            hardness: self.hardness_map.as_deref(),
+            rain: self.rain_map.as_deref(),
+            sediment_depth: self.sediment_depth_map.as_deref(),
+        }
+    }
+}
+
 /// Validates `a` into a job: parameters, input, maps, checkpoint and backend.
 pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
-    let formats = crate::output::formats(&a.maps.format)?;
-    let wanted = a.maps.wanted(&grid::INFO)?;
-    let preset = a.preset.as_deref().unwrap_or(grid::PRESETS[0].name);
-    let base = grid::preset(preset).context("--preset")?;
+    let (formats, wanted) = (crate::output::formats(&a.maps.format)?, a.maps.wanted(&grid::INFO)?);
+    let (params, preset) = a.params()?;
     let duration = a.duration.as_deref().map(parse_duration).transpose()?;
-    let mut params: grid::Params = erode_io::params::load_onto(&base, a.run.params.as_deref(), &a.run.sets)?;
-    if let Some(seed) = a.maps.seed {
-        params.seed = seed;
-    }
-    if a.hardness_map.is_some() {
-        params = params.with_hardness_map().context("--hardness-map")?;
-    }
-    if a.rain_map.is_some() {
-        params = params.with_rain_map().context("--rain-map")?;
-    }
-    params.validate()?;
-    let files = MapFiles {
-        hardness: a.hardness_map.as_deref(),
-        rain: a.rain_map.as_deref(),
-        sediment_depth: a.sediment_depth_map.as_deref(),
-    };
+    let files = a.files();
     let input = Input::read(&a.maps, files, &a.run, "grid", crate::memory::Work::Grid)?;
     let maps = StartMaps {
         hardness: input.hardness.as_ref(),
@@ -127,7 +140,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         None => Until::Count(a.iterations),
     };
     super::say_scale(params.scale_note(input.terrain().cell_size()));
-    let front = GridFront::new(&model, input.loaded, formats, wanted, preset);
+    let front = GridFront::new(&model, input.loaded, formats, wanted, &preset);
     let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
     a.run.job(model, front, until, checkpoint, stamp, &files)
 }
@@ -135,29 +148,12 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
 /// Validates `a` (with `--tiles`) into a job run tile by tile.
 pub fn tiled_job(a: Args, tile: usize) -> anyhow::Result<Job<TiledGridRun, TiledGridFront>> {
     use erode::models::grid::tiled::Tiled;
-    let formats = crate::output::formats(&a.maps.format)?;
-    let wanted = a.maps.wanted(&grid::INFO)?;
-    let preset = a.preset.as_deref().unwrap_or(grid::PRESETS[0].name);
-    let base = grid::preset(preset).context("--preset")?;
-    let mut params: grid::Params = erode_io::params::load_onto(&base, a.run.params.as_deref(), &a.run.sets)?;
-    if let Some(seed) = a.maps.seed {
-        params.seed = seed;
-    }
-    if a.hardness_map.is_some() {
-        params = params.with_hardness_map().context("--hardness-map")?;
-    }
-    if a.rain_map.is_some() {
-        params = params.with_rain_map().context("--rain-map")?;
-    }
-    params.validate()?;
+    let (formats, wanted) = (crate::output::formats(&a.maps.format)?, a.maps.wanted(&grid::INFO)?);
+    let (params, preset) = a.params()?;
     if a.maps.backend == super::Backend::Gpu {
         bail!("--tiles runs on the CPU: leave out --backend gpu (one GPU run holds a map up to 16384² whole)");
     }
-    let files = MapFiles {
-        hardness: a.hardness_map.as_deref(),
-        rain: a.rain_map.as_deref(),
-        sediment_depth: a.sediment_depth_map.as_deref(),
-    };
+    let files = a.files();
     let window = (tile + 2 * a.overlap) as u64;
     let work = crate::memory::Work::TiledGrid { window_cells: window * window };
     let input = Input::read(&a.maps, files, &a.run, "grid", work)?;
@@ -184,7 +180,7 @@ pub fn tiled_job(a: Args, tile: usize) -> anyhow::Result<Job<TiledGridRun, Tiled
     };
     super::say_scale(model.tiled().params().scale_note(input.terrain().cell_size()));
     let until = Until::Count(model.tiled().layout().len() as u64 * a.iterations);
-    let front = TiledGridFront::new(input.loaded, formats, wanted, preset);
+    let front = TiledGridFront::new(input.loaded, formats, wanted, &preset);
     let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
     a.run.job(model, front, until, checkpoint, stamp, &files)
 }

@@ -36,6 +36,58 @@ pub struct Books {
     pub smoothing_moved: f64,
 }
 
+impl Books {
+    /// Its terms, in the order of the fields (how checkpoints write them).
+    pub fn to_array(&self) -> [f64; 12] {
+        [
+            self.rain,
+            self.sources,
+            self.evaporated,
+            self.water_outflow,
+            self.water_from_dissolving,
+            self.water_to_deposition,
+            self.eroded,
+            self.deposited,
+            self.sediment_outflow,
+            self.transport_drift,
+            self.thermal_moved,
+            self.smoothing_moved,
+        ]
+    }
+
+    /// [`Books::to_array`] read back.
+    pub fn from_array(b: [f64; 12]) -> Self {
+        let [
+            rain,
+            sources,
+            evaporated,
+            water_outflow,
+            water_from_dissolving,
+            water_to_deposition,
+            eroded,
+            deposited,
+            sediment_outflow,
+            transport_drift,
+            thermal_moved,
+            smoothing_moved,
+        ] = b;
+        Self {
+            rain,
+            sources,
+            evaporated,
+            water_outflow,
+            water_from_dissolving,
+            water_to_deposition,
+            eroded,
+            deposited,
+            sediment_outflow,
+            transport_drift,
+            thermal_moved,
+            smoothing_moved,
+        }
+    }
+}
+
 /// The whole evolving state of a grid-model run. Saving and reloading it (see
 /// [`State::to_bytes`]) continues a run bit for bit.
 #[derive(Clone, Debug, PartialEq)]
@@ -470,21 +522,7 @@ impl State {
         for v in [self.start_soil, self.start_water] {
             w.f64(v);
         }
-        let b = &self.books;
-        w.f64s(&[
-            b.rain,
-            b.sources,
-            b.evaporated,
-            b.water_outflow,
-            b.water_from_dissolving,
-            b.water_to_deposition,
-            b.eroded,
-            b.deposited,
-            b.sediment_outflow,
-            b.transport_drift,
-            b.thermal_moved,
-            b.smoothing_moved,
-        ]);
+        w.f64s(&self.books.to_array());
         w.u64(self.flux.len() as u64);
         w.u64(u64::from(self.rain_map.is_some()));
         w.u64(u64::from(self.nodata.is_some()));
@@ -539,21 +577,7 @@ impl State {
         let floor = f32::from_bits(r.u64()? as u32);
         let start_soil = r.f64()?;
         let start_water = r.f64()?;
-        let bk = r.f64s(12)?;
-        let books = Books {
-            rain: bk[0],
-            sources: bk[1],
-            evaporated: bk[2],
-            water_outflow: bk[3],
-            water_from_dissolving: bk[4],
-            water_to_deposition: bk[5],
-            eroded: bk[6],
-            deposited: bk[7],
-            sediment_outflow: bk[8],
-            transport_drift: bk[9],
-            thermal_moved: bk[10],
-            smoothing_moved: bk[11],
-        };
+        let books = Books::from_array(r.f64_array()?);
         let pipes = r.u64()?;
         if pipes != 4 && pipes != 8 {
             return Err(CheckpointError::Invalid(format!("{pipes} pipes per cell")).into());

@@ -493,18 +493,9 @@ fn inflow_across(win: &Window, width: usize, to: &[u32], q: &[f64]) -> Vec<(usiz
 
 /// `to += from`, term by term.
 fn add_books(to: &mut Books, from: &Books) {
-    to.rain += from.rain;
-    to.sources += from.sources;
-    to.evaporated += from.evaporated;
-    to.water_outflow += from.water_outflow;
-    to.water_from_dissolving += from.water_from_dissolving;
-    to.water_to_deposition += from.water_to_deposition;
-    to.eroded += from.eroded;
-    to.deposited += from.deposited;
-    to.sediment_outflow += from.sediment_outflow;
-    to.transport_drift += from.transport_drift;
-    to.thermal_moved += from.thermal_moved;
-    to.smoothing_moved += from.smoothing_moved;
+    let mut sum = to.to_array();
+    sum.iter_mut().zip(from.to_array()).for_each(|(a, b)| *a += b);
+    *to = Books::from_array(sum);
 }
 
 #[cfg(test)]
