@@ -23,6 +23,7 @@ Examples:
   erode simulate grid t.tif -o out --iterations 300 --checkpoint-every 100
   erode simulate grid t.tif -o out --iterations 600 --resume
   erode simulate grid t.tif -o out --duration 2h
+  erode simulate grid big.tif -o out --tiles 2048           (larger than memory; docs/tiles.md)
   erode simulate grid t.tif -o out --backend gpu            (see erode gpu-info)"
 )]
 pub struct Args {
