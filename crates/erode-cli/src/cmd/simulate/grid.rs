@@ -100,6 +100,17 @@ impl Args {
     }
 }
 
+/// The maps a run starts from besides the heights: those read with `input`, its nodata.
+fn start_maps(input: &Input) -> StartMaps<'_> {
+    StartMaps {
+        hardness: input.hardness.as_ref(),
+        rain: input.rain.as_ref(),
+        water: None,
+        sediment_depth: input.sediment_depth.as_ref(),
+        nodata: input.loaded.map.nodata_mask(),
+    }
+}
+
 /// Validates `a` into a job: parameters, input, maps, checkpoint and backend.
 pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let (formats, wanted) = (crate::output::formats(&a.maps.format)?, a.maps.wanted(&grid::INFO)?);
@@ -107,13 +118,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let duration = a.duration.as_deref().map(parse_duration).transpose()?;
     let files = a.files();
     let input = Input::read(&a.maps, files, &a.run, "grid", crate::memory::Work::Grid)?;
-    let maps = StartMaps {
-        hardness: input.hardness.as_ref(),
-        rain: input.rain.as_ref(),
-        water: None,
-        sediment_depth: input.sediment_depth.as_ref(),
-        nodata: input.loaded.map.nodata_mask(),
-    };
+    let maps = start_maps(&input);
     let checkpoint = a.run.checkpoint(GridRun::NAME)?;
     let mut model = match &checkpoint {
         Some(c) => {
@@ -158,13 +163,7 @@ pub fn tiled_job(a: Args, tile: usize) -> anyhow::Result<Job<TiledGridRun, Tiled
     let window = (tile + 2 * a.overlap) as u64;
     let work = crate::memory::Work::TiledGrid { window_cells: window * window };
     let input = Input::read(&a.maps, files, &a.run, "grid", work)?;
-    let maps = StartMaps {
-        hardness: input.hardness.as_ref(),
-        rain: input.rain.as_ref(),
-        water: None,
-        sediment_depth: input.sediment_depth.as_ref(),
-        nodata: input.loaded.map.nodata_mask(),
-    };
+    let maps = start_maps(&input);
     let hash = maps.input_hash(input.terrain());
     let stamp = input.stamp(hash, files.named());
     let names = TiledGridFront::blended_maps(&wanted);
