@@ -235,6 +235,7 @@ const CASES: &[(&str, &str)] = &[
     ("simulate grid good.tif -o o --tiles 16 --backend gpu", "--tiles runs on the CPU"),
     ("simulate grid good.tif -o o --overlap 4", "--tiles"),
     ("simulate grid good.tif -o o --tiles 16 --duration 1h", "--duration"),
+    ("simulate grid good.tif -o o --tiles 16 --preset classic", "tiles need border = \"open\""),
     ("simulate stream-power good.tif -o o --set uplift=1e300", "uplift"),
     ("simulate stream-power good.tif -o o --set erodibility=1e300", "erodibility"),
     // bounds past which a run went non-finite or a derived value overflowed, in short numbers

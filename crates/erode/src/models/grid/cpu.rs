@@ -156,6 +156,12 @@ impl CpuSim {
         crate::grid::CellSize { x: f64::from(self.derived.distance[0]), y: f64::from(self.derived.distance[2]) }
     }
 
+    /// The water surface and bed beyond the map's open edges, m above the state's reference
+    /// height (see [`Topology::with_beyond`]): for a map that is a window of a larger one.
+    pub fn set_beyond(&mut self, surface: Vec<f32>, bed: Vec<f32>) {
+        self.topo = self.topo.clone().with_beyond(surface, bed);
+    }
+
     /// The parameters.
     pub fn params(&self) -> &Params {
         &self.params

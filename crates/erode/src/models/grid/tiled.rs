@@ -8,13 +8,19 @@
 //! - the water each tile receives across its edges: the steady discharge of every cell outside
 //!   the window whose D8 receiver is inside it enters there as a source, all run long, so a
 //!   river crossing a tile's edge keeps its upstream water;
-//! - noise hardness (its fBm and the height range it follows span the whole map).
+//! - noise hardness (its fBm and the height range it follows span the whole map);
+//! - the water surface beyond each window's edges (the steady start's): water leaving a tile
+//!   runs down to it, never up it, so a pond an edge cuts stays and a river leaves as it would
+//!   (to dry ground at the edge cell's level, as a map's open edge has it, a real DEM's ponds
+//!   drained through every tile edge).
 //!
 //! What differs from one run over the whole map, and why it stays small:
-//! - information crosses a tile's edge only as that steady inflow: water leaves through the
-//!   window's edges as through an open border, sediment enters clean. These edge effects
-//!   reach into the window a distance the flow travels in a run; `overlap` keeps them out of the
-//!   cells that count, and the blend uses only cells at least `overlap / 2` from an edge;
+//! - information crosses a tile's edge only as those steady levels and inflow; sediment enters
+//!   clean. These edge effects reach into the window a distance the flow travels in a run;
+//!   `overlap` keeps them out of the cells that count, and the blend uses only cells at least
+//!   `overlap / 2` from an edge;
+//! - the map's edges must be open (`border = "open"`, the default): a tile has one rule for all
+//!   its edges;
 //! - the time step follows each tile's deepest water (`dt = 0`), so tiles take their own
 //!   sub-steps;
 //! - random rain (`rain_mode = "buckets"`) draws per tile.
@@ -29,7 +35,7 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use super::params::{HardnessMode, Params, Source, StartWater, Units};
+use super::params::{Border, HardnessMode, Params, Source, StartWater, Units};
 use super::state::{Books, StartMaps, State};
 use super::{CpuSim, Stage, start};
 use crate::analysis::flow;
@@ -85,6 +91,10 @@ pub enum LayoutError {
         /// The tile asked for, cells a side.
         tile: usize,
     },
+    /// The map's edges are not open: a tile's edges inside the map must let its water go on
+    /// into its neighbours, and a tile has one border rule for all its edges.
+    #[error("tiles need border = \"open\" (a tile's edges pass its water on to its neighbours), not \"{0}\"")]
+    Border(&'static str),
     /// The overlap is wider than the tiles' cores: the blends of a core's two sides would meet.
     #[error("an overlap of {overlap} cells is wider than the tiles' cores ({core} cells): take larger tiles or a smaller overlap")]
     OverlapTooWide {
@@ -210,6 +220,11 @@ impl Tiled {
         names: &[&'static str],
     ) -> Result<Self, SimError> {
         params.validate()?;
+        match params.border {
+            Border::Open => {}
+            Border::Closed => return Err(LayoutError::Border("closed").into()),
+            Border::Wrap => return Err(LayoutError::Border("wrap").into()),
+        }
         let shape = (terrain.width(), terrain.height(), terrain.cell_size());
         let layout = Layout::new(shape.0, shape.1, tile, overlap)?;
         for (what, map) in
@@ -384,6 +399,8 @@ impl Tiled {
         let mut state = State::new(&terrain, &params, maps)?;
         drop((hardness, rain, water, sediment_depth, nodata));
         let mut sim = CpuSim::new(params, &state)?;
+        let (surface, bed) = self.beyond(&win, state.reference_height);
+        sim.set_beyond(surface, bed);
         // batches of iterations between progress calls (a run's velocity maps are written on
         // its last iteration, so the batches leave the other fields as one run would)
         let batch = (self.iterations / 100).max(1);
@@ -403,6 +420,35 @@ impl Tiled {
         self.most_substeps = self.most_substeps.max(sim.substep_tally().max);
         self.done += 1;
         Ok(())
+    }
+
+    /// The water surface and bed on the ring of cells around `win` (m above `reference`; NaN
+    /// beyond the map's edges and in nodata): the steady start's, what the tile's outflow runs
+    /// down to (see [`super::topology::Topology::with_beyond`]).
+    fn beyond(&self, win: &Window, reference: f64) -> (Vec<f32>, Vec<f32>) {
+        let (w, h) = (self.terrain.width(), self.terrain.height());
+        let (ww, wh) = (win.width() + 2, win.height() + 2);
+        let (mut surface, mut bed) = (vec![f32::NAN; ww * wh], vec![f32::NAN; ww * wh]);
+        for rr in 0..wh {
+            for cc in 0..ww {
+                if rr > 0 && rr + 1 < wh && cc > 0 && cc + 1 < ww {
+                    continue;
+                }
+                let (r, c) = ((win.rows.start + rr).wrapping_sub(1), (win.cols.start + cc).wrapping_sub(1));
+                if r >= h || c >= w {
+                    continue;
+                }
+                let i = r * w + c;
+                if self.nodata.as_ref().is_some_and(|m| m[i]) {
+                    continue;
+                }
+                let z = f64::from(self.terrain.as_slice()[i]) - reference;
+                let d = self.water.as_ref().map_or(0.0, |v| f64::from(v[i]));
+                surface[rr * ww + cc] = (z + d) as f32;
+                bed[rr * ww + cc] = z as f32;
+            }
+        }
+        (surface, bed)
     }
 
     /// Adds tile `k`'s maps, weighted, to the sums (`input`: the window's input heights).

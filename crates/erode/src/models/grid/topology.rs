@@ -46,6 +46,17 @@ pub struct Topology {
     domain: Option<Arc<Holes>>,
     /// `[(1, width − 1)]`: the interior span of a row without holes nearby.
     full: [(usize, usize); 1],
+    /// The water surface and bed beyond the map's edges, where a larger map goes on (a tile's
+    /// window): what an open edge's outflow sees instead of dry ground at the edge cell's level.
+    beyond: Option<Arc<Beyond>>,
+}
+
+/// Levels on the ring of cells around a map, m: `(height + 2) × (width + 2)` row-major with the
+/// map at (1, 1); NaN where nothing goes on (the real edge of a larger map).
+#[derive(Debug)]
+struct Beyond {
+    surface: Vec<f32>,
+    bed: Vec<f32>,
 }
 
 /// Nodata cells and, per row, the runs of columns whose whole 3 × 3 neighbourhood is inside the
@@ -59,7 +70,15 @@ struct Holes {
 impl Topology {
     /// A grid of `width` × `height` cells with `border` at its edges and no holes.
     pub fn new(width: usize, height: usize, border: Border) -> Self {
-        Self { width, height, border, nodata_border: NodataBorder::Closed, domain: None, full: [(1, width.max(2) - 1)] }
+        Self {
+            width,
+            height,
+            border,
+            nodata_border: NodataBorder::Closed,
+            domain: None,
+            full: [(1, width.max(2) - 1)],
+            beyond: None,
+        }
     }
 
     /// With the cells of `outside` (`true` = nodata, row-major) out of the domain, their edges
@@ -95,6 +114,33 @@ impl Topology {
             Arc::new(Holes { outside: m.to_vec(), spans })
         });
         self
+    }
+
+    /// With the water `surface` and `bed` beyond the edges, m (`(height + 2) × (width + 2)`
+    /// row-major, the map at (1, 1); NaN where the edge is a real edge): an open edge's outflow
+    /// then runs down to that surface, never up it (a lake cut by the edge stays; a river leaves
+    /// as its steady flow would). Ignored when the sizes do not fit.
+    pub fn with_beyond(mut self, surface: Vec<f32>, bed: Vec<f32>) -> Self {
+        let n = (self.width + 2) * (self.height + 2);
+        if surface.len() == n && bed.len() == n {
+            self.beyond = Some(Arc::new(Beyond { surface, bed }));
+        }
+        self
+    }
+
+    /// The water surface and bed beyond the map's edge from `(row, col)` in direction `e`, where
+    /// [`Topology::with_beyond`] gave them.
+    #[inline]
+    pub fn beyond_level(&self, row: usize, col: usize, e: usize) -> Option<(f32, f32)> {
+        let b = self.beyond.as_ref()?;
+        let (dr, dc) = DIRS[e];
+        let (r, c) = (row as isize + dr + 1, col as isize + dc + 1);
+        if r < 0 || c < 0 || r as usize >= self.height + 2 || c as usize >= self.width + 2 {
+            return None;
+        }
+        let k = r as usize * (self.width + 2) + c as usize;
+        let (surface, bed) = (b.surface[k], b.bed[k]);
+        (surface.is_finite() && bed.is_finite()).then_some((surface, bed))
     }
 
     /// Whether cell `i` is outside the domain (nodata).

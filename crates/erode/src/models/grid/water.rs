@@ -330,7 +330,11 @@ pub(super) fn flux_row<const P: usize, const SIGNED: bool, const DEPTH: bool>(
         for e in 0..P {
             let (eta_j, bed_j) = match topo.neighbour(r, c, e) {
                 Some(j) => (b[j] + d.at(j), b[j]),
-                None if e < 4 && topo.open_beyond(r, c, e) => (b[i], b[i]),
+                None if e < 4 && topo.open_beyond(r, c, e) => match topo.beyond_level(r, c, e) {
+                    // down to the surface beyond, never up it
+                    Some((surface, bed)) => (if surface < eta { surface } else { eta }, bed),
+                    None => (b[i], b[i]),
+                },
                 None => continue,
             };
             new[e] = pipe::<SIGNED, DEPTH>(
