@@ -64,6 +64,11 @@ impl Window {
         self.rows.len()
     }
 
+    /// The cells of `map` (row-major, `width` columns) inside, row-major.
+    pub fn cut<T: Copy>(&self, map: &[T], width: usize) -> Vec<T> {
+        self.rows.clone().flat_map(|r| map[r * width..][self.cols.clone()].iter().copied()).collect()
+    }
+
     /// Whether cell (`row`, `col`) of the map is inside.
     pub fn contains(&self, row: usize, col: usize) -> bool {
         self.rows.contains(&row) && self.cols.contains(&col)
@@ -377,7 +382,7 @@ impl Tiled {
         }
         let win = self.layout.window(k);
         let width = self.terrain.width();
-        let cut = |v: &[f32]| -> Vec<f32> { win.rows.clone().flat_map(|r| v[r * width + win.cols.start..r * width + win.cols.end].iter().copied()).collect() };
+        let cut = |v: &[f32]| win.cut(v, width);
         let cell = self.terrain.cell_size();
         let grid = |v: Vec<f32>| Grid::from_vec(win.width(), win.height(), cell, v);
         let terrain = grid(cut(self.terrain.as_slice()))?;
@@ -385,9 +390,7 @@ impl Tiled {
         let rain = self.rain.as_deref().map(|m| grid(cut(m))).transpose()?;
         let water = self.water.as_deref().map(|m| grid(cut(m))).transpose()?;
         let sediment_depth = self.sediment_depth.as_deref().map(|m| grid(cut(m))).transpose()?;
-        let nodata: Option<Vec<bool>> = self.nodata.as_ref().map(|m| {
-            win.rows.clone().flat_map(|r| m[r * width + win.cols.start..r * width + win.cols.end].iter().copied()).collect()
-        });
+        let nodata = self.nodata.as_ref().map(|m| win.cut(m, width));
         let maps = StartMaps {
             hardness: hardness.as_ref(),
             rain: rain.as_ref(),
