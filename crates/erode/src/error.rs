@@ -241,6 +241,10 @@ pub enum SimError {
     /// A map cannot be cut into the tiles asked for.
     #[error("tiles: {0}")]
     Tiles(#[from] crate::models::grid::tiled::LayoutError),
+    /// A map cannot be cut into blocks for a decomposed run (too many ranks, a configuration that
+    /// reads beyond the halo).
+    #[error(transparent)]
+    Blocks(#[from] crate::models::grid::blocks::BlockError),
     /// A resample, crop or rescale between steps failed.
     #[error(transparent)]
     Transform(#[from] TransformError),

@@ -18,8 +18,8 @@ pub(crate) fn add<const K: usize>(a: Sums<K>, b: &Sums<K>) -> Sums<K> {
 }
 
 /// Calls `f(row, rows_of_outs)` for every row, handing row `r` of each output slice to the task
-/// for row `r`, and returns the per-row sums reduced in row order.
-pub(crate) fn rows<const K: usize, T: Send, F>(outs: &mut [&mut [T]], width: usize, f: F) -> Sums<K>
+/// for row `r`, and returns each row's sums, in row order.
+pub(crate) fn row_sums<const K: usize, T: Send, F>(outs: &mut [&mut [T]], width: usize, f: F) -> Vec<Sums<K>>
 where
     F: Fn(usize, &mut [&mut [T]]) -> Sums<K> + Sync + Send,
 {
@@ -30,9 +30,20 @@ where
             per_row[r].push(chunk);
         }
     }
-    let parts: Vec<Sums<K>> =
-        per_row.par_iter_mut().with_min_len(min_rows(width)).enumerate().map(|(r, slices)| f(r, slices)).collect();
-    parts.iter().fold([0.0; K], add)
+    per_row.par_iter_mut().with_min_len(min_rows(width)).enumerate().map(|(r, slices)| f(r, slices)).collect()
+}
+
+/// [`row_sums`] reduced in row order.
+pub(crate) fn rows<const K: usize, T: Send, F>(outs: &mut [&mut [T]], width: usize, f: F) -> Sums<K>
+where
+    F: Fn(usize, &mut [&mut [T]]) -> Sums<K> + Sync + Send,
+{
+    fold(&row_sums(outs, width, f))
+}
+
+/// Per-row sums reduced in row order.
+pub(crate) fn fold<const K: usize>(rows: &[Sums<K>]) -> Sums<K> {
+    rows.iter().fold([0.0; K], add)
 }
 
 /// Sum of a row's values in a fixed order that vectorises: 8 lanes, then the lanes in order.

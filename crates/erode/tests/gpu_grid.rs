@@ -83,7 +83,7 @@ fn water_increment_and_flux_match_the_cpu() {
             let rates = erode::models::grid::cpu_source_rates(&params, &cpu).unwrap();
             // three rounds of increment then flux, compared after each stage
             for round in 0..3 {
-                water::water_increment(&mut cpu, &params, &dv, &rates, 0, true);
+                water::water_increment(&mut cpu, &params, &dv, &topo, &rates, 0, true);
                 gpu.run_stage(Stage::WaterIncrement).unwrap();
                 let mut got = cpu.clone();
                 gpu.read_into(&mut got).unwrap();
@@ -197,7 +197,7 @@ fn every_ported_stage_matches_its_cpu_twin() {
         for round in 0..3 {
             let what = format!("{what} round {round}");
             let before = cpu.clone();
-            water::water_increment(&mut cpu, &params, &dv, &rates, 0, true);
+            water::water_increment(&mut cpu, &params, &dv, &topo, &rates, 0, true);
             let (mut limit, mut share) = (vec![0.0; n], vec![0.0; n]);
             water::water_flux(&mut cpu, &params, &dv, &topo, &mut limit, &mut share);
             let (mut tshare, mut talus) = (vec![0.0; n], vec![0.0; n]);

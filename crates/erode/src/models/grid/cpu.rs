@@ -47,10 +47,12 @@ fn book_pass(books: &mut Books, pass: &Pass) {
     books.evaporated += pass.evaporated;
 }
 
-/// The deepest water, m (order-independent, so deterministic in parallel).
-fn max_depth(st: &State) -> f64 {
+/// The deepest water, m (order-independent, so deterministic in parallel): over the whole map
+/// when `st` is one block of a larger one.
+fn max_depth(st: &State, topo: &Topology) -> f64 {
     use rayon::prelude::*;
-    f64::from(st.water.par_iter().copied().reduce(|| 0.0f32, f32::max))
+    let cells = topo.block().map_or(0..st.len(), |b| b.owned_cells());
+    topo.max(f64::from(st.water[cells].par_iter().copied().reduce(|| 0.0f32, f32::max)))
 }
 
 /// Water added per cell by the sources, m/s of depth (empty when there are none).
@@ -110,6 +112,28 @@ impl CpuSim {
     /// A simulator for `state` with `params` (validated here).
     pub fn new(params: Params, state: &State) -> Result<Self, SimError> {
         params.validate()?;
+        let source_rate = source_rates(&params, state)?;
+        let topo = Topology::new(state.width, state.height, params.border)
+            .with_holes(state.nodata.as_deref(), params.nodata_border);
+        Self::with(params, state, topo, source_rate)
+    }
+
+    /// A simulator for `state`, one block of a decomposed map (see [`super::blocks`]), with
+    /// the sources' rates on its rows.
+    pub(super) fn for_block(
+        params: Params,
+        state: &State,
+        source_rate: Vec<f32>,
+        rows: std::sync::Arc<super::blocks::Rows>,
+    ) -> Result<Self, SimError> {
+        params.validate()?;
+        let topo = Topology::new(state.width, state.height, params.border)
+            .with_holes(state.nodata.as_deref(), params.nodata_border)
+            .with_block(rows);
+        Self::with(params, state, topo, source_rate)
+    }
+
+    fn with(params: Params, state: &State, topo: Topology, source_rate: Vec<f32>) -> Result<Self, SimError> {
         if state.flux.len() != params.pipes as usize {
             return Err(crate::checkpoint::CheckpointError::Invalid(format!(
                 "the state has {} pipes per cell, the parameters ask for {}",
@@ -119,11 +143,9 @@ impl CpuSim {
             .into());
         }
         let n = state.len();
-        params.check_work(state.cell_size, state.width, state.height, max_depth(state))?;
-        let derived = params.derived(state.cell_size, max_depth(state));
-        let topo = Topology::new(state.width, state.height, params.border)
-            .with_holes(state.nodata.as_deref(), params.nodata_border);
-        let source_rate = source_rates(&params, state)?;
+        let depth = max_depth(state, &topo);
+        params.check_work(state.cell_size, state.width, state.height, depth)?;
+        let derived = params.derived(state.cell_size, depth);
         Ok(Self {
             params,
             derived,
@@ -202,7 +224,7 @@ impl CpuSim {
     fn iterate(&mut self, st: &mut State, use_sweep: bool, velocity: bool) {
         if self.derived.depth_scaled {
             // the stable step depends on the deepest water: re-derive from the state
-            let depth = max_depth(st);
+            let depth = max_depth(st, &self.topo);
             self.derived = match self.forced_substeps {
                 Some(n) => self.params.derived_with_substeps(st.cell_size, n, depth),
                 None => self.params.derived(st.cell_size, depth),
@@ -213,6 +235,9 @@ impl CpuSim {
         for k in 0..substeps {
             let key = st.iteration.wrapping_mul(1 << 20).wrapping_add(u64::from(k));
             self.substep(st, key, use_sweep, velocity && k + 1 == substeps);
+            if let Some(block) = self.topo.block() {
+                block.swap_halos(st);
+            }
         }
         st.iteration += 1;
         let dt = self.derived.dt * f64::from(substeps);
@@ -285,7 +310,7 @@ impl CpuSim {
     fn substep(&mut self, st: &mut State, key: u64, use_sweep: bool, velocity: bool) {
         self.timed(Stage::WaterIncrement, |s| {
             let with_rows = !(use_sweep && s.params.rain_mode != RainMode::Buckets);
-            let (rain, sources) = water::water_increment(st, &s.params, &s.derived, &s.source_rate, key, with_rows);
+            let (rain, sources) = water::water_increment(st, &s.params, &s.derived, &s.topo, &s.source_rate, key, with_rows);
             st.books.rain += rain;
             st.books.sources += sources;
         });

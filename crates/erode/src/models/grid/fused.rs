@@ -55,7 +55,7 @@ pub fn update_and_erode(st: &mut State, p: &Params, dv: &Derived, topo: &Topolog
     let w = st.width;
     let (flux, b) = (&st.flux, &st.terrain);
     let mut outs: [&mut [f32]; 10] = update_outputs!(st, next);
-    let sums = par::rows(&mut outs, w, |r, out| {
+    let sums = topo.rows(&mut outs, w, |r, out| {
         let around: [Around<'_>; 8] = std::array::from_fn(|e| Around::of(&flux[e % flux.len()], topo, r));
         update_erode_row(r, topo, &around[..flux.len()], b, out, &k)
     });

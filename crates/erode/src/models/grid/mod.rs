@@ -38,6 +38,7 @@
 // Stencil loops index several arrays (and neighbours) by the same cell index.
 #![allow(clippy::needless_range_loop)]
 
+pub mod blocks;
 pub mod cpu;
 pub mod derived;
 pub mod erosion;

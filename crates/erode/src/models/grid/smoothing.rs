@@ -16,7 +16,7 @@ pub fn smoothing(st: &mut State, p: &Params, topo: &Topology, area: f64, share: 
     let (threshold, strength) = (p.smoothing_threshold as f32, p.smoothing_strength as f32);
     let b = &st.terrain;
     let neighbours = |r: usize, c: usize| (0..4).filter_map(move |e| topo.neighbour(r, c, e));
-    let sums = par::rows(&mut [share], w, |r, out| {
+    let sums = topo.rows(&mut [share], w, |r, out| {
         let mut moved = 0.0f64;
         for c in 0..w {
             let i = r * w + c;

@@ -329,6 +329,95 @@ impl State {
         Ok(water)
     }
 
+    /// The state on rows `rows` of this one (in that order; a row may wrap around): every
+    /// per-cell field cut, the rest (iteration, books, reference height, ...) kept.
+    pub fn rows(&self, rows: &[usize]) -> State {
+        let w = self.width;
+        let cut = |v: &Vec<f32>| -> Vec<f32> { rows.iter().flat_map(|&r| v[r * w..(r + 1) * w].iter().copied()).collect() };
+        State {
+            height: rows.len(),
+            terrain: cut(&self.terrain),
+            water: cut(&self.water),
+            sediment: cut(&self.sediment),
+            hardness: cut(&self.hardness),
+            sediment_depth: cut(&self.sediment_depth),
+            flux: self.flux.iter().map(cut).collect(),
+            velocity_x: cut(&self.velocity_x),
+            velocity_y: cut(&self.velocity_y),
+            eroded: cut(&self.eroded),
+            deposited: cut(&self.deposited),
+            discharge_integral: cut(&self.discharge_integral),
+            rain_map: self.rain_map.as_ref().map(cut),
+            nodata: self.nodata.as_ref().map(|m| rows.iter().flat_map(|&r| m[r * w..(r + 1) * w].iter().copied()).collect()),
+            books: self.books.clone(),
+            ..*self
+        }
+    }
+
+    /// `first` with `rest` (of its width) below it, in order: the per-cell fields joined, the
+    /// rest `first`'s. Undoes [`State::rows`] over consecutive rows.
+    pub fn stack(first: State, rest: impl IntoIterator<Item = State>) -> State {
+        let mut out = first;
+        for p in rest {
+            out.height += p.height;
+            let State {
+                terrain,
+                water,
+                sediment,
+                hardness,
+                sediment_depth,
+                flux,
+                velocity_x,
+                velocity_y,
+                eroded,
+                deposited,
+                discharge_integral,
+                rain_map,
+                nodata,
+                ..
+            } = p;
+            out.terrain.extend(terrain);
+            out.water.extend(water);
+            out.sediment.extend(sediment);
+            out.hardness.extend(hardness);
+            out.sediment_depth.extend(sediment_depth);
+            for (to, from) in out.flux.iter_mut().zip(flux) {
+                to.extend(from);
+            }
+            out.velocity_x.extend(velocity_x);
+            out.velocity_y.extend(velocity_y);
+            out.eroded.extend(eroded);
+            out.deposited.extend(deposited);
+            out.discharge_integral.extend(discharge_integral);
+            if let (Some(to), Some(from)) = (&mut out.rain_map, rain_map) {
+                to.extend(from);
+            }
+            if let (Some(to), Some(from)) = (&mut out.nodata, nodata) {
+                to.extend(from);
+            }
+        }
+        out
+    }
+
+    /// The per-cell fields the stages change, in a fixed order (what a decomposed run's blocks
+    /// send each other over their halos).
+    pub(super) fn evolving_mut(&mut self) -> Vec<&mut [f32]> {
+        let mut v: Vec<&mut [f32]> = vec![
+            &mut self.terrain,
+            &mut self.water,
+            &mut self.sediment,
+            &mut self.hardness,
+            &mut self.sediment_depth,
+            &mut self.velocity_x,
+            &mut self.velocity_y,
+            &mut self.eroded,
+            &mut self.deposited,
+            &mut self.discharge_integral,
+        ];
+        v.extend(self.flux.iter_mut().map(Vec::as_mut_slice));
+        v
+    }
+
     /// Number of cells.
     pub fn len(&self) -> usize {
         self.width * self.height

@@ -244,13 +244,8 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     }
 
     // reduce in row order, as the stage-by-stage passes do
-    let (mut thermal_total, mut fused, mut lost, mut added) = (0.0f64, [0.0f64; 6], 0.0f64, [0.0f64; 2]);
-    for s in &sums {
-        thermal_total += s[0];
-        fused = par::add(fused, &[s[1], s[2], s[3], s[4], s[5], s[9]]);
-        lost += s[6];
-        added = par::add(added, &[s[7], s[8]]);
-    }
+    let s = topo.total(&sums);
+    let (thermal_total, fused, lost, added) = (s[0], [s[1], s[2], s[3], s[4], s[5], s[9]], s[6], [s[7], s[8]]);
     SweepTotals {
         thermal_moved: thermal_total * dv.area,
         pass: k.update.pass(fused),

@@ -75,7 +75,7 @@ pub fn thermal_flux(
     let w = st.width;
     let (b, hard, loose) = (&st.terrain, &st.hardness, &st.sediment_depth);
     let k = ThermalConsts::new(p, dv);
-    let sums = par::rows(&mut [share, talus], w, |r, out| {
+    let sums = topo.rows(&mut [share, talus], w, |r, out| {
         let [sh, ta] = out else { return [0.0; 4] };
         let row = r * w..(r + 1) * w;
         [flux_row(r, topo, b, &hard[row.clone()], &loose[row], sh, ta, &k), 0.0, 0.0, 0.0]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::params::{Border, NodataBorder};
 use crate::flow::neighbours::STEPS;
 use crate::grid::CellSize;
+use crate::par;
 
 /// The direction of the neighbour table ([`STEPS`]) each pipe runs along: the same eight steps,
 /// numbered in pairs so that `opposite(e) == e ^ 1` and the four axis pipes come first: E, W,
@@ -49,6 +50,9 @@ pub struct Topology {
     /// The water surface and bed beyond the map's edges, where a larger map goes on (a tile's
     /// window): what an open edge's outflow sees instead of dry ground at the edge cell's level.
     beyond: Option<Arc<Beyond>>,
+    /// Where the map is one block of a decomposed larger one: which of its rows it owns and how
+    /// their sums join the other blocks' (see [`super::blocks`]).
+    block: Option<Arc<super::blocks::Rows>>,
 }
 
 /// Levels on the ring of cells around a map, m: `(height + 2) × (width + 2)` row-major with the
@@ -78,6 +82,7 @@ impl Topology {
             domain: None,
             full: [(1, width.max(2) - 1)],
             beyond: None,
+            block: None,
         }
     }
 
@@ -141,6 +146,41 @@ impl Topology {
         let k = r as usize * (self.width + 2) + c as usize;
         let (surface, bed) = (b.surface[k], b.bed[k]);
         (surface.is_finite() && bed.is_finite()).then_some((surface, bed))
+    }
+
+    /// As one block of a decomposed map: its sums are those of its own `rows` only, joined with
+    /// the other blocks' (see [`super::blocks`]).
+    pub(super) fn with_block(mut self, rows: Arc<super::blocks::Rows>) -> Self {
+        self.block = Some(rows);
+        self
+    }
+
+    /// The block of a decomposed map this map is, if it is one.
+    pub(super) fn block(&self) -> Option<&super::blocks::Rows> {
+        self.block.as_deref()
+    }
+
+    /// Calls `f(row, rows_of_outs)` for every row (see `par::row_sums`) and returns the per-row
+    /// sums reduced in row order over the whole map: this map's, or with
+    /// [`Topology::with_block`] every block's owned rows.
+    pub(super) fn rows<const K: usize, T: Send, F>(&self, outs: &mut [&mut [T]], width: usize, f: F) -> par::Sums<K>
+    where
+        F: Fn(usize, &mut [&mut [T]]) -> par::Sums<K> + Sync + Send,
+    {
+        self.total(&par::row_sums(outs, width, f))
+    }
+
+    /// Per-row sums reduced in row order over the whole map (see [`Topology::rows`]).
+    pub(super) fn total<const K: usize>(&self, rows: &[par::Sums<K>]) -> par::Sums<K> {
+        match &self.block {
+            None => par::fold(rows),
+            Some(block) => par::fold(&block.gather_sums(rows)),
+        }
+    }
+
+    /// The largest of `x` over the whole map: this one's, or every block's.
+    pub(super) fn max(&self, x: f64) -> f64 {
+        self.block.as_ref().map_or(x, |b| b.max(x))
     }
 
     /// Whether cell `i` is outside the domain (nodata).
@@ -213,6 +253,11 @@ impl Topology {
     /// [`Topology::neighbour`] ([`Topology::border_columns`]).
     #[inline]
     pub fn interior_spans(&self, r: usize) -> &[(usize, usize)] {
+        if self.block.as_ref().is_some_and(|b| b.is_map_edge(r)) {
+            // the whole map's first or last row inside a block of a wrapping map: computed as
+            // the whole map's run computes it, so that its sums add in the same order
+            return &[];
+        }
         match &self.domain {
             Some(d) => &d.spans[r],
             None if r == 0 || r + 1 >= self.height || self.width < 3 => &[],

@@ -11,7 +11,6 @@ use super::derived::Derived;
 use super::params::{Border, Params, Transport};
 use super::state::State;
 use super::topology::{Around, Topology, opposite};
-use crate::par;
 
 /// Runs the stage into `next` (the new sediment, swapped in by the caller); `share` is what
 /// `water_flux` wrote. Returns (sediment that left across open edges, drift), m³.
@@ -45,7 +44,7 @@ fn conservative_pipes<const P: usize>(
 ) -> f64 {
     let w = st.width;
     let (flux, s) = (&st.flux, &st.sediment);
-    let sums = par::rows(&mut [next], w, |r, out| {
+    let sums = topo.rows(&mut [next], w, |r, out| {
         let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
         [conservative_row(r, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), out[0]), 0.0, 0.0, 0.0]
     });
@@ -131,7 +130,7 @@ fn semi_lagrangian(st: &State, dv: &Derived, topo: &Topology, next: &mut [f32]) 
     let (u, v) = (&st.velocity_x, &st.velocity_y);
     let (sx, sy) = ((dv.dt / st.cell_size.x) as f32, (dv.dt / st.cell_size.y) as f32);
     let wrap = topo.border == Border::Wrap;
-    let sums = par::rows(&mut [next], w, |r, out| {
+    let sums = topo.rows(&mut [next], w, |r, out| {
         let mut drift = 0.0f64;
         for c in 0..w {
             let i = r * w + c;

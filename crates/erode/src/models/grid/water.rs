@@ -134,6 +134,7 @@ pub fn water_increment(
     st: &mut State,
     p: &Params,
     dv: &Derived,
+    topo: &Topology,
     source_rate: &[f32],
     key: u64,
     with_rows: bool,
@@ -142,7 +143,7 @@ pub fn water_increment(
     if with_rows {
         let inc = Increment::new(p, dv, st.rain_map.as_deref(), st.nodata.as_deref(), source_rate);
         if !inc.is_empty() {
-            sums = par::rows(&mut [&mut st.water], st.width, |r, out| inc.row(r, out[0]));
+            sums = topo.rows(&mut [&mut st.water], st.width, |r, out| inc.row(r, out[0]));
         }
     }
     let mut rain_volume = sums[0] * dv.area;

@@ -1,0 +1,484 @@
+//! One map cut into blocks of whole rows, one block per rank of a parallel run (the ranks of
+//! MPI, or threads of one process), each giving the same bits as one process would.
+//!
+//! The grid model is a stencil: in one sub-step a cell's new values read its neighbours' within
+//! a few rows (the fluxes read the depth beside a cell, the update reads the fluxes beside it,
+//! transport the update beside it, smoothing the terrain beside it twice). Each block holds
+//! [`HALO`] rows of its neighbours above and below its own rows and runs the stages on all of
+//! them; the rows at the block's cut edges come out wrong, but the error travels at most
+//! [`REACH`] rows per sub-step, so after one sub-step the rows the block owns are exact. The
+//! neighbours then send each block their rows over its halo (every field that evolves), and the
+//! next sub-step starts from exact values again.
+//!
+//! What a step needs from the whole map is reduced exactly: the books are per-row sums reduced
+//! in row order ([`crate::par`]), so every block gathers all blocks' owned rows' sums and folds
+//! them in row order, as one process does; the deepest water (the stable time step's input)
+//! is a maximum, the same in any order. The results are therefore the same bytes as one process
+//! for any number of blocks, which the tests check for 1 to 4.
+//!
+//! Barnes (2016) splits Priority-Flood's depression filling the same way, by tiles that trade
+//! their edges; goSPL (Salles et al.) decomposes its landscape evolution over MPI ranks with
+//! PETSc: both in `docs/references.md`.
+
+use std::ops::Range;
+use std::sync::{Arc, Barrier, Mutex};
+
+use super::cpu::{CpuSim, source_rates};
+use super::params::{Border, Params, RainMode, Transport};
+use super::state::State;
+use crate::error::SimError;
+use crate::par::Sums;
+
+/// Rows a sub-step's error travels from a block's cut edge (see the module's text): flux 1,
+/// update 1, transport 1, smoothing 2 (thermal's 2 run beside them).
+pub const REACH: usize = 5;
+
+/// Rows of its neighbours a block holds above and below its own: [`REACH`] and a spare row.
+pub const HALO: usize = REACH;
+
+/// How the ranks of a decomposed run talk: the three collective operations it needs, which MPI
+/// provides (an all-gather, a gather to rank 0, a paired send and receive) and [`Threads`]
+/// provides within one process. Every rank calls each operation in the same order.
+pub trait Exchange: Send + Sync {
+    /// This rank, `0..ranks()`.
+    fn rank(&self) -> usize;
+    /// How many ranks run.
+    fn ranks(&self) -> usize;
+    /// Every rank's `mine` concatenated in rank order, on every rank; `counts[k]` is rank
+    /// `k`'s length in bytes.
+    fn all_gather(&self, mine: &[u8], counts: &[usize]) -> Vec<u8>;
+    /// Every rank's `mine` concatenated in rank order on rank 0, `None` on the others.
+    fn gather(&self, mine: &[u8], counts: &[usize]) -> Option<Vec<u8>>;
+    /// Sends `send` to rank `to` while receiving `recv` from rank `from` (`None`: no one).
+    fn shift(&self, send: &[u8], to: Option<usize>, recv: &mut [u8], from: Option<usize>);
+}
+
+/// Why a map cannot run in blocks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BlockError {
+    /// Too many ranks for the rows: each block must own at least as many rows as its halo.
+    #[error(
+        "{ranks} ranks for {height} rows: each rank needs at least {HALO} rows of its own \
+         (at most {} ranks for this map)",
+        height / HALO
+    )]
+    TooManyRanks {
+        /// Ranks asked for.
+        ranks: usize,
+        /// Rows of the map.
+        height: usize,
+    },
+    /// A setting whose stage reads further than the halo, or draws over the whole map.
+    #[error("{0} does not run in blocks (its stage reads beyond a block's halo rows)")]
+    Unsupported(&'static str),
+}
+
+/// Which rows each rank owns: the map's rows in blocks as even as they go, in rank order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    height: usize,
+    ranks: usize,
+    wrap: bool,
+}
+
+impl Layout {
+    /// `height` rows over `ranks` ranks; `wrap`: the map's top and bottom rows are neighbours.
+    pub fn new(height: usize, ranks: usize, wrap: bool) -> Result<Self, BlockError> {
+        let layout = Self { height, ranks: ranks.max(1), wrap };
+        if ranks > 1 && (0..ranks).any(|k| layout.owned(k).len() < HALO) {
+            return Err(BlockError::TooManyRanks { ranks, height });
+        }
+        Ok(layout)
+    }
+
+    /// How many blocks.
+    pub fn len(&self) -> usize {
+        self.ranks
+    }
+
+    /// Whether there are none (never: one rank at least).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The rows rank `k` owns.
+    pub fn owned(&self, k: usize) -> Range<usize> {
+        k * self.height / self.ranks..(k + 1) * self.height / self.ranks
+    }
+
+    /// The rank above rank `k` (whose rows precede its own), if any.
+    fn above(&self, k: usize) -> Option<usize> {
+        match k {
+            _ if self.ranks == 1 => None,
+            0 if self.wrap => Some(self.ranks - 1),
+            0 => None,
+            _ => Some(k - 1),
+        }
+    }
+
+    /// The rank below rank `k`, if any.
+    fn below(&self, k: usize) -> Option<usize> {
+        match k {
+            _ if self.ranks == 1 => None,
+            _ if k + 1 == self.ranks && self.wrap => Some(0),
+            _ if k + 1 == self.ranks => None,
+            _ => Some(k + 1),
+        }
+    }
+
+    /// The rows rank `k` holds, in order: [`HALO`] rows above its own where a neighbour is,
+    /// its own, [`HALO`] below (row numbers wrap around a wrapping map).
+    pub fn window(&self, k: usize) -> Vec<usize> {
+        let owned = self.owned(k);
+        let up = if self.above(k).is_some() { HALO } else { 0 };
+        let down = if self.below(k).is_some() { HALO } else { 0 };
+        let h = self.height as isize;
+        (owned.start as isize - up as isize..(owned.end + down) as isize).map(|r| r.rem_euclid(h) as usize).collect()
+    }
+
+    /// Rank `k`'s own rows within its window.
+    fn owned_in_window(&self, k: usize) -> Range<usize> {
+        let up = if self.above(k).is_some() { HALO } else { 0 };
+        up..up + self.owned(k).len()
+    }
+}
+
+/// One block's place among the others: what its topology reduces its sums and swaps its halos
+/// with.
+pub(super) struct Rows {
+    exchange: Arc<dyn Exchange>,
+    layout: Layout,
+    /// The window's rows this rank owns.
+    owned: Range<usize>,
+    width: usize,
+    /// The window's rows that are the whole map's first and last.
+    map_edges: Vec<usize>,
+}
+
+impl std::fmt::Debug for Rows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rows").field("rank", &self.exchange.rank()).field("layout", &self.layout).finish()
+    }
+}
+
+fn f64s_to_bytes(v: impl Iterator<Item = f64>) -> Vec<u8> {
+    v.flat_map(f64::to_le_bytes).collect()
+}
+
+impl Rows {
+    /// Every block's owned rows' sums, in row order, from this block's `rows` (all its window's).
+    pub(super) fn gather_sums<const K: usize>(&self, rows: &[Sums<K>]) -> Vec<Sums<K>> {
+        let mine = f64s_to_bytes(rows[self.owned.clone()].iter().flatten().copied());
+        let counts: Vec<usize> = (0..self.layout.len()).map(|k| self.layout.owned(k).len() * K * 8).collect();
+        let all = self.exchange.all_gather(&mine, &counts);
+        all.as_chunks::<8>()
+            .0
+            .as_chunks::<K>()
+            .0
+            .iter()
+            .map(|row| row.map(f64::from_le_bytes))
+            .collect()
+    }
+
+    /// The largest of every block's `x`.
+    pub(super) fn max(&self, x: f64) -> f64 {
+        let all = self.exchange.all_gather(&x.to_le_bytes(), &vec![8; self.layout.len()]);
+        all.as_chunks::<8>().0.iter().map(|b| f64::from_le_bytes(*b)).fold(x, f64::max)
+    }
+
+    /// Whether row `r` of the window is the whole map's first or last row (inside the window
+    /// where the map wraps).
+    pub(super) fn is_map_edge(&self, r: usize) -> bool {
+        self.map_edges.contains(&r)
+    }
+
+    /// The cells of the window this block owns.
+    pub(super) fn owned_cells(&self) -> Range<usize> {
+        self.owned.start * self.width..self.owned.end * self.width
+    }
+
+    /// Refreshes the halo rows of every evolving field of `st` (this block's window) from the
+    /// blocks that own them: first each block's last rows down to the block below, then its
+    /// first rows up to the block above.
+    pub(super) fn swap_halos(&self, st: &mut State) {
+        let rank = self.exchange.rank();
+        let (above, below) = (self.layout.above(rank), self.layout.below(rank));
+        if above.is_none() && below.is_none() {
+            return;
+        }
+        let w = self.width;
+        let (owned, rows) = (self.owned.clone(), st.height);
+        let mut fields = st.evolving_mut();
+        let cells = HALO * w;
+        // (rows sent, rows received, to, from)
+        let passes = [
+            (owned.end - HALO..owned.end, 0..owned.start, below, above),
+            (owned.start..owned.start + HALO, owned.end..rows, above, below),
+        ];
+        for (send_rows, recv_rows, to, from) in passes {
+            let send: Vec<u8> = fields
+                .iter()
+                .flat_map(|f| f[send_rows.start * w..send_rows.end * w].iter().flat_map(|v| v.to_le_bytes()))
+                .collect();
+            let mut recv = vec![0u8; if from.is_some() { fields.len() * cells * 4 } else { 0 }];
+            self.exchange.shift(if to.is_some() { &send } else { &[] }, to, &mut recv, from);
+            if from.is_some() {
+                for (field, bytes) in fields.iter_mut().zip(recv.chunks_exact(cells * 4)) {
+                    let dst = &mut field[recv_rows.start * w..recv_rows.end * w];
+                    for (d, b) in dst.iter_mut().zip(bytes.as_chunks::<4>().0) {
+                        *d = f32::from_le_bytes(*b);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One rank's block of a decomposed grid-model run: its window of the state and the simulator
+/// that steps it with the others.
+pub struct Block {
+    sim: CpuSim,
+    state: State,
+    rows: Arc<Rows>,
+}
+
+impl Block {
+    /// This rank's block of `whole` (the start, or a checkpoint read back), run with `params`;
+    /// `exchange` says which rank this is among how many.
+    pub fn new(params: Params, whole: &State, exchange: Arc<dyn Exchange>) -> Result<Self, SimError> {
+        params.validate()?;
+        if params.rain_mode == RainMode::Buckets {
+            return Err(BlockError::Unsupported("rain_mode = \"buckets\" (its discs fall anywhere on the map)").into());
+        }
+        if params.transport == Transport::SemiLagrangian {
+            return Err(BlockError::Unsupported("transport = \"semi-lagrangian\"").into());
+        }
+        let layout = Layout::new(whole.height, exchange.ranks(), params.border == Border::Wrap)?;
+        let rank = exchange.rank();
+        let window = layout.window(rank);
+        let state = whole.rows(&window);
+        let w = whole.width;
+        let rates = source_rates(&params, whole)?;
+        let rates =
+            if rates.is_empty() { rates } else { window.iter().flat_map(|&r| rates[r * w..(r + 1) * w].iter().copied()).collect() };
+        let map_edges = (0..window.len()).filter(|&k| window[k] == 0 || window[k] + 1 == whole.height).collect();
+        let rows = Arc::new(Rows { exchange, owned: layout.owned_in_window(rank), layout, width: w, map_edges });
+        let sim = CpuSim::for_block(params, &state, rates, rows.clone())?;
+        Ok(Self { sim, state, rows })
+    }
+
+    /// `n` iterations, every rank together (see [`CpuSim::run`]).
+    pub fn run(&mut self, n: u64) {
+        self.sim.run(&mut self.state, n);
+    }
+
+    /// The simulator.
+    pub fn sim(&self) -> &CpuSim {
+        &self.sim
+    }
+
+    /// This block's window of the state: its own rows with the halo rows around them. Its
+    /// iteration, times and books are the whole run's.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The map's rows this rank owns.
+    pub fn owned(&self) -> Range<usize> {
+        self.rows.layout.owned(self.rows.exchange.rank())
+    }
+
+    /// The whole state on rank 0 (`None` on the others): every rank's own rows gathered, the
+    /// same bytes one process would hold. Every rank calls it together.
+    pub fn gather(&self) -> Result<Option<State>, SimError> {
+        let ex = &self.rows.exchange;
+        let own: Vec<usize> = self.rows.owned.clone().collect();
+        let mine = self.state.rows(&own).to_bytes(0);
+        let lengths = ex.all_gather(&(mine.len() as u64).to_le_bytes(), &vec![8; ex.ranks()]);
+        let counts: Vec<usize> = lengths.as_chunks::<8>().0.iter().map(|b| u64::from_le_bytes(*b) as usize).collect();
+        let Some(all) = ex.gather(&mine, &counts) else { return Ok(None) };
+        let mut parts = Vec::with_capacity(counts.len());
+        let mut at = 0;
+        for n in counts {
+            parts.push(State::from_bytes(&all[at..at + n], 0, u64::MAX)?);
+            at += n;
+        }
+        let mut parts = parts.into_iter();
+        Ok(parts.next().map(|first| State::stack(first, parts)))
+    }
+}
+
+/// Ranks as threads of one process, trading through shared memory: the [`Exchange`] the tests
+/// run blocks with, and a reference for other transports. Make all ranks with
+/// [`Threads::ranks`] and run each on its own thread.
+pub struct Threads {
+    rank: usize,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    barrier: Barrier,
+    slots: Mutex<Vec<Vec<u8>>>,
+}
+
+impl Threads {
+    /// `n` connected ranks, rank `k` at index `k`.
+    pub fn ranks(n: usize) -> Vec<Arc<dyn Exchange>> {
+        let shared = Arc::new(Shared { barrier: Barrier::new(n), slots: Mutex::new(vec![Vec::new(); n]) });
+        (0..n).map(|rank| Arc::new(Self { rank, shared: shared.clone() }) as Arc<dyn Exchange>).collect()
+    }
+
+    /// Posts `mine`, waits for every rank, reads with `read`, waits again (so no rank posts the
+    /// next before all have read).
+    fn trade<T>(&self, mine: &[u8], read: impl FnOnce(&[Vec<u8>]) -> T) -> T {
+        self.shared.slots.lock().unwrap_or_else(|e| e.into_inner())[self.rank] = mine.to_vec();
+        self.shared.barrier.wait();
+        let out = read(&self.shared.slots.lock().unwrap_or_else(|e| e.into_inner()));
+        self.shared.barrier.wait();
+        out
+    }
+}
+
+impl Exchange for Threads {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn ranks(&self) -> usize {
+        self.shared.slots.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    fn all_gather(&self, mine: &[u8], _counts: &[usize]) -> Vec<u8> {
+        self.trade(mine, |slots| slots.concat())
+    }
+
+    fn gather(&self, mine: &[u8], counts: &[usize]) -> Option<Vec<u8>> {
+        let all = self.all_gather(mine, counts);
+        (self.rank == 0).then_some(all)
+    }
+
+    fn shift(&self, send: &[u8], _to: Option<usize>, recv: &mut [u8], from: Option<usize>) {
+        self.trade(send, |slots| {
+            if let Some(k) = from {
+                recv.copy_from_slice(&slots[k]);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::grid::StartMaps;
+    use crate::terrain::bench::{Bench, bench};
+
+    /// `params` run `n` iterations in `ranks` blocks (threads), gathered.
+    fn in_blocks(params: &Params, whole: &State, ranks: usize, n: u64) -> State {
+        let handles: Vec<_> = Threads::ranks(ranks)
+            .into_iter()
+            .map(|ex| {
+                let (params, whole) = (params.clone(), whole.clone());
+                std::thread::spawn(move || {
+                    let mut block = Block::new(params, &whole, ex).unwrap();
+                    block.run(n);
+                    block.gather().unwrap()
+                })
+            })
+            .collect();
+        let mut out: Vec<Option<State>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        out.swap_remove(0).unwrap()
+    }
+
+    fn one_process(params: &Params, whole: &State, n: u64) -> State {
+        let mut st = whole.clone();
+        CpuSim::new(params.clone(), &st).unwrap().run(&mut st, n);
+        st
+    }
+
+    /// The settings whose stages read furthest or reduce something, each run in 1 to 4 blocks
+    /// of 53 rows (splits of 53, 26 + 27, 17 + 18 + 18, 13 + 13 + 13 + 14).
+    fn settings() -> Vec<(&'static str, Params, Option<Vec<bool>>)> {
+        let base = Params::default();
+        let size = 53usize;
+        let holes: Vec<bool> = (0..size * size).map(|i| (i / size).abs_diff(30) + (i % size).abs_diff(20) < 4).collect();
+        vec![
+            ("the defaults", base.clone(), None),
+            (
+                "open edges, 8 pipes, a loose layer",
+                Params { border: Border::Open, pipes: 8, sediment_layer: true, ..base.clone() },
+                None,
+            ),
+            (
+                "wrapping edges, smoothing, a source on a cut",
+                Params {
+                    border: Border::Wrap,
+                    smoothing_threshold: 0.01,
+                    smoothing_strength: 0.5,
+                    sources: vec![super::super::Source {
+                        x: 20.0,
+                        y: 26.5,
+                        radius: 3.0,
+                        rate: 5.0,
+                        units: super::super::Units::Cells,
+                    }],
+                    ..base.clone()
+                },
+                None,
+            ),
+            (
+                "the signed flux form around nodata holes",
+                Params { flux_form: super::super::FluxForm::Signed, ..base.clone() },
+                Some(holes),
+            ),
+        ]
+    }
+
+    #[test]
+    fn blocks_of_rows_give_the_bytes_of_one_process() {
+        for (what, params, holes) in settings() {
+            let terrain = bench(Bench::Mountain, 53).unwrap().heights;
+            let maps = StartMaps { nodata: holes.as_deref(), ..StartMaps::default() };
+            let whole = State::new(&terrain, &params, maps).unwrap();
+            let one = one_process(&params, &whole, 12);
+            for ranks in 1..=4 {
+                let got = in_blocks(&params, &whole, ranks, 12);
+                assert_eq!(got.to_bytes(1), one.to_bytes(1), "{what}: {ranks} ranks");
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_gathered_from_three_blocks_goes_on_in_two_to_the_same_bytes() {
+        let params = Params::default();
+        let terrain = bench(Bench::Mountain, 53).unwrap().heights;
+        let whole = State::new(&terrain, &params, StartMaps::default()).unwrap();
+        let one = one_process(&params, &whole, 12);
+        let fingerprint = crate::models::grid::params_fingerprint(&params);
+        let saved = in_blocks(&params, &whole, 3, 6).to_bytes(fingerprint);
+        let read = State::from_bytes(&saved, fingerprint, u64::MAX).unwrap();
+        assert_eq!(in_blocks(&params, &read, 2, 6).to_bytes(fingerprint), one.to_bytes(fingerprint));
+    }
+
+    #[test]
+    fn blocks_refuse_settings_that_read_beyond_their_halo() {
+        let whole = State::new(&bench(Bench::Mountain, 53).unwrap().heights, &Params::default(), StartMaps::default()).unwrap();
+        for params in [
+            Params { rain_mode: RainMode::Buckets, ..Params::default() },
+            Params { transport: Transport::SemiLagrangian, ..Params::default() },
+        ] {
+            let ex = Threads::ranks(1).remove(0);
+            assert!(matches!(Block::new(params, &whole, ex), Err(SimError::Blocks(BlockError::Unsupported(_)))));
+        }
+    }
+
+    #[test]
+    fn a_layout_splits_rows_evenly_and_refuses_blocks_thinner_than_the_halo() {
+        let l = Layout::new(53, 4, false).unwrap();
+        let sizes: Vec<usize> = (0..4).map(|k| l.owned(k).len()).collect();
+        assert_eq!(sizes, [13, 13, 13, 14]);
+        assert_eq!(l.window(0), (0..13 + HALO).collect::<Vec<_>>());
+        let wrapped = Layout::new(53, 4, true).unwrap();
+        assert_eq!(wrapped.window(0)[0], 53 - HALO);
+        assert_eq!(Layout::new(4 * HALO - 1, 4, false), Err(BlockError::TooManyRanks { ranks: 4, height: 4 * HALO - 1 }));
+    }
+}
