@@ -9,6 +9,7 @@ mod memory;
 mod output;
 mod plot;
 mod progress;
+mod ranks;
 mod recipe;
 mod sheet;
 mod tiles;
@@ -155,6 +156,42 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    let (role, _mpi) = match ranks::start() {
+        Ok(started) => started,
+        Err(e) if e.is::<ranks::Quiet>() => return ExitCode::from(2),
+        Err(e) => {
+            eprintln!("erode: error: {}", one_line(&e));
+            return ExitCode::from(2);
+        }
+    };
+    let over_ranks = matches!(&cli.command, Command::Simulate(a) if cmd::simulate::runs_over_ranks(a));
+    match role {
+        ranks::Role::Alone => {}
+        ranks::Role::Follow(_) if !over_ranks => return ExitCode::from(2),
+        ranks::Role::Follow(ex) => {
+            let rank = ex.rank();
+            let followed = match &cli.command {
+                Command::Simulate(a) => cmd::simulate::rank_pool(a)
+                    .map_err(|e| erode::SimError::from(erode::models::grid::blocks::BlockError::Message(e.to_string())))
+                    .and_then(|pool| pool.install(|| erode::models::grid::blocks::follow(ex))),
+                _ => Ok(()),
+            };
+            return match followed {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("erode: error: rank {rank}: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
+        ranks::Role::Lead if !over_ranks => {
+            eprintln!(
+                "erode: error: only `erode simulate grid` (without --tiles) runs over MPI ranks: run this command as one process, without mpirun"
+            );
+            return ExitCode::from(2);
+        }
+        ranks::Role::Lead => {}
+    }
     interrupt::install();
     let result = match cli.command {
         Command::Generate(a) => cmd::generate::run(a),
@@ -176,6 +213,8 @@ fn main() -> ExitCode {
         Command::Demo(a) => cmd::demo::run(a, cli.quiet),
         Command::View(a) => cmd::view::run(a),
     };
+    // rank 0 that stopped before handing out the blocks lets the others go
+    ranks::stop_unstarted();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e)

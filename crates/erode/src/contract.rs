@@ -379,8 +379,10 @@ pub struct GridRun {
     cpu: grid::CpuSim,
     #[cfg(feature = "gpu")]
     gpu: Option<(grid::gpu::GpuSim, String)>,
-    /// The state lags the GPU.
+    /// The state lags the GPU or the ranks.
     stale: bool,
+    /// Rank 0 of a run over ranks (see [`GridRun::use_ranks`]).
+    ranks: Option<grid::blocks::Leader>,
 }
 
 impl GridRun {
@@ -396,6 +398,7 @@ impl GridRun {
             #[cfg(feature = "gpu")]
             gpu: None,
             stale: false,
+            ranks: None,
         })
     }
 
@@ -413,6 +416,19 @@ impl GridRun {
         let adapter = ctx.adapter.name.clone();
         let sim = grid::gpu::GpuSim::new(ctx, self.cpu.params(), &self.state)?;
         self.gpu = Some((sim, adapter));
+        Ok(())
+    }
+
+    /// Runs over the ranks of `exchange` from here on, this process rank 0, in blocks of rows
+    /// (see [`grid::blocks`]): the same bytes as one process. The other ranks run
+    /// [`grid::blocks::follow`]; each [`Model::sync`] gathers the whole state here.
+    pub fn use_ranks(&mut self, exchange: std::sync::Arc<dyn grid::blocks::Exchange>) -> Result<(), SimError> {
+        self.sync()?;
+        #[cfg(feature = "gpu")]
+        if self.gpu.is_some() {
+            return Err(grid::blocks::BlockError::Unsupported("the GPU backend").into());
+        }
+        self.ranks = Some(grid::blocks::Leader::new(self.cpu.params().clone(), &self.state, exchange)?);
         Ok(())
     }
 
@@ -442,6 +458,7 @@ impl GridRun {
     /// sediment depth) written back to the device. The books are the editor's to move (an edit
     /// is not erosion: see [`Model::set_map`], which does).
     pub fn edit<T>(&mut self, edit: impl FnOnce(&mut grid::State) -> T) -> Result<T, SimError> {
+        self.refuse_over_ranks("an edit")?;
         self.sync()?;
         let out = edit(&mut self.state);
         #[cfg(feature = "gpu")]
@@ -455,6 +472,7 @@ impl GridRun {
     /// the backend it runs on. Another number of pipes restarts the pipes' fluxes from rest (no
     /// water is lost: friction brings the flow back to speed within seconds).
     pub fn set_params(&mut self, params: grid::Params) -> Result<(), SimError> {
+        self.refuse_over_ranks("new parameters")?;
         self.sync()?;
         let pipes = params.pipes as usize;
         if self.state.flux.len() != pipes {
@@ -469,6 +487,18 @@ impl GridRun {
         Ok(())
     }
 
+    /// How many ranks it runs over (1: this process alone).
+    pub fn ranks(&self) -> usize {
+        self.ranks.as_ref().map_or(1, |l| l.block().ranks())
+    }
+
+    fn refuse_over_ranks(&self, what: &'static str) -> Result<(), SimError> {
+        match self.ranks {
+            Some(_) => Err(grid::blocks::BlockError::Unsupported(what).into()),
+            None => Ok(()),
+        }
+    }
+
     /// The parameters.
     pub fn params(&self) -> &grid::Params {
         self.cpu.params()
@@ -476,6 +506,9 @@ impl GridRun {
 
     /// The time step and sub-steps the simulator runs now.
     pub fn derived(&self) -> &grid::Derived {
+        if let Some(l) = &self.ranks {
+            return l.block().sim().derived();
+        }
         #[cfg(feature = "gpu")]
         if let Some((g, _)) = &self.gpu {
             return g.derived();
@@ -485,6 +518,9 @@ impl GridRun {
 
     /// How many sub-steps the iterations so far took.
     pub fn substep_tally(&self) -> &grid::SubstepTally {
+        if let Some(l) = &self.ranks {
+            return l.block().sim().substep_tally();
+        }
         #[cfg(feature = "gpu")]
         if let Some((g, _)) = &self.gpu {
             return g.substep_tally();
@@ -501,6 +537,9 @@ impl Model for GridRun {
         Unit::Iteration
     }
     fn done(&self) -> u64 {
+        if let Some(l) = &self.ranks {
+            return l.block().state().iteration;
+        }
         #[cfg(feature = "gpu")]
         if let Some((g, _)) = &self.gpu {
             return g.iteration;
@@ -514,9 +553,16 @@ impl Model for GridRun {
         if let Some((g, _)) = &self.gpu {
             return Some(Clock { now: g.time, step });
         }
-        Some(Clock { now: self.state.time, step })
+        let now = self.ranks.as_ref().map_or(self.state.time, |l| l.block().state().time);
+        Some(Clock { now, step })
     }
     fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError> {
+        if let Some(l) = &mut self.ranks {
+            l.run(n);
+            self.stale = true;
+            progress(l.block().state().iteration);
+            return Ok(());
+        }
         #[cfg(feature = "gpu")]
         if let Some((g, _)) = &mut self.gpu {
             g.run(n)?;
@@ -530,6 +576,11 @@ impl Model for GridRun {
         Ok(())
     }
     fn sync(&mut self) -> Result<(), SimError> {
+        if let Some(l) = &self.ranks
+            && self.stale
+        {
+            self.state = l.gather()?;
+        }
         #[cfg(feature = "gpu")]
         if let Some((g, _)) = &self.gpu
             && self.stale
@@ -624,7 +675,8 @@ impl Model for GridRun {
         self.state.input
     }
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
-        grid::Stage::ALL.iter().zip(self.cpu.stage_times().0).map(|(s, t)| (s.name(), t)).collect()
+        let times = self.ranks.as_ref().map_or(self.cpu.stage_times(), |l| l.block().sim().stage_times());
+        grid::Stage::ALL.iter().zip(times.0.iter().copied()).map(|(s, t)| (s.name(), t)).collect()
     }
     fn map(&self, name: &str) -> Option<Vec<f32>> {
         self.state.output_map(name)

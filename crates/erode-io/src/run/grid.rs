@@ -61,7 +61,12 @@ impl Front<GridRun> for GridFront {
             "substeps": { "first": self.first.substeps, "max": tally.max, "mean": tally.mean() },
             "stable_dt": self.first.stable_dt,
         });
-        details.as_object().cloned().unwrap_or_default()
+        let mut details = details.as_object().cloned().unwrap_or_default();
+        if model.ranks() > 1 {
+            // MPI ranks, each stepping a block of the rows
+            details.insert("ranks".into(), json!(model.ranks()));
+        }
+        details
     }
 }
 

@@ -134,6 +134,10 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let hash = if checkpoint.is_some() { maps.input_hash(input.terrain()) } else { model.input_hash() };
     let stamp = input.stamp(hash, files.named());
     a.maps.backend.place(&mut model, quiet, GridRun::use_gpu)?;
+    if let Some(ranks) = crate::ranks::exchange() {
+        // rank 0 of `mpirun -np K`: the others step their rows of the map with this one
+        model.use_ranks(ranks).context("running over MPI ranks")?;
+    }
     let derived = model.derived();
     if derived.substeps > 1 && !quiet {
         eprintln!(

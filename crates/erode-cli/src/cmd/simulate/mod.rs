@@ -28,6 +28,20 @@ pub struct Args {
     model: ModelCommand,
 }
 
+/// Whether `a` runs over MPI ranks when launched among several: the grid model without
+/// `--tiles` (the decomposition of `erode::models::grid::blocks`).
+pub fn runs_over_ranks(a: &Args) -> bool {
+    matches!(&a.model, ModelCommand::Grid(g) if g.tiles.is_none())
+}
+
+/// The worker threads a rank other than 0 steps its block with: `--threads` as rank 0 reads it.
+pub fn rank_pool(a: &Args) -> anyhow::Result<rayon::ThreadPool> {
+    match &a.model {
+        ModelCommand::Grid(g) => thread_pool(g.run.threads),
+        _ => thread_pool(None),
+    }
+}
+
 /// One subcommand per model of the models' list, in its order: those with a command of their
 /// own, and every other through its `Maker` ([`made`]).
 enum ModelCommand {

@@ -51,6 +51,9 @@ pub trait Exchange: Send + Sync {
     fn gather(&self, mine: &[u8], counts: &[usize]) -> Option<Vec<u8>>;
     /// Sends `send` to rank `to` while receiving `recv` from rank `from` (`None`: no one).
     fn shift(&self, send: &[u8], to: Option<usize>, recv: &mut [u8], from: Option<usize>);
+    /// Rank 0 gives `parts[k - 1]` to rank `k`; every other rank returns its part (rank 0
+    /// an empty one). `parts` is `Some` on rank 0 only.
+    fn scatter(&self, parts: Option<&[Vec<u8>]>) -> Vec<u8>;
 }
 
 /// Why a map cannot run in blocks.
@@ -71,6 +74,17 @@ pub enum BlockError {
     /// A setting whose stage reads further than the halo, or draws over the whole map.
     #[error("{0} does not run in blocks (its stage reads beyond a block's halo rows)")]
     Unsupported(&'static str),
+    /// A window of another number of rows than the layout gives the rank.
+    #[error("a block of {rows} rows where the layout gives {expected}")]
+    Window {
+        /// Rows received.
+        rows: usize,
+        /// Rows the layout gives.
+        expected: usize,
+    },
+    /// The ranks disagree (a message that does not decode).
+    #[error("ranks out of step: {0}")]
+    Message(String),
 }
 
 /// Which rows each rank owns: the map's rows in blocks as even as they go, in rank order.
@@ -246,23 +260,28 @@ impl Block {
     /// This rank's block of `whole` (the start, or a checkpoint read back), run with `params`;
     /// `exchange` says which rank this is among how many.
     pub fn new(params: Params, whole: &State, exchange: Arc<dyn Exchange>) -> Result<Self, SimError> {
-        params.validate()?;
-        if params.rain_mode == RainMode::Buckets {
-            return Err(BlockError::Unsupported("rain_mode = \"buckets\" (its discs fall anywhere on the map)").into());
-        }
-        if params.transport == Transport::SemiLagrangian {
-            return Err(BlockError::Unsupported("transport = \"semi-lagrangian\"").into());
-        }
-        let layout = Layout::new(whole.height, exchange.ranks(), params.border == Border::Wrap)?;
+        let layout = check(&params, whole.height, exchange.ranks())?;
+        let (state, rates) = window_of(&params, whole, &layout, exchange.rank())?;
+        Self::from_window(params, state, rates, layout, exchange)
+    }
+
+    /// Rank `exchange.rank()`'s block from its window `state` and the sources' `rates` on it
+    /// (see [`window_of`]).
+    fn from_window(
+        params: Params,
+        state: State,
+        rates: Vec<f32>,
+        layout: Layout,
+        exchange: Arc<dyn Exchange>,
+    ) -> Result<Self, SimError> {
         let rank = exchange.rank();
         let window = layout.window(rank);
-        let state = whole.rows(&window);
-        let w = whole.width;
-        let rates = source_rates(&params, whole)?;
-        let rates =
-            if rates.is_empty() { rates } else { window.iter().flat_map(|&r| rates[r * w..(r + 1) * w].iter().copied()).collect() };
-        let map_edges = (0..window.len()).filter(|&k| window[k] == 0 || window[k] + 1 == whole.height).collect();
-        let rows = Arc::new(Rows { exchange, owned: layout.owned_in_window(rank), layout, width: w, map_edges });
+        if state.height != window.len() {
+            return Err(BlockError::Window { rows: state.height, expected: window.len() }.into());
+        }
+        let map_edges = (0..window.len()).filter(|&k| window[k] == 0 || window[k] + 1 == layout.height).collect();
+        let width = state.width;
+        let rows = Arc::new(Rows { exchange, owned: layout.owned_in_window(rank), layout, width, map_edges });
         let sim = CpuSim::for_block(params, &state, rates, rows.clone())?;
         Ok(Self { sim, state, rows })
     }
@@ -281,6 +300,11 @@ impl Block {
     /// iteration, times and books are the whole run's.
     pub fn state(&self) -> &State {
         &self.state
+    }
+
+    /// How many ranks run the map.
+    pub fn ranks(&self) -> usize {
+        self.rows.layout.len()
     }
 
     /// The map's rows this rank owns.
@@ -306,6 +330,188 @@ impl Block {
         let mut parts = parts.into_iter();
         Ok(parts.next().map(|first| State::stack(first, parts)))
     }
+}
+
+/// The layout of `height` rows over `ranks` for `params`, or why they cannot run in blocks.
+fn check(params: &Params, height: usize, ranks: usize) -> Result<Layout, SimError> {
+    params.validate()?;
+    if params.rain_mode == RainMode::Buckets {
+        return Err(BlockError::Unsupported("rain_mode = \"buckets\" (its discs fall anywhere on the map)").into());
+    }
+    if params.transport == Transport::SemiLagrangian {
+        return Err(BlockError::Unsupported("transport = \"semi-lagrangian\"").into());
+    }
+    Ok(Layout::new(height, ranks, params.border == Border::Wrap)?)
+}
+
+/// Rank `rank`'s window of `whole` and the sources' rates on it (empty without sources).
+fn window_of(params: &Params, whole: &State, layout: &Layout, rank: usize) -> Result<(State, Vec<f32>), SimError> {
+    let window = layout.window(rank);
+    let w = whole.width;
+    let rates = source_rates(params, whole)?;
+    let rates =
+        if rates.is_empty() { rates } else { window.iter().flat_map(|&r| rates[r * w..(r + 1) * w].iter().copied()).collect() };
+    Ok((whole.rows(&window), rates))
+}
+
+/// What rank 0 tells the others to do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    /// Take a block: the parameters (JSON of this many bytes) and the map's rows follow.
+    Start { params_bytes: u64, height: u64 },
+    /// Run this many iterations.
+    Advance(u64),
+    /// Send your rows to rank 0.
+    Gather,
+    /// Stop.
+    Done,
+}
+
+impl Order {
+    fn to_bytes(self) -> [u8; 24] {
+        let (tag, a, b) = match self {
+            Order::Start { params_bytes, height } => (1u64, params_bytes, height),
+            Order::Advance(n) => (2, n, 0),
+            Order::Gather => (3, 0, 0),
+            Order::Done => (4, 0, 0),
+        };
+        let mut out = [0u8; 24];
+        for (k, v) in [tag, a, b].into_iter().enumerate() {
+            out[k * 8..k * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        out
+    }
+
+    fn from_bytes(b: &[u8]) -> Option<Self> {
+        let word = |k: usize| Some(u64::from_le_bytes(b.get(k * 8..k * 8 + 8)?.try_into().ok()?));
+        Some(match word(0)? {
+            1 => Order::Start { params_bytes: word(1)?, height: word(2)? },
+            2 => Order::Advance(word(1)?),
+            3 => Order::Gather,
+            4 => Order::Done,
+            _ => return None,
+        })
+    }
+}
+
+/// Rank 0's bytes, on every rank (the others give none).
+fn from_rank0(ex: &dyn Exchange, mine: &[u8], len: usize) -> Vec<u8> {
+    let mut counts = vec![0; ex.ranks()];
+    counts[0] = len;
+    ex.all_gather(if ex.rank() == 0 { mine } else { &[] }, &counts)
+}
+
+/// Rank 0's side of a run over ranks: it holds the whole state, hands every other rank its
+/// block, and tells them what to do (the others run [`follow`]); dropping it lets them stop.
+pub struct Leader {
+    block: Block,
+    stopped: bool,
+}
+
+impl Leader {
+    /// Runs `whole` with `params` over the ranks of `exchange` (this one rank 0): sends every
+    /// other rank the parameters and its rows.
+    pub fn new(params: Params, whole: &State, exchange: Arc<dyn Exchange>) -> Result<Self, SimError> {
+        let layout = check(&params, whole.height, exchange.ranks())?;
+        let json = serde_json::to_vec(&params).map_err(|e| BlockError::Message(e.to_string()))?;
+        let order = Order::Start { params_bytes: json.len() as u64, height: whole.height as u64 };
+        from_rank0(&*exchange, &order.to_bytes(), 24);
+        from_rank0(&*exchange, &json, json.len());
+        let mut parts = Vec::with_capacity(layout.len());
+        for k in 1..layout.len() {
+            let (state, rates) = window_of(&params, whole, &layout, k)?;
+            let bytes = state.to_bytes(0);
+            let mut part = (bytes.len() as u64).to_le_bytes().to_vec();
+            part.extend(bytes);
+            part.extend(rates.iter().flat_map(|v| v.to_le_bytes()));
+            parts.push(part);
+        }
+        exchange.scatter(Some(&parts));
+        drop(parts);
+        let (state, rates) = window_of(&params, whole, &layout, 0)?;
+        let block = Block::from_window(params, state, rates, layout, exchange)?;
+        Ok(Self { block, stopped: false })
+    }
+
+    fn order(&self, order: Order) {
+        from_rank0(&*self.block.rows.exchange, &order.to_bytes(), 24);
+    }
+
+    /// `n` iterations on every rank.
+    pub fn run(&mut self, n: u64) {
+        self.order(Order::Advance(n));
+        self.block.run(n);
+    }
+
+    /// Rank 0's block.
+    pub fn block(&self) -> &Block {
+        &self.block
+    }
+
+    /// The whole state, gathered from every rank.
+    pub fn gather(&self) -> Result<State, SimError> {
+        self.order(Order::Gather);
+        self.block.gather()?.ok_or(BlockError::Message("rank 0 gathered nothing".into()).into())
+    }
+
+    /// Tells the other ranks to stop (as dropping it does).
+    pub fn stop(&mut self) {
+        if !self.stopped {
+            self.order(Order::Done);
+            self.stopped = true;
+        }
+    }
+}
+
+impl Drop for Leader {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Tells the other ranks to stop, from rank 0 when it stops before it made a [`Leader`] (bad
+/// input): they end [`follow`].
+pub fn stop_followers(exchange: &dyn Exchange) {
+    from_rank0(exchange, &Order::Done.to_bytes(), 24);
+}
+
+/// A rank other than 0: waits for rank 0's orders (see [`Leader`]) and carries them out until
+/// it says stop. Rank 0 stopping before it started anything (bad input) ends this too.
+pub fn follow(exchange: Arc<dyn Exchange>) -> Result<(), SimError> {
+    let mut block: Option<Block> = None;
+    loop {
+        let order = Order::from_bytes(&from_rank0(&*exchange, &[], 24))
+            .ok_or(BlockError::Message("an order rank 0 did not send".into()))?;
+        match order {
+            Order::Start { params_bytes, height } => {
+                let json = from_rank0(&*exchange, &[], params_bytes as usize);
+                let params: Params =
+                    serde_json::from_slice(&json).map_err(|e| BlockError::Message(format!("parameters: {e}")))?;
+                let part = exchange.scatter(None);
+                let layout = check(&params, height as usize, exchange.ranks())?;
+                let (state, rates) = split_part(&part)?;
+                block = Some(Block::from_window(params, state, rates, layout, exchange.clone())?);
+            }
+            Order::Advance(n) => {
+                block.as_mut().ok_or(BlockError::Message("advance before start".into()))?.run(n);
+            }
+            Order::Gather => {
+                block.as_ref().ok_or(BlockError::Message("gather before start".into()))?.gather()?;
+            }
+            Order::Done => return Ok(()),
+        }
+    }
+}
+
+/// A window's state and its sources' rates, as [`Leader::new`] sends them.
+fn split_part(part: &[u8]) -> Result<(State, Vec<f32>), SimError> {
+    let short = || BlockError::Message(format!("a block of {} bytes", part.len()));
+    let (len, rest) = part.split_first_chunk::<8>().ok_or_else(short)?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| short())?;
+    let (state, rates) = (rest.get(..len).ok_or_else(short)?, &rest[len..]);
+    let state = State::from_bytes(state, 0, u64::MAX)?;
+    let rates = rates.as_chunks::<4>().0.iter().map(|b| f32::from_le_bytes(*b)).collect();
+    Ok((state, rates))
 }
 
 /// Ranks as threads of one process, trading through shared memory: the [`Exchange`] the tests
@@ -355,6 +561,21 @@ impl Exchange for Threads {
     fn gather(&self, mine: &[u8], counts: &[usize]) -> Option<Vec<u8>> {
         let all = self.all_gather(mine, counts);
         (self.rank == 0).then_some(all)
+    }
+
+    fn scatter(&self, parts: Option<&[Vec<u8>]>) -> Vec<u8> {
+        let mine = parts.map(|p| p.concat()).unwrap_or_default();
+        let lengths: Vec<u8> = parts.map(|p| p.iter().flat_map(|v| (v.len() as u64).to_le_bytes()).collect()).unwrap_or_default();
+        self.trade(&[lengths, mine].concat(), |slots| {
+            if self.rank == 0 {
+                return Vec::new();
+            }
+            let all = &slots[0];
+            let n = slots.len() - 1;
+            let len = |k: usize| u64::from_le_bytes(all[k * 8..k * 8 + 8].try_into().unwrap_or_default()) as usize;
+            let at = 8 * n + (0..self.rank - 1).map(len).sum::<usize>();
+            all[at..at + len(self.rank - 1)].to_vec()
+        })
     }
 
     fn shift(&self, send: &[u8], _to: Option<usize>, recv: &mut [u8], from: Option<usize>) {
@@ -469,6 +690,40 @@ mod tests {
             let ex = Threads::ranks(1).remove(0);
             assert!(matches!(Block::new(params, &whole, ex), Err(SimError::Blocks(BlockError::Unsupported(_)))));
         }
+    }
+
+    #[test]
+    fn rank_0_leads_the_others_through_a_run_and_gathers_its_bytes() {
+        let (_, params, _) = settings().swap_remove(2);
+        let whole = State::new(&bench(Bench::Mountain, 53).unwrap().heights, &params, StartMaps::default()).unwrap();
+        let one = one_process(&params, &whole, 12);
+        let mut ranks = Threads::ranks(3);
+        let rank0 = ranks.remove(0);
+        let followers: Vec<_> = ranks.into_iter().map(|ex| std::thread::spawn(move || follow(ex))).collect();
+        let mut leader = Leader::new(params.clone(), &whole, rank0).unwrap();
+        leader.run(5);
+        let halfway = leader.gather().unwrap();
+        assert_eq!(halfway.iteration, 5);
+        leader.run(7);
+        let end = leader.gather().unwrap();
+        drop(leader);
+        for f in followers {
+            f.join().unwrap().unwrap();
+        }
+        assert_eq!(end.to_bytes(1), one.to_bytes(1));
+    }
+
+    #[test]
+    fn the_others_stop_when_rank_0_stops_before_starting() {
+        let mut ranks = Threads::ranks(2);
+        let rank0 = ranks.remove(0);
+        let follower = std::thread::spawn(move || follow(ranks.remove(0)));
+        let whole = State::new(&bench(Bench::Mountain, 53).unwrap().heights, &Params::default(), StartMaps::default()).unwrap();
+        // a bad setting: rank 0 refuses it before it sends anything, and stops the others
+        let bad = Params { rain_mode: RainMode::Buckets, ..Params::default() };
+        assert!(Leader::new(bad, &whole, rank0.clone()).is_err());
+        stop_followers(&*rank0);
+        follower.join().unwrap().unwrap();
     }
 
     #[test]

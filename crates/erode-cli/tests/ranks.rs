@@ -1,0 +1,136 @@
+//! `mpirun -np K erode simulate grid`: K ranks, each stepping a block of the map's rows, write
+//! the same bytes as one process (every map, the checkpoints; a resume with another K too).
+//! Built without the `mpi` feature (the plain `cargo test --workspace`), erode started by
+//! mpirun refuses and says how to build it; CI runs this file again with `--features mpi`.
+//! Needs Open MPI's `mpirun`: without it the tests say so and pass, unless ERODE_REQUIRE_MPI=1
+//! (as in CI).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{files_in, ok};
+
+/// `mpirun` with `ranks` ranks (more than this machine's cores allowed), or `None` when it is
+/// missing.
+fn mpirun(ranks: usize) -> Option<Command> {
+    let found = Command::new("mpirun").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !found {
+        if std::env::var_os("ERODE_REQUIRE_MPI").is_some_and(|v| v == "1") {
+            panic!("mpirun is missing and ERODE_REQUIRE_MPI=1: apt-get install openmpi-bin libopenmpi-dev");
+        }
+        eprintln!("skipping: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)");
+        return None;
+    }
+    let mut c = Command::new("mpirun");
+    // Open MPI refuses root (CI's containers) unless told
+    c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    c.args(["--oversubscribe", "-np", &ranks.to_string(), env!("CARGO_BIN_EXE_erode")]);
+    Some(c)
+}
+
+/// `erode args` over `ranks` ranks in `dir`.
+fn over(ranks: usize, args: &[&str], dir: &Path) -> Option<Output> {
+    Some(mpirun(ranks)?.args(args).current_dir(dir).output().unwrap())
+}
+
+/// A map of 80 x 101 cells (101 rows split unevenly for 2, 3 and 4 ranks).
+fn map(dir: &Path) {
+    ok(&["generate", "--width", "80", "--height", "101", "--relief", "300", "--cell-size", "10", "-o", "m.tif"], dir);
+}
+
+/// Every file under `dir` but the report (which holds times and the folder's name), by path.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for p in files_in(dir) {
+        if p.is_dir() {
+            files
+                .extend(outputs(&p).into_iter().map(|(n, b)| (format!("{}/{n}", p.file_name().unwrap().display()), b)));
+        } else if p.file_name().is_some_and(|n| n != "report.json") {
+            files.push((p.file_name().unwrap().display().to_string(), std::fs::read(&p).unwrap()));
+        }
+    }
+    files
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_write_the_bytes_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    map(d);
+    let run = ["simulate", "grid", "m.tif", "--iterations", "30", "--checkpoint-every", "10", "--outputs", "all", "-q"];
+    ok(&[&run[..], &["-o", "one"]].concat(), d);
+    let one = outputs(&d.join("one"));
+    assert!(one.len() >= 12, "every map and two checkpoints: {:?}", one.iter().map(|f| &f.0).collect::<Vec<_>>());
+    for ranks in 1..=4 {
+        let out = format!("r{ranks}");
+        let Some(o) = over(ranks, &[&run[..], &["-o", &out]].concat(), d) else { return };
+        assert!(o.status.success(), "{ranks} ranks: {}", String::from_utf8_lossy(&o.stderr));
+        let got = outputs(&d.join(&out));
+        assert_eq!(got.len(), one.len(), "{ranks} ranks");
+        for ((name, a), (_, b)) in one.iter().zip(&got) {
+            assert!(a == b, "{ranks} ranks: {name} differs from one process's");
+        }
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.join(&out).join("report.json")).unwrap()).unwrap();
+        if ranks > 1 {
+            assert_eq!(report["details"]["ranks"], ranks, "{ranks} ranks: the report says how many");
+        }
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_run_resumed_on_another_number_of_ranks_ends_in_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    map(d);
+    fn run(n: &str) -> [&str; 8] {
+        ["simulate", "grid", "m.tif", "--iterations", n, "--checkpoint-every", "20", "-q"]
+    }
+    ok(&[&run("40")[..], &["-o", "one"]].concat(), d);
+    let Some(first) = over(3, &[&run("20")[..], &["-o", "split"]].concat(), d) else { return };
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let second = over(2, &[&run("40")[..], &["-o", "split", "--resume"]].concat(), d).unwrap();
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    assert_eq!(outputs(&d.join("split")), outputs(&d.join("one")));
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_refuse_what_they_cannot_run_with_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["generate", "--width", "40", "--height", "19", "-o", "thin.tif"], d);
+    map(d);
+    let cases: [(&[&str], &str); 4] = [
+        (&["simulate", "grid", "thin.tif", "-o", "out", "-q"], "4 ranks for 19 rows"),
+        (&["simulate", "grid", "m.tif", "-o", "out", "--set", "rain_mode=buckets", "-q"], "buckets"),
+        (&["simulate", "grid", "m.tif", "-o", "out", "--tiles", "64", "-q"], "without --tiles"),
+        (&["simulate", "droplet", "m.tif", "-o", "out", "-q"], "only `erode simulate grid`"),
+    ];
+    for (args, needle) in cases {
+        let Some(o) = over(4, args, d) else { return };
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?} does not say `{needle}`: {err}");
+        assert!(!d.join("out").exists(), "{args:?} left an output folder");
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn erode_built_without_mpi_says_how_to_build_it_when_mpirun_starts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    map(d);
+    let Some(o) = over(2, &["simulate", "grid", "m.tif", "-o", "out", "-q"], d) else { return };
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("built without MPI") && err.contains("--features mpi"), "{err}");
+    assert_eq!(err.matches("erode: error").count(), 1, "one rank says it: {err}");
+    assert!(!d.join("out").exists());
+}
