@@ -579,7 +579,7 @@ impl Model for GridRun {
         if let Some(l) = &self.ranks
             && self.stale
         {
-            self.state = l.gather()?;
+            l.gather_into(&mut self.state)?;
         }
         #[cfg(feature = "gpu")]
         if let Some((g, _)) = &self.gpu

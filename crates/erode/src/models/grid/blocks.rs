@@ -167,6 +167,8 @@ pub(super) struct Rows {
     width: usize,
     /// The window's rows that are the whole map's first and last.
     map_edges: Vec<usize>,
+    /// The bytes a halo swap sends and receives, kept between sub-steps.
+    halo_buffers: std::sync::Mutex<(Vec<u8>, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for Rows {
@@ -229,22 +231,39 @@ impl Rows {
             (owned.end - HALO..owned.end, 0..owned.start, below, above),
             (owned.start..owned.start + HALO, owned.end..rows, above, below),
         ];
+        let mut buffers = self.halo_buffers.lock().unwrap_or_else(|e| e.into_inner());
+        let (send, recv) = &mut *buffers;
         for (send_rows, recv_rows, to, from) in passes {
-            let send: Vec<u8> = fields
-                .iter()
-                .flat_map(|f| f[send_rows.start * w..send_rows.end * w].iter().flat_map(|v| v.to_le_bytes()))
-                .collect();
-            let mut recv = vec![0u8; if from.is_some() { fields.len() * cells * 4 } else { 0 }];
-            self.exchange.shift(if to.is_some() { &send } else { &[] }, to, &mut recv, from);
+            send.clear();
+            if to.is_some() {
+                for f in &fields {
+                    put_f32s(send, &f[send_rows.start * w..send_rows.end * w]);
+                }
+            }
+            recv.resize(if from.is_some() { fields.len() * cells * 4 } else { 0 }, 0);
+            self.exchange.shift(send, to, recv, from);
             if from.is_some() {
                 for (field, bytes) in fields.iter_mut().zip(recv.chunks_exact(cells * 4)) {
-                    let dst = &mut field[recv_rows.start * w..recv_rows.end * w];
-                    for (d, b) in dst.iter_mut().zip(bytes.as_chunks::<4>().0) {
-                        *d = f32::from_le_bytes(*b);
-                    }
+                    get_f32s(bytes, &mut field[recv_rows.start * w..recv_rows.end * w]);
                 }
             }
         }
+    }
+}
+
+/// Appends `vs` to `out` as little-endian bytes (into room made first: a copy that vectorises).
+fn put_f32s(out: &mut Vec<u8>, vs: &[f32]) {
+    let start = out.len();
+    out.resize(start + vs.len() * 4, 0);
+    for (d, v) in out[start..].chunks_exact_mut(4).zip(vs) {
+        d.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Reads `out.len()` little-endian f32 from `bytes`.
+fn get_f32s(bytes: &[u8], out: &mut [f32]) {
+    for (d, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
+        *d = f32::from_le_bytes(*b);
     }
 }
 
@@ -281,7 +300,8 @@ impl Block {
         }
         let map_edges = (0..window.len()).filter(|&k| window[k] == 0 || window[k] + 1 == layout.height).collect();
         let width = state.width;
-        let rows = Arc::new(Rows { exchange, owned: layout.owned_in_window(rank), layout, width, map_edges });
+        let owned = layout.owned_in_window(rank);
+        let rows = Arc::new(Rows { exchange, owned, layout, width, map_edges, halo_buffers: Default::default() });
         let sim = CpuSim::for_block(params, &state, rates, rows.clone())?;
         Ok(Self { sim, state, rows })
     }
@@ -312,23 +332,47 @@ impl Block {
         self.rows.layout.owned(self.rows.exchange.rank())
     }
 
-    /// The whole state on rank 0 (`None` on the others): every rank's own rows gathered, the
-    /// same bytes one process would hold. Every rank calls it together.
-    pub fn gather(&self) -> Result<Option<State>, SimError> {
+    /// Gathers every rank's own rows of the fields that evolve into `whole` on rank 0 (`None`
+    /// on the others), with the iteration, times and books: the state one process would hold,
+    /// byte for byte, where `whole` is the state the run started from (or any earlier one of
+    /// it). Every rank calls it together.
+    pub fn gather_into(&self, whole: Option<&mut State>) -> Result<(), SimError> {
         let ex = &self.rows.exchange;
-        let own: Vec<usize> = self.rows.owned.clone().collect();
-        let mine = self.state.rows(&own).to_bytes(0);
-        let lengths = ex.all_gather(&(mine.len() as u64).to_le_bytes(), &vec![8; ex.ranks()]);
-        let counts: Vec<usize> = lengths.as_chunks::<8>().0.iter().map(|b| u64::from_le_bytes(*b) as usize).collect();
-        let Some(all) = ex.gather(&mine, &counts) else { return Ok(None) };
-        let mut parts = Vec::with_capacity(counts.len());
-        let mut at = 0;
-        for n in counts {
-            parts.push(State::from_bytes(&all[at..at + n], 0, u64::MAX)?);
-            at += n;
+        let layout = &self.rows.layout;
+        let fields = self.state.evolving();
+        let w = self.state.width;
+        let cells = self.rows.owned_cells();
+        let mut mine = Vec::with_capacity(fields.len() * cells.len() * 4);
+        for f in &fields {
+            put_f32s(&mut mine, &f[cells.clone()]);
         }
-        let mut parts = parts.into_iter();
-        Ok(parts.next().map(|first| State::stack(first, parts)))
+        let counts: Vec<usize> = (0..layout.len()).map(|k| layout.owned(k).len() * w * fields.len() * 4).collect();
+        let Some(all) = ex.gather(&mine, &counts) else { return Ok(()) };
+        if all.len() != counts.iter().sum::<usize>() {
+            return Err(BlockError::Message(format!("gathered {} bytes of {}", all.len(), counts.iter().sum::<usize>())).into());
+        }
+        let whole = whole.ok_or(BlockError::Message("rank 0 has no state to gather into".into()))?;
+        if (whole.width, whole.height) != (w, layout.height) || whole.evolving().len() != fields.len() {
+            return Err(BlockError::Message(format!(
+                "gathering {w} x {} cells into a state of {} x {}",
+                layout.height, whole.width, whole.height
+            ))
+            .into());
+        }
+        let mut at = 0;
+        for k in 0..layout.len() {
+            let rows = layout.owned(k);
+            for field in whole.evolving_mut() {
+                let n = rows.len() * w * 4;
+                get_f32s(&all[at..at + n], &mut field[rows.start * w..rows.end * w]);
+                at += n;
+            }
+        }
+        whole.iteration = self.state.iteration;
+        whole.time = self.state.time;
+        whole.terrain_time = self.state.terrain_time;
+        whole.books = self.state.books.clone();
+        Ok(())
     }
 }
 
@@ -448,10 +492,11 @@ impl Leader {
         &self.block
     }
 
-    /// The whole state, gathered from every rank.
-    pub fn gather(&self) -> Result<State, SimError> {
+    /// Brings `whole` (the state the run started from, or an earlier gather) up to date from
+    /// every rank (see [`Block::gather_into`]).
+    pub fn gather_into(&self, whole: &mut State) -> Result<(), SimError> {
         self.order(Order::Gather);
-        self.block.gather()?.ok_or(BlockError::Message("rank 0 gathered nothing".into()).into())
+        self.block.gather_into(Some(whole))
     }
 
     /// Tells the other ranks to stop (as dropping it does).
@@ -496,7 +541,7 @@ pub fn follow(exchange: Arc<dyn Exchange>) -> Result<(), SimError> {
                 block.as_mut().ok_or(BlockError::Message("advance before start".into()))?.run(n);
             }
             Order::Gather => {
-                block.as_ref().ok_or(BlockError::Message("gather before start".into()))?.gather()?;
+                block.as_ref().ok_or(BlockError::Message("gather before start".into()))?.gather_into(None)?;
             }
             Order::Done => return Ok(()),
         }
@@ -600,9 +645,12 @@ mod tests {
             .map(|ex| {
                 let (params, whole) = (params.clone(), whole.clone());
                 std::thread::spawn(move || {
-                    let mut block = Block::new(params, &whole, ex).unwrap();
+                    let mut block = Block::new(params, &whole, ex.clone()).unwrap();
                     block.run(n);
-                    block.gather().unwrap()
+                    let mut whole = whole;
+                    let rank0 = ex.rank() == 0;
+                    block.gather_into(rank0.then_some(&mut whole)).unwrap();
+                    rank0.then_some(whole)
                 })
             })
             .collect();
@@ -701,11 +749,12 @@ mod tests {
         let rank0 = ranks.remove(0);
         let followers: Vec<_> = ranks.into_iter().map(|ex| std::thread::spawn(move || follow(ex))).collect();
         let mut leader = Leader::new(params.clone(), &whole, rank0).unwrap();
+        let mut end = whole.clone();
         leader.run(5);
-        let halfway = leader.gather().unwrap();
-        assert_eq!(halfway.iteration, 5);
+        leader.gather_into(&mut end).unwrap();
+        assert_eq!(end.iteration, 5);
         leader.run(7);
-        let end = leader.gather().unwrap();
+        leader.gather_into(&mut end).unwrap();
         drop(leader);
         for f in followers {
             f.join().unwrap().unwrap();

@@ -354,53 +354,26 @@ impl State {
         }
     }
 
-    /// `first` with `rest` (of its width) below it, in order: the per-cell fields joined, the
-    /// rest `first`'s. Undoes [`State::rows`] over consecutive rows.
-    pub fn stack(first: State, rest: impl IntoIterator<Item = State>) -> State {
-        let mut out = first;
-        for p in rest {
-            out.height += p.height;
-            let State {
-                terrain,
-                water,
-                sediment,
-                hardness,
-                sediment_depth,
-                flux,
-                velocity_x,
-                velocity_y,
-                eroded,
-                deposited,
-                discharge_integral,
-                rain_map,
-                nodata,
-                ..
-            } = p;
-            out.terrain.extend(terrain);
-            out.water.extend(water);
-            out.sediment.extend(sediment);
-            out.hardness.extend(hardness);
-            out.sediment_depth.extend(sediment_depth);
-            for (to, from) in out.flux.iter_mut().zip(flux) {
-                to.extend(from);
-            }
-            out.velocity_x.extend(velocity_x);
-            out.velocity_y.extend(velocity_y);
-            out.eroded.extend(eroded);
-            out.deposited.extend(deposited);
-            out.discharge_integral.extend(discharge_integral);
-            if let (Some(to), Some(from)) = (&mut out.rain_map, rain_map) {
-                to.extend(from);
-            }
-            if let (Some(to), Some(from)) = (&mut out.nodata, nodata) {
-                to.extend(from);
-            }
-        }
-        out
+    /// The per-cell fields the stages change, in [`State::evolving_mut`]'s order.
+    pub(super) fn evolving(&self) -> Vec<&[f32]> {
+        let mut v: Vec<&[f32]> = vec![
+            &self.terrain,
+            &self.water,
+            &self.sediment,
+            &self.hardness,
+            &self.sediment_depth,
+            &self.velocity_x,
+            &self.velocity_y,
+            &self.eroded,
+            &self.deposited,
+            &self.discharge_integral,
+        ];
+        v.extend(self.flux.iter().map(Vec::as_slice));
+        v
     }
 
     /// The per-cell fields the stages change, in a fixed order (what a decomposed run's blocks
-    /// send each other over their halos).
+    /// send each other over their halos and gather).
     pub(super) fn evolving_mut(&mut self) -> Vec<&mut [f32]> {
         let mut v: Vec<&mut [f32]> = vec![
             &mut self.terrain,
