@@ -11,8 +11,8 @@
 //! next sub-step starts from exact values again.
 //!
 //! What a step needs from the whole map is reduced exactly: the books are per-row sums reduced
-//! in row order ([`crate::par`]), so every block gathers all blocks' owned rows' sums and folds
-//! them in row order, as one process does; the deepest water (the stable time step's input)
+//! in row order (as on any number of threads), so every block gathers all blocks' owned rows'
+//! sums and folds them in row order, as one process does; the deepest water (the stable time step's input)
 //! is a maximum, the same in any order. The results are therefore the same bytes as one process
 //! for any number of blocks, which the tests check for 1 to 4.
 //!
