@@ -1,0 +1,170 @@
+//! Rank 0 leads a run over ranks: it holds the whole state, hands every other rank its block
+//! and tells them, one order at a time, to advance or to send their rows; the others follow.
+
+use std::sync::Arc;
+
+use super::{Block, BlockError, Exchange, check, window_of};
+use crate::error::SimError;
+use crate::models::grid::params::Params;
+use crate::models::grid::state::State;
+
+/// What rank 0 tells the others to do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    /// Take a block: the parameters (JSON of this many bytes) and the map's rows follow.
+    Start { params_bytes: u64, height: u64 },
+    /// Run this many iterations.
+    Advance(u64),
+    /// Send your rows to rank 0.
+    Gather,
+    /// Stop.
+    Done,
+}
+
+impl Order {
+    fn to_bytes(self) -> [u8; 24] {
+        let (tag, a, b) = match self {
+            Order::Start { params_bytes, height } => (1u64, params_bytes, height),
+            Order::Advance(n) => (2, n, 0),
+            Order::Gather => (3, 0, 0),
+            Order::Done => (4, 0, 0),
+        };
+        let mut out = [0u8; 24];
+        for (k, v) in [tag, a, b].into_iter().enumerate() {
+            out[k * 8..k * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        out
+    }
+
+    fn from_bytes(b: &[u8]) -> Option<Self> {
+        let word = |k: usize| Some(u64::from_le_bytes(b.get(k * 8..k * 8 + 8)?.try_into().ok()?));
+        Some(match word(0)? {
+            1 => Order::Start { params_bytes: word(1)?, height: word(2)? },
+            2 => Order::Advance(word(1)?),
+            3 => Order::Gather,
+            4 => Order::Done,
+            _ => return None,
+        })
+    }
+}
+
+/// Rank 0's bytes, on every rank (the others give none).
+fn from_rank0(ex: &dyn Exchange, mine: &[u8], len: usize) -> Vec<u8> {
+    let mut counts = vec![0; ex.ranks()];
+    counts[0] = len;
+    ex.all_gather(if ex.rank() == 0 { mine } else { &[] }, &counts)
+}
+
+/// Rank 0's side of a run over ranks: it holds the whole state, hands every other rank its
+/// block, and tells them what to do (the others run [`follow`]); dropping it lets them stop.
+pub struct Leader {
+    block: Block,
+    stopped: bool,
+}
+
+impl Leader {
+    /// Runs `whole` with `params` over the ranks of `exchange` (this one rank 0): sends every
+    /// other rank the parameters and its rows.
+    pub fn new(params: Params, whole: &State, exchange: Arc<dyn Exchange>) -> Result<Self, SimError> {
+        let layout = check(&params, whole.height, exchange.ranks())?;
+        let json = serde_json::to_vec(&params).map_err(|e| BlockError::Message(e.to_string()))?;
+        let order = Order::Start { params_bytes: json.len() as u64, height: whole.height as u64 };
+        from_rank0(&*exchange, &order.to_bytes(), 24);
+        from_rank0(&*exchange, &json, json.len());
+        let mut parts = Vec::with_capacity(layout.len());
+        for k in 1..layout.len() {
+            let (state, rates) = window_of(&params, whole, &layout, k)?;
+            let bytes = state.to_bytes(0);
+            let mut part = (bytes.len() as u64).to_le_bytes().to_vec();
+            part.extend(bytes);
+            part.extend(rates.iter().flat_map(|v| v.to_le_bytes()));
+            parts.push(part);
+        }
+        exchange.scatter(Some(&parts));
+        drop(parts);
+        let (state, rates) = window_of(&params, whole, &layout, 0)?;
+        let block = Block::from_window(params, state, rates, layout, exchange)?;
+        Ok(Self { block, stopped: false })
+    }
+
+    fn order(&self, order: Order) {
+        from_rank0(&*self.block.rows.exchange, &order.to_bytes(), 24);
+    }
+
+    /// `n` iterations on every rank.
+    pub fn run(&mut self, n: u64) {
+        self.order(Order::Advance(n));
+        self.block.run(n);
+    }
+
+    /// Rank 0's block.
+    pub fn block(&self) -> &Block {
+        &self.block
+    }
+
+    /// Brings `whole` (the state the run started from, or an earlier gather) up to date from
+    /// every rank (see [`Block::gather_into`]).
+    pub fn gather_into(&self, whole: &mut State) -> Result<(), SimError> {
+        self.order(Order::Gather);
+        self.block.gather_into(Some(whole))
+    }
+
+    /// Tells the other ranks to stop (as dropping it does).
+    pub fn stop(&mut self) {
+        if !self.stopped {
+            self.order(Order::Done);
+            self.stopped = true;
+        }
+    }
+}
+
+impl Drop for Leader {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Tells the other ranks to stop, from rank 0 when it stops before it made a [`Leader`] (bad
+/// input): they end [`follow`].
+pub fn stop_followers(exchange: &dyn Exchange) {
+    from_rank0(exchange, &Order::Done.to_bytes(), 24);
+}
+
+/// A rank other than 0: waits for rank 0's orders (see [`Leader`]) and carries them out until
+/// it says stop. Rank 0 stopping before it started anything (bad input) ends this too.
+pub fn follow(exchange: Arc<dyn Exchange>) -> Result<(), SimError> {
+    let mut block: Option<Block> = None;
+    loop {
+        let order = Order::from_bytes(&from_rank0(&*exchange, &[], 24))
+            .ok_or(BlockError::Message("an order rank 0 did not send".into()))?;
+        match order {
+            Order::Start { params_bytes, height } => {
+                let json = from_rank0(&*exchange, &[], params_bytes as usize);
+                let params: Params =
+                    serde_json::from_slice(&json).map_err(|e| BlockError::Message(format!("parameters: {e}")))?;
+                let part = exchange.scatter(None);
+                let layout = check(&params, height as usize, exchange.ranks())?;
+                let (state, rates) = split_part(&part)?;
+                block = Some(Block::from_window(params, state, rates, layout, exchange.clone())?);
+            }
+            Order::Advance(n) => {
+                block.as_mut().ok_or(BlockError::Message("advance before start".into()))?.run(n);
+            }
+            Order::Gather => {
+                block.as_ref().ok_or(BlockError::Message("gather before start".into()))?.gather_into(None)?;
+            }
+            Order::Done => return Ok(()),
+        }
+    }
+}
+
+/// A window's state and its sources' rates, as [`Leader::new`] sends them.
+fn split_part(part: &[u8]) -> Result<(State, Vec<f32>), SimError> {
+    let short = || BlockError::Message(format!("a block of {} bytes", part.len()));
+    let (len, rest) = part.split_first_chunk::<8>().ok_or_else(short)?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| short())?;
+    let (state, rates) = (rest.get(..len).ok_or_else(short)?, &rest[len..]);
+    let state = State::from_bytes(state, 0, u64::MAX)?;
+    let rates = rates.as_chunks::<4>().0.iter().map(|b| f32::from_le_bytes(*b)).collect();
+    Ok((state, rates))
+}
