@@ -193,6 +193,28 @@ impl StartMaps<'_> {
     }
 }
 
+/// The fields the stages change, listed once for [`State::evolving`] and
+/// [`State::evolving_mut`]: `$r` (`&` or `&mut`) of each, the pipes' fluxes last.
+macro_rules! evolving {
+    ($st:expr, $iter:ident, $as_slice:path, $($r:tt)+) => {{
+        let st = $st;
+        let mut v = vec![
+            $($r)+ st.terrain[..],
+            $($r)+ st.water[..],
+            $($r)+ st.sediment[..],
+            $($r)+ st.hardness[..],
+            $($r)+ st.sediment_depth[..],
+            $($r)+ st.velocity_x[..],
+            $($r)+ st.velocity_y[..],
+            $($r)+ st.eroded[..],
+            $($r)+ st.deposited[..],
+            $($r)+ st.discharge_integral[..],
+        ];
+        v.extend(st.flux.$iter().map($as_slice));
+        v
+    }};
+}
+
 impl State {
     /// A run at rest on `terrain` (heights in metres).
     pub fn new(terrain: &Grid<f32>, params: &Params, maps: StartMaps<'_>) -> Result<Self, SimError> {
@@ -356,39 +378,13 @@ impl State {
 
     /// The per-cell fields the stages change, in [`State::evolving_mut`]'s order.
     pub(super) fn evolving(&self) -> Vec<&[f32]> {
-        let mut v: Vec<&[f32]> = vec![
-            &self.terrain,
-            &self.water,
-            &self.sediment,
-            &self.hardness,
-            &self.sediment_depth,
-            &self.velocity_x,
-            &self.velocity_y,
-            &self.eroded,
-            &self.deposited,
-            &self.discharge_integral,
-        ];
-        v.extend(self.flux.iter().map(Vec::as_slice));
-        v
+        evolving!(self, iter, Vec::as_slice, &)
     }
 
     /// The per-cell fields the stages change, in a fixed order (what a decomposed run's blocks
     /// send each other over their halos and gather).
     pub(super) fn evolving_mut(&mut self) -> Vec<&mut [f32]> {
-        let mut v: Vec<&mut [f32]> = vec![
-            &mut self.terrain,
-            &mut self.water,
-            &mut self.sediment,
-            &mut self.hardness,
-            &mut self.sediment_depth,
-            &mut self.velocity_x,
-            &mut self.velocity_y,
-            &mut self.eroded,
-            &mut self.deposited,
-            &mut self.discharge_integral,
-        ];
-        v.extend(self.flux.iter_mut().map(Vec::as_mut_slice));
-        v
+        evolving!(self, iter_mut, Vec::as_mut_slice, &mut)
     }
 
     /// Number of cells.
