@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use erode::models::grid::blocks::Exchange;
+use erode::ranks::Exchange;
 
 /// The ranks this process runs with, once [`start`] found more than one.
 static RANKS: OnceLock<Arc<dyn Exchange>> = OnceLock::new();
@@ -57,7 +57,7 @@ pub fn stop_unstarted() {
 #[cfg(not(feature = "mpi"))]
 mod imp {
     use super::Role;
-    use erode::models::grid::blocks::Exchange;
+    use erode::ranks::Exchange;
 
     pub fn start(size: usize, rank: usize) -> anyhow::Result<(Role, Guard)> {
         // every rank exits with status 2; one says why
@@ -87,7 +87,7 @@ mod imp {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    use erode::models::grid::blocks::Exchange;
+    use erode::ranks::Exchange;
     use mpi::Count;
     use mpi::datatype::PartitionMut;
     use mpi::environment::Threading;

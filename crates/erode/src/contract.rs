@@ -422,7 +422,7 @@ impl GridRun {
     /// Runs over the ranks of `exchange` from here on, this process rank 0, in blocks of rows
     /// (see [`grid::blocks`]): the same bytes as one process. The other ranks run
     /// [`grid::blocks::follow`]; each [`Model::sync`] gathers the whole state here.
-    pub fn use_ranks(&mut self, exchange: std::sync::Arc<dyn grid::blocks::Exchange>) -> Result<(), SimError> {
+    pub fn use_ranks(&mut self, exchange: std::sync::Arc<dyn crate::ranks::Exchange>) -> Result<(), SimError> {
         self.sync()?;
         #[cfg(feature = "gpu")]
         if self.gpu.is_some() {

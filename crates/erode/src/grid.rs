@@ -245,22 +245,58 @@ impl Heightmap {
         self.nodata.as_ref().map_or(0, |m| m.iter().filter(|&&b| b).count())
     }
 
-    /// Statistics over the valid cells.
+    /// Statistics over the valid cells: each row's, then the rows' folded in order (so that the
+    /// owners of blocks of rows, each giving its rows' [`RowStats`], get the same bits).
     pub fn stats(&self) -> HeightStats {
-        let mut min = f32::INFINITY;
-        let mut max = f32::NEG_INFINITY;
-        let mut sum = 0.0f64;
-        let mut n = 0usize;
-        for (i, &h) in self.heights.as_slice().iter().enumerate() {
-            if self.is_nodata(i) {
+        let w = self.heights.width();
+        HeightStats::of_rows((0..self.heights.height()).map(|r| {
+            let mask = self.nodata.as_ref().map(|m| &m[r * w..(r + 1) * w]);
+            RowStats::of(self.heights.row(r), mask)
+        }))
+    }
+}
+
+/// One row's part of [`HeightStats`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowStats {
+    /// Lowest valid height, or +inf.
+    pub min: f32,
+    /// Highest valid height, or -inf.
+    pub max: f32,
+    /// The valid heights' sum, in order.
+    pub sum: f64,
+    /// Valid cells.
+    pub n: u64,
+}
+
+impl RowStats {
+    /// The statistics of a row of `heights`, leaving out the cells `nodata` marks.
+    pub fn of(heights: &[f32], nodata: Option<&[bool]>) -> Self {
+        let mut s = Self { min: f32::INFINITY, max: f32::NEG_INFINITY, sum: 0.0, n: 0 };
+        for (i, &h) in heights.iter().enumerate() {
+            if nodata.is_some_and(|m| m[i]) {
                 continue;
             }
-            min = min.min(h);
-            max = max.max(h);
-            sum += f64::from(h);
-            n += 1;
+            s.min = s.min.min(h);
+            s.max = s.max.max(h);
+            s.sum += f64::from(h);
+            s.n += 1;
         }
-        HeightStats { min, max, mean: sum / n.max(1) as f64, valid_cells: n }
+        s
+    }
+}
+
+impl HeightStats {
+    /// The statistics of a map from its rows', in row order.
+    pub fn of_rows(rows: impl IntoIterator<Item = RowStats>) -> Self {
+        let (mut min, mut max, mut sum, mut n) = (f32::INFINITY, f32::NEG_INFINITY, 0.0f64, 0u64);
+        for r in rows {
+            min = min.min(r.min);
+            max = max.max(r.max);
+            sum += r.sum;
+            n += r.n;
+        }
+        HeightStats { min, max, mean: sum / n.max(1) as f64, valid_cells: n as usize }
     }
 }
 
@@ -271,7 +307,7 @@ pub struct HeightStats {
     pub min: f32,
     /// Highest height.
     pub max: f32,
-    /// Mean height (f64 sum).
+    /// Mean height (f64 sums by row).
     pub mean: f64,
     /// Number of cells with data.
     pub valid_cells: usize,

@@ -44,6 +44,7 @@ pub mod mesh_preview;
 pub mod models;
 mod par;
 pub mod preview;
+pub mod ranks;
 pub mod rng;
 pub mod surface_mesh;
 pub mod terrain;
@@ -54,4 +55,4 @@ pub use checkpoint::CheckpointError;
 pub use error::{
     AnalysisError, GridError, MeshError, ParamError, SimError, TerrainError, TextureError, TransformError,
 };
-pub use grid::{CellSize, Grid, HeightStats, Heightmap};
+pub use grid::{CellSize, Grid, HeightStats, Heightmap, RowStats};

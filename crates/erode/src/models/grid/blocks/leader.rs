@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::{Block, BlockError, Exchange, check, window_of};
+use super::{Block, BlockError, check, window_of};
+use crate::ranks::Exchange;
 use crate::error::SimError;
 use crate::models::grid::params::Params;
 use crate::models::grid::state::State;

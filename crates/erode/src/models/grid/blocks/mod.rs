@@ -17,8 +17,8 @@
 //! for any number of blocks, which the tests check for 1 to 4.
 //!
 //! Here: the cut ([`Layout`]), a rank's block ([`Block`]) and what its topology asks of the
-//! others (its sums, its halos); `leader.rs` the orders rank 0 gives the other ranks;
-//! `threads.rs` ranks as threads of one process ([`Threads`]).
+//! others (its sums, its halos); `leader.rs` the orders rank 0 gives the other ranks. How ranks
+//! talk is [`crate::ranks`].
 //!
 //! Barnes (2016) splits Priority-Flood's depression filling the same way, by tiles that trade
 //! their edges; goSPL (Salles et al.) decomposes its landscape evolution over MPI ranks with
@@ -31,6 +31,7 @@ use super::cpu::{CpuSim, source_rates};
 use super::params::{Border, Params, RainMode, Transport};
 use super::state::State;
 use crate::error::SimError;
+use crate::ranks::Exchange;
 use crate::par::Sums;
 
 /// Rows a sub-step's error travels from a block's cut edge (see the module's text): flux 1,
@@ -39,26 +40,6 @@ pub const REACH: usize = 5;
 
 /// Rows of its neighbours a block holds above and below its own: [`REACH`] and a spare row.
 pub const HALO: usize = REACH;
-
-/// How the ranks of a decomposed run talk: the three collective operations it needs, which MPI
-/// provides (an all-gather, a gather to rank 0, a paired send and receive) and [`Threads`]
-/// provides within one process. Every rank calls each operation in the same order.
-pub trait Exchange: Send + Sync {
-    /// This rank, `0..ranks()`.
-    fn rank(&self) -> usize;
-    /// How many ranks run.
-    fn ranks(&self) -> usize;
-    /// Every rank's `mine` concatenated in rank order, on every rank; `counts[k]` is rank
-    /// `k`'s length in bytes.
-    fn all_gather(&self, mine: &[u8], counts: &[usize]) -> Vec<u8>;
-    /// Every rank's `mine` concatenated in rank order on rank 0, `None` on the others.
-    fn gather(&self, mine: &[u8], counts: &[usize]) -> Option<Vec<u8>>;
-    /// Sends `send` to rank `to` while receiving `recv` from rank `from` (`None`: no one).
-    fn shift(&self, send: &[u8], to: Option<usize>, recv: &mut [u8], from: Option<usize>);
-    /// Rank 0 gives `parts[k - 1]` to rank `k`; every other rank returns its part (rank 0
-    /// an empty one). `parts` is `Some` on rank 0 only.
-    fn scatter(&self, parts: Option<&[Vec<u8>]>) -> Vec<u8>;
-}
 
 /// Why a map cannot run in blocks.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -403,15 +384,14 @@ fn window_of(params: &Params, whole: &State, layout: &Layout, rank: usize) -> Re
 }
 
 mod leader;
-mod threads;
 
 pub use leader::{Leader, follow, stop_followers};
-pub use threads::Threads;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::models::grid::StartMaps;
+    use crate::ranks::Threads;
     use crate::terrain::bench::{Bench, bench};
 
     /// `params` run `n` iterations in `ranks` blocks (threads), gathered.

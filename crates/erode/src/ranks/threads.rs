@@ -55,7 +55,8 @@ impl Exchange for Threads {
 
     fn scatter(&self, parts: Option<&[Vec<u8>]>) -> Vec<u8> {
         let mine = parts.map(|p| p.concat()).unwrap_or_default();
-        let lengths: Vec<u8> = parts.map(|p| p.iter().flat_map(|v| (v.len() as u64).to_le_bytes()).collect()).unwrap_or_default();
+        let lengths: Vec<u8> =
+            parts.map(|p| p.iter().flat_map(|v| (v.len() as u64).to_le_bytes()).collect()).unwrap_or_default();
         self.trade(&[lengths, mine].concat(), |slots| {
             if self.rank == 0 {
                 return Vec::new();
