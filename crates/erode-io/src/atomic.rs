@@ -57,30 +57,62 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 
 /// [`write_atomic`] of what `write` writes, piece by piece (nothing of it held whole).
 pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Error> {
-    let dir = parent_of(path);
-    // the error of the file as the user will find it: tempfile's errors name the temporary
-    // (tempfile appends ` at path <temporary>` to the system's message)
-    let io = |e: std::io::Error| {
-        let text = e.to_string();
-        let plain = text.split(" at path ").next().unwrap_or(&text).to_string();
-        Error::io(path, std::io::Error::new(e.kind(), plain))
-    };
-    let create = || tempfile::Builder::new().prefix(crate::run::TEMPORARY_PREFIX).tempfile_in(&dir);
-    let (mut tmp, _held) = temporaries::make(Kind::File, create, |t| t.path().to_path_buf()).map_err(io)?;
+    let mut tmp = Temporary::new(path)?;
     {
-        let mut buffered = std::io::BufWriter::with_capacity(1 << 20, &mut tmp);
-        write(&mut buffered).map_err(io)?;
-        buffered.flush().map_err(io)?;
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 20, tmp.file.as_file_mut());
+        write(&mut buffered).map_err(|e| io_error(path, e))?;
+        buffered.flush().map_err(|e| io_error(path, e))?;
     }
-    // tempfile creates 0600; an output is an ordinary file (0644 less the umask would need libc)
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(io)?;
+    tmp.persist()
+}
+
+/// A temporary file in the folder of `path` that becomes `path` when [`Temporary::persist`]ed
+/// and is removed if dropped first (or if the process must stop at once).
+pub(crate) struct Temporary {
+    file: tempfile::NamedTempFile,
+    path: PathBuf,
+    _held: temporaries::Held,
+}
+
+impl Temporary {
+    pub(crate) fn new(path: &Path) -> Result<Self, Error> {
+        let dir = parent_of(path);
+        let create = || tempfile::Builder::new().prefix(crate::run::TEMPORARY_PREFIX).tempfile_in(&dir);
+        let (file, held) =
+            temporaries::make(Kind::File, create, |t| t.path().to_path_buf()).map_err(|e| io_error(path, e))?;
+        Ok(Self { file, path: path.to_path_buf(), _held: held })
     }
-    tmp.as_file().sync_all().map_err(io)?;
-    temporaries::settle(|| tmp.persist(path)).map_err(|e| io(e.error))?;
-    Ok(())
+
+    /// The temporary file's own path.
+    pub(crate) fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    fn error(&self, e: std::io::Error) -> Error {
+        io_error(&self.path, e)
+    }
+
+    /// Syncs the file and renames it over its path.
+    pub(crate) fn persist(self) -> Result<(), Error> {
+        // tempfile creates 0600; an output is an ordinary file (0644 less the umask would need libc)
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            self.file.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(|e| self.error(e))?;
+        }
+        self.file.as_file().sync_all().map_err(|e| self.error(e))?;
+        let path = self.path.clone();
+        temporaries::settle(|| self.file.persist(&path)).map_err(|e| io_error(&path, e.error))?;
+        Ok(())
+    }
+}
+
+/// The error of the file as the user will find it: tempfile's errors name the temporary
+/// (tempfile appends ` at path <temporary>` to the system's message).
+fn io_error(path: &Path, e: std::io::Error) -> Error {
+    let text = e.to_string();
+    let plain = text.split(" at path ").next().unwrap_or(&text).to_string();
+    Error::io(path, std::io::Error::new(e.kind(), plain))
 }
 
 #[cfg(test)]

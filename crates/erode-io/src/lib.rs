@@ -38,6 +38,7 @@ mod geotiff;
 pub mod mesh;
 pub mod outputs;
 pub mod params;
+pub mod rows;
 pub mod run;
 mod samples;
 pub mod scene;

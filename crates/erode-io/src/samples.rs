@@ -63,6 +63,17 @@ fn same_sample(a: f64, nodata: f64) -> bool {
 
 /// Turns samples into a heightmap in metres, applying the mapping, nodata and cell size.
 pub(crate) fn finish(d: Decoded, format: Format, options: &ReadOptions) -> Result<Loaded, FormatError> {
+    let (grid, mask, info) = finish_cells(d, format, options)?;
+    let map = Heightmap::with_nodata(grid, mask)?;
+    Ok(Loaded { map, info })
+}
+
+/// Heights in metres, which of them are nodata (`None`: none), and what the file said.
+pub(crate) type Cells = (Grid<f32>, Option<Vec<bool>>, SourceInfo);
+
+/// [`finish`]'s heights and nodata mask, before they are checked to be a heightmap (a block of
+/// rows may hold no valid cell).
+pub(crate) fn finish_cells(d: Decoded, format: Format, options: &ReadOptions) -> Result<Cells, FormatError> {
     let nodata = options.nodata.or(d.meta.nodata);
     let n = d.width * d.height;
     let mut mask = d.mask.unwrap_or_else(|| vec![false; n]);
@@ -136,18 +147,15 @@ pub(crate) fn finish(d: Decoded, format: Format, options: &ReadOptions) -> Resul
     }
     let grid = Grid::from_vec(d.width, d.height, cell_size, heights)?;
     let any = mask.iter().any(|&m| m);
-    let map = Heightmap::with_nodata(grid, any.then_some(mask))?;
-    Ok(Loaded {
-        map,
-        info: SourceInfo {
-            format,
-            sample_type: d.sample_type,
-            mapping,
-            nodata_value: nodata,
-            georef: d.meta.georef,
-            assumed,
-        },
-    })
+    let info = SourceInfo {
+        format,
+        sample_type: d.sample_type,
+        mapping,
+        nodata_value: nodata,
+        georef: d.meta.georef,
+        assumed,
+    };
+    Ok((grid, any.then_some(mask), info))
 }
 
 /// Quantisation of heights onto `[0, full]` for integer outputs.

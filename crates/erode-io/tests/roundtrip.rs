@@ -317,3 +317,27 @@ fn real_dems_read_with_georeference() {
         assert!((c.x - 599.7).abs() < 1.0 && (c.y - 926.9).abs() < 1.0, "{c:?}");
     }
 }
+
+/// A block of rows of a real DEM read alone (a rank's share of a map no rank holds whole) is
+/// those rows of the whole map, nodata and cell size included: the tiled float32 lidar DEM
+/// (tiles cut by the rows) and the LZW int16 terra DEM (strips).
+#[test]
+fn rows_of_real_dems_read_alone_are_the_whole_maps_rows() {
+    for name in ["lidar-dem.tif", "terra-elev.tif"] {
+        let Some(path) = common::testdata(name) else { continue };
+        let options = erode_io::ReadOptions::default();
+        let whole = erode_io::read(&path, &options).unwrap().map;
+        let (w, h) = (whole.heights.width(), whole.heights.height());
+        for rows in [0..h, 0..1, h / 3..2 * h / 3 + 1, h - 1..h] {
+            let part = erode_io::rows::read_rows(&path, rows.clone(), &options).unwrap();
+            let cells = rows.start * w..rows.end * w;
+            let mask: Vec<bool> = whole.nodata_mask().map_or(vec![false; cells.len()], |m| m[cells.clone()].to_vec());
+            assert_eq!(part.nodata, mask.iter().any(|&b| b).then(|| mask.clone()), "{name} {rows:?}");
+            // the valid cells (a heightmap fills its nodata cells; a block keeps the file's value)
+            let valid =
+                |h: &[f32]| -> Vec<f32> { h.iter().zip(&mask).filter(|(_, n)| !**n).map(|(h, _)| *h).collect() };
+            assert_eq!(valid(part.heights.as_slice()), valid(&whole.heights.as_slice()[cells]), "{name} {rows:?}");
+            assert_eq!(part.heights.cell_size(), whole.heights.cell_size(), "{name}");
+        }
+    }
+}

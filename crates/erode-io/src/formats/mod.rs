@@ -6,3 +6,4 @@ pub(crate) mod pgm;
 pub(crate) mod png;
 pub(crate) mod raw;
 pub(crate) mod tiff;
+pub(crate) mod tiff_strips;

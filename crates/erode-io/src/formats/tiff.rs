@@ -2,13 +2,15 @@
 //! compression the `tiff` crate knows); float32 out, deflate-compressed, with the georeference and
 //! GDAL_NODATA carried through.
 
-use std::io::Cursor;
+use std::io::{Cursor, Read, Seek};
+use std::ops::Range;
 
 use ::tiff::decoder::{Decoder, DecodingResult, Limits};
-use ::tiff::encoder::TiffEncoder;
 use ::tiff::tags::Tag;
 use ::tiff::{ColorType, TiffError, TiffFormatError};
-use erode::Heightmap;
+use erode::{HeightStats, Heightmap};
+
+use super::tiff_strips::{self, Strips, Tags, Value};
 
 use crate::error::{FormatError, corrupt, unsupported};
 use crate::samples::{Decoded, FileMeta, IntKind, Samples, check_size};
@@ -79,11 +81,11 @@ fn colour_words(c: ColorType) -> String {
     format!("{what} of {bits}-bit samples: a heightmap has one band")
 }
 
-fn tag_f64s(d: &mut Decoder<Cursor<&[u8]>>, tag: Tag) -> Result<Option<Vec<f64>>, FormatError> {
+fn tag_f64s<R: Read + Seek>(d: &mut Decoder<R>, tag: Tag) -> Result<Option<Vec<f64>>, FormatError> {
     d.find_tag(tag).map_err(read_error)?.map(|v| v.into_f64_vec().map_err(read_error)).transpose()
 }
 
-fn georef(d: &mut Decoder<Cursor<&[u8]>>) -> Result<GeoRef, FormatError> {
+fn georef<R: Read + Seek>(d: &mut Decoder<R>) -> Result<GeoRef, FormatError> {
     Ok(GeoRef {
         pixel_scale: tag_f64s(d, Tag::ModelPixelScaleTag)?,
         tiepoint: tag_f64s(d, Tag::ModelTiepointTag)?,
@@ -153,22 +155,33 @@ fn check_first_directory(bytes: &[u8]) -> Result<(), FormatError> {
     Ok(())
 }
 
-pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, FormatError> {
-    check_first_directory(bytes)?;
+/// The decoder's limits for a file of `len` bytes read with `options`.
+fn limits(len: u64, options: &ReadOptions) -> Limits {
     let mut limits = Limits::default();
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
     limits.decoding_buffer_size = usize::try_from(options.max_cells.saturating_mul(8)).unwrap_or(usize::MAX);
     // no compressed strip or tag value is larger than the file holding it: a header claiming
     // more would make the decoder reserve memory for bytes that are not there
-    limits.intermediate_buffer_size = bytes.len();
-    limits.ifd_value_size = bytes.len().min(limits.ifd_value_size);
-    let mut d = Decoder::new(Cursor::new(bytes)).map_err(read_error)?.with_limits(limits.clone());
+    limits.intermediate_buffer_size = len;
+    limits.ifd_value_size = len.min(limits.ifd_value_size);
+    limits
+}
+
+/// What a TIFF's directory says of the whole map: its size, georeference, nodata, cell size.
+struct Header {
+    width: usize,
+    height: usize,
+    meta: FileMeta,
+}
+
+fn header<R: Read + Seek>(d: &mut Decoder<R>, options: &ReadOptions) -> Result<Header, FormatError> {
     let (w, h) = d.dimensions().map_err(read_error)?;
     let (width, height) = check_size(u64::from(w), u64::from(h), options)?;
     match d.colortype().map_err(read_error)? {
         ColorType::Gray(_) => {}
         other => return Err(unsupported(NAME, colour_words(other))),
     }
-    let geo = georef(&mut d)?;
+    let geo = georef(d)?;
     geo.check_transformation().map_err(|e| unsupported(NAME, e))?;
     let nodata = match d.find_tag(Tag::GdalNodata).map_err(read_error)? {
         None => None,
@@ -201,21 +214,14 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
             format!("the GeoTIFF pixel scale {sx} x {sy} is no cell size (give the cell size with --cell-size)"),
         ));
     }
-    let image = match float_strips(bytes, &limits, &mut d, width) {
-        Ok(Some(values)) => Ok(DecodingResult::F32(values)),
-        Ok(None) => d.read_image(),
-        Err(e) => Err(e),
-    };
-    let image = image.map_err(|e| match e {
-        // the size passed the cells' limit above: a strip or tile claims more than the file holds
-        TiffError::LimitsExceeded => {
-            FormatError::Truncated(format!("the TIFF's strips or tiles claim more bytes than its {} hold", bytes.len()))
-        }
-        e => read_error(e),
-    })?;
-    let n = width * height;
+    let meta = FileMeta { georef: (!geo.is_empty()).then_some(geo), nodata, range: None, cell_size };
+    Ok(Header { width, height, meta })
+}
+
+/// A decoded image (or a part of one) as samples, with the name of their type.
+fn samples_of(image: DecodingResult) -> Result<(Samples, &'static str), FormatError> {
     let int = |values: Vec<i32>, full_scale: u32| Samples::Int { values, full_scale, kind: IntKind::Metres };
-    let (samples, sample_type) = match image {
+    Ok(match image {
         DecodingResult::F32(v) => (Samples::Float(v), "float32"),
         DecodingResult::F64(v) => (Samples::Float(v.into_iter().map(|x| x as f32).collect()), "float64"),
         DecodingResult::I16(v) => (int(v.into_iter().map(i32::from).collect(), 32767), "int16"),
@@ -233,22 +239,102 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
             };
             return Err(unsupported(NAME, format!("{kind} samples ({READS})")));
         }
-    };
-    let len = match &samples {
+    })
+}
+
+fn samples_len(samples: &Samples) -> usize {
+    match samples {
         Samples::Float(v) => v.len(),
         Samples::Int { values, .. } => values.len(),
+    }
+}
+
+pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, FormatError> {
+    check_first_directory(bytes)?;
+    let limits = limits(bytes.len() as u64, options);
+    let mut d = Decoder::new(Cursor::new(bytes)).map_err(read_error)?.with_limits(limits.clone());
+    let Header { width, height, meta } = header(&mut d, options)?;
+    let image = match float_strips(bytes, &limits, &mut d, width) {
+        Ok(Some(values)) => Ok(DecodingResult::F32(values)),
+        Ok(None) => d.read_image(),
+        Err(e) => Err(e),
     };
-    if len != n {
+    let image = image.map_err(|e| match e {
+        // the size passed the cells' limit above: a strip or tile claims more than the file holds
+        TiffError::LimitsExceeded => {
+            FormatError::Truncated(format!("the TIFF's strips or tiles claim more bytes than its {} hold", bytes.len()))
+        }
+        e => read_error(e),
+    })?;
+    let (samples, sample_type) = samples_of(image)?;
+    let len = samples_len(&samples);
+    if len != width * height {
         return Err(corrupt(NAME, format!("decoded {len} samples for {width} x {height}")));
     }
-    Ok(Decoded {
-        width,
-        height,
-        samples,
-        sample_type,
-        mask: None,
-        meta: FileMeta { georef: (!geo.is_empty()).then_some(geo), nodata, range: None, cell_size },
-    })
+    Ok(Decoded { width, height, samples, sample_type, mask: None, meta })
+}
+
+/// Rows `rows` of the TIFF that `reader` reads (`len` bytes long), decoding only the strips or
+/// tiles that they cross: what one rank of a run over MPI reads of a map that no rank holds
+/// whole. The georeference, nodata value and cell size are the whole map's; the result is the
+/// rows as a map of their own.
+pub(crate) fn decode_rows<R: Read + Seek>(
+    reader: R,
+    len: u64,
+    rows: Range<usize>,
+    options: &ReadOptions,
+) -> Result<Decoded, FormatError> {
+    let mut d = Decoder::new(reader).map_err(read_error)?.with_limits(limits(len, options));
+    let Header { width, height, meta } = header(&mut d, options)?;
+    if rows.is_empty() || rows.end > height {
+        return Err(FormatError::Options(format!(
+            "rows {} to {} of a map of {height} rows",
+            rows.start,
+            rows.end.saturating_sub(1)
+        )));
+    }
+    let (cw, ch) = d.chunk_dimensions();
+    let (cw, ch) = (cw as usize, ch as usize);
+    let across = match d.get_chunk_type() {
+        ::tiff::decoder::ChunkType::Strip => 1,
+        ::tiff::decoder::ChunkType::Tile => width.div_ceil(cw.max(1)),
+    };
+    if cw == 0 || ch == 0 {
+        return Err(corrupt(NAME, "strips or tiles of no size"));
+    }
+    let n = width * rows.len();
+    let mut window: Option<(Samples, &'static str)> = None;
+    for down in rows.start / ch..=(rows.end - 1) / ch {
+        for across_k in 0..across {
+            let index = u32::try_from(down * across + across_k).map_err(|_| corrupt(NAME, "too many strips"))?;
+            let (x0, y0) = (across_k * cw, down * ch);
+            // the strip's or tile's cells within the map (those at its right and bottom edges
+            // are cut short)
+            let (dw, dh) = (cw.min(width - x0), ch.min(height - y0));
+            let (samples, kind) = samples_of(d.read_chunk(index).map_err(read_error)?)?;
+            if samples_len(&samples) != dw * dh {
+                return Err(corrupt(NAME, format!("strip or tile {index} holds another number of samples")));
+            }
+            let (into, _) = window.get_or_insert_with(|| match &samples {
+                Samples::Float(_) => (Samples::Float(vec![0.0; n]), kind),
+                Samples::Int { full_scale, kind: k, .. } => {
+                    (Samples::Int { values: vec![0; n], full_scale: *full_scale, kind: *k }, kind)
+                }
+            });
+            for y in y0.max(rows.start)..(y0 + dh).min(rows.end) {
+                let (from, to) = ((y - y0) * dw, (y - rows.start) * width + x0);
+                match (&mut *into, &samples) {
+                    (Samples::Float(out), Samples::Float(v)) => out[to..to + dw].copy_from_slice(&v[from..from + dw]),
+                    (Samples::Int { values: out, .. }, Samples::Int { values: v, .. }) => {
+                        out[to..to + dw].copy_from_slice(&v[from..from + dw]);
+                    }
+                    _ => return Err(corrupt(NAME, "strips or tiles of different sample types")),
+                }
+            }
+        }
+    }
+    let (samples, sample_type) = window.ok_or_else(|| corrupt(NAME, "no strips or tiles"))?;
+    Ok(Decoded { width, height: rows.len(), samples, sample_type, mask: None, meta })
 }
 
 /// The cells of a float32 image in strips (what erode and GDAL write), inflated on every thread:
@@ -287,10 +373,6 @@ fn float_strips(
     Ok(Some(cells))
 }
 
-fn write_error(e: TiffError) -> FormatError {
-    FormatError::Options(format!("TIFF encoder: {e}"))
-}
-
 /// GDAL's text for a float32 nodata value: the value the cells hold, printed so that it reads
 /// back as exactly that float32 (a text of an f64 between two float32s is refused or warned about
 /// by GDAL's readers).
@@ -307,72 +389,52 @@ fn nodata_text(v: f32) -> String {
 
 pub(crate) fn encode(map: &Heightmap, options: &WriteOptions) -> Result<Vec<u8>, FormatError> {
     let g = &map.heights;
-    let (w, h) = (
-        u32::try_from(g.width()).map_err(|_| FormatError::Options("too wide for TIFF".into()))?,
-        u32::try_from(g.height()).map_err(|_| FormatError::Options("too tall for TIFF".into()))?,
-    );
     let nodata = options.nodata_value.unwrap_or(f64::NAN) as f32;
     let data: Vec<f32> = super::raw::float_cells(map, nodata).collect();
-    let rows = strip_rows(g.width());
-    let strips = deflate_strips(&data, rows * g.width()).map_err(|e| FormatError::Options(format!("deflate: {e}")))?;
-    let mut out = Cursor::new(Vec::new());
-    {
-        let mut enc = TiffEncoder::new(&mut out).map_err(write_error)?;
-        let mut dir = enc.image_directory().map_err(write_error)?;
-        // the strips first, then the directory that points at them (as the tiff crate lays out)
-        let mut offsets = Vec::with_capacity(strips.len());
-        for strip in &strips {
-            let at = dir.write_data(&strip[..]).map_err(write_error)?;
-            offsets.push(u32::try_from(at).map_err(|_| FormatError::Options("over 4 GB: too large for TIFF".into()))?);
-        }
-        let counts: Vec<u32> = strips.iter().map(|s| s.len() as u32).collect();
-        dir.write_tag(Tag::ImageWidth, w).map_err(write_error)?;
-        dir.write_tag(Tag::ImageLength, h).map_err(write_error)?;
-        dir.write_tag(Tag::BitsPerSample, 32u16).map_err(write_error)?;
-        dir.write_tag(Tag::Compression, ::tiff::tags::CompressionMethod::Deflate.to_u16()).map_err(write_error)?;
-        dir.write_tag(Tag::PhotometricInterpretation, ::tiff::tags::PhotometricInterpretation::BlackIsZero.to_u16())
-            .map_err(write_error)?;
-        dir.write_tag(Tag::StripOffsets, &offsets[..]).map_err(write_error)?;
-        dir.write_tag(Tag::SamplesPerPixel, 1u16).map_err(write_error)?;
-        dir.write_tag(Tag::RowsPerStrip, rows as u32).map_err(write_error)?;
-        dir.write_tag(Tag::StripByteCounts, &counts[..]).map_err(write_error)?;
-        dir.write_tag(Tag::SampleFormat, ::tiff::tags::SampleFormat::IEEEFP.to_u16()).map_err(write_error)?;
-        let cell = g.cell_size();
-        match &options.georef {
-            Some(geo) => {
-                if let Some(v) = &geo.pixel_scale {
-                    dir.write_tag(Tag::ModelPixelScaleTag, &v[..]).map_err(write_error)?;
-                }
-                if let Some(v) = &geo.tiepoint {
-                    dir.write_tag(Tag::ModelTiepointTag, &v[..]).map_err(write_error)?;
-                }
-                if let Some(v) = &geo.transformation {
-                    dir.write_tag(Tag::ModelTransformationTag, &v[..]).map_err(write_error)?;
-                }
-                if let Some(v) = &geo.geokeys {
-                    dir.write_tag(Tag::GeoKeyDirectoryTag, &v[..]).map_err(write_error)?;
-                }
-                if let Some(v) = &geo.geo_doubles {
-                    dir.write_tag(Tag::GeoDoubleParamsTag, &v[..]).map_err(write_error)?;
-                }
-                if let Some(v) = &geo.geo_ascii {
-                    dir.write_tag(Tag::GeoAsciiParamsTag, v.as_str()).map_err(write_error)?;
-                }
-            }
-            None => {
-                // no CRS, but keep the cell size: a pixel scale without GeoKeys reads as metres
-                dir.write_tag(Tag::ModelPixelScaleTag, &[cell.x, cell.y, 0.0][..]).map_err(write_error)?;
-                dir.write_tag(Tag::ModelTiepointTag, &[0.0f64; 6][..]).map_err(write_error)?;
-            }
-        }
-        if map.nodata_count() > 0 || options.nodata_value.is_some() {
-            dir.write_tag(Tag::GdalNodata, nodata_text(nodata).as_str()).map_err(write_error)?;
-        }
-        dir.write_tag(Tag::Unknown(GDAL_METADATA), gdal_metadata(map).as_str()).map_err(write_error)?;
-        dir.finish().map_err(write_error)?;
-    }
-    Ok(out.into_inner())
+    let nodata = (map.nodata_count() > 0 || options.nodata_value.is_some()).then_some(nodata);
+    let tags = tags(g.cell_size(), options, nodata, &map.stats());
+    tiff_strips::encode(&Strips::new(g.width(), g.height()), &data, &tags)
 }
+
+/// The tags a map's file carries besides its image: its georeference (or, without one, its cell
+/// size), its nodata value and GDAL's metadata with the heights' `stats`.
+pub(crate) fn tags(cell: erode::CellSize, options: &WriteOptions, nodata: Option<f32>, stats: &HeightStats) -> Tags {
+    let mut tags: Tags = Vec::new();
+    match &options.georef {
+        Some(geo) => {
+            let doubles = [
+                (33550, &geo.pixel_scale),
+                (33922, &geo.tiepoint),
+                (34264, &geo.transformation),
+                (34736, &geo.geo_doubles),
+            ];
+            for (tag, v) in doubles {
+                if let Some(v) = v {
+                    tags.push((tag, Value::Double(v.clone())));
+                }
+            }
+            if let Some(v) = &geo.geokeys {
+                tags.push((34735, Value::Short(v.clone())));
+            }
+            if let Some(v) = &geo.geo_ascii {
+                tags.push((34737, Value::Ascii(v.clone())));
+            }
+        }
+        None => {
+            // no CRS, but keep the cell size: a pixel scale without GeoKeys reads as metres
+            tags.push((33550, Value::Double(vec![cell.x, cell.y, 0.0])));
+            tags.push((33922, Value::Double(vec![0.0; 6])));
+        }
+    }
+    if let Some(v) = nodata {
+        tags.push((GDAL_NODATA, Value::Ascii(nodata_text(v))));
+    }
+    tags.push((GDAL_METADATA, Value::Ascii(gdal_metadata(stats))));
+    tags
+}
+
+/// GDAL's nodata tag (a text).
+const GDAL_NODATA: u16 = 42113;
 
 /// GDAL's metadata tag (an XML text), where GDAL and QGIS read a band's unit and statistics.
 const GDAL_METADATA: u16 = 42112;
@@ -380,8 +442,7 @@ const GDAL_METADATA: u16 = 42112;
 /// The band's unit (metres), what it holds, and its heights' range as GDAL's statistics: any
 /// GDAL reader (QGIS, Blender's GIS importers, engines' GDAL plugins) finds the range without
 /// scanning the cells.
-fn gdal_metadata(map: &Heightmap) -> String {
-    let s = map.stats();
+fn gdal_metadata(s: &HeightStats) -> String {
     format!(
         "<GDALMetadata>\n  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">height</Item>\n  \
          <Item name=\"UNITTYPE\" sample=\"0\" role=\"unittype\">metre</Item>\n  \
@@ -392,25 +453,64 @@ fn gdal_metadata(map: &Heightmap) -> String {
     )
 }
 
-/// Rows in a strip of `width` float32 cells: about 1 MiB a strip, as the tiff crate cuts them.
-fn strip_rows(width: usize) -> usize {
-    ((1 << 20) / (4 * width.max(1))).max(1)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// `cells` cut into strips of `strip` cells, each compressed (zlib, TIFF's "Adobe deflate", at
-/// the fastest level: float heights compress little more at higher levels, and writing the maps
-/// is much of a short run's wall time) on its own thread.
-fn deflate_strips(cells: &[f32], strip: usize) -> std::io::Result<Vec<Vec<u8>>> {
-    use rayon::prelude::*;
-    use std::io::Write;
-    cells
-        .par_chunks(strip.max(1))
-        .map(|c| {
-            let bytes: Vec<u8> = c.iter().flat_map(|v| v.to_le_bytes()).collect();
-            let mut z =
-                flate2::write::ZlibEncoder::new(Vec::with_capacity(bytes.len() / 2), flate2::Compression::fast());
-            z.write_all(&bytes)?;
-            z.finish()
-        })
-        .collect()
+    /// A tiled float32 TIFF of `width` x `height` cells in tiles of 16 x 16, uncompressed, each
+    /// tile padded to its full size (as TIFF stores them), written the way GDAL lays them out.
+    fn tiled(width: usize, height: usize, cells: &[f32]) -> Vec<u8> {
+        let (across, down) = (width.div_ceil(16), height.div_ceil(16));
+        let mut data = Vec::new();
+        let mut offsets = Vec::new();
+        for ty in 0..down {
+            for tx in 0..across {
+                offsets.push(8 + data.len() as u32);
+                for y in ty * 16..ty * 16 + 16 {
+                    for x in tx * 16..tx * 16 + 16 {
+                        let v = if x < width && y < height { cells[y * width + x] } else { 0.0 };
+                        data.extend(v.to_le_bytes());
+                    }
+                }
+            }
+        }
+        let at = 8 + data.len() as u64;
+        let entries: Tags = vec![
+            (256, Value::Long(vec![width as u32])),
+            (257, Value::Long(vec![height as u32])),
+            (258, Value::Short(vec![32])),
+            (259, Value::Short(vec![1])),
+            (262, Value::Short(vec![1])),
+            (277, Value::Short(vec![1])),
+            (322, Value::Long(vec![16])),
+            (323, Value::Long(vec![16])),
+            (324, Value::Long(offsets.clone())),
+            (325, Value::Long(vec![16 * 16 * 4; offsets.len()])),
+            (339, Value::Short(vec![3])),
+        ];
+        let mut file = b"II".to_vec();
+        file.extend(42u16.to_le_bytes());
+        file.extend((at as u32).to_le_bytes());
+        file.extend(data);
+        file.extend(super::tiff_strips::directory(&entries, at, false).unwrap());
+        file
+    }
+
+    #[test]
+    fn rows_of_a_tiled_file_decode_alone_as_the_whole_file_has_them() {
+        let (w, h) = (70, 45);
+        let cells: Vec<f32> = (0..w * h).map(|i| i as f32 * 0.5 - 100.0).collect();
+        let file = tiled(w, h, &cells);
+        let options = ReadOptions { cell_size: Some(erode::CellSize::square(10.0)), ..ReadOptions::default() };
+        let whole = decode(&file, &options).unwrap();
+        let Samples::Float(all) = &whole.samples else { panic!("not floats") };
+        assert_eq!(all, &cells);
+        for rows in [0..45, 0..1, 15..17, 16..32, 30..45, 44..45] {
+            let part = decode_rows(Cursor::new(&file[..]), file.len() as u64, rows.clone(), &options).unwrap();
+            let Samples::Float(got) = &part.samples else { panic!("not floats") };
+            assert_eq!((part.width, part.height), (w, rows.len()));
+            assert_eq!(got[..], cells[rows.start * w..rows.end * w], "rows {rows:?}");
+        }
+        assert!(decode_rows(Cursor::new(&file[..]), file.len() as u64, 40..46, &options).is_err());
+    }
 }
