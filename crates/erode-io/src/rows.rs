@@ -221,6 +221,12 @@ mod tests {
             assert_eq!(valid(&got.heights), valid(&heights), "rows {rows:?}");
             assert_eq!(got.heights.cell_size(), CellSize::square(30.0));
         }
+        // the cells' limit holds a block (and each strip decoded for it: 374 rows here) to its
+        // own size, not the whole map's
+        let small = ReadOptions { max_cells: 700 * 400, ..ReadOptions::default() };
+        assert!(crate::read(&path, &small).is_err());
+        assert_eq!(read_rows(&path, 200..600, &small).unwrap().heights.height(), 400);
+        assert!(read_rows(&path, 200..601, &small).unwrap_err().to_string().contains("limit"));
         let beyond = read_rows(&path, 1400..1501, &options).unwrap_err().to_string();
         assert!(beyond.contains("m.tif") && beyond.contains("rows 1400 to 1500 of a map of 1500 rows"), "{beyond}");
         let png = dir.path().join("m.png");

@@ -174,9 +174,12 @@ struct Header {
     meta: FileMeta,
 }
 
-fn header<R: Read + Seek>(d: &mut Decoder<R>, options: &ReadOptions) -> Result<Header, FormatError> {
+/// The directory's header, the map's size checked against `options`' limit when `whole` (a
+/// block of rows is checked on its own).
+fn header<R: Read + Seek>(d: &mut Decoder<R>, options: &ReadOptions, whole: bool) -> Result<Header, FormatError> {
     let (w, h) = d.dimensions().map_err(read_error)?;
-    let (width, height) = check_size(u64::from(w), u64::from(h), options)?;
+    let unlimited = ReadOptions { max_cells: u64::MAX, ..options.clone() };
+    let (width, height) = check_size(u64::from(w), u64::from(h), if whole { options } else { &unlimited })?;
     match d.colortype().map_err(read_error)? {
         ColorType::Gray(_) => {}
         other => return Err(unsupported(NAME, colour_words(other))),
@@ -253,7 +256,7 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
     check_first_directory(bytes)?;
     let limits = limits(bytes.len() as u64, options);
     let mut d = Decoder::new(Cursor::new(bytes)).map_err(read_error)?.with_limits(limits.clone());
-    let Header { width, height, meta } = header(&mut d, options)?;
+    let Header { width, height, meta } = header(&mut d, options, true)?;
     let image = match float_strips(bytes, &limits, &mut d, width) {
         Ok(Some(values)) => Ok(DecodingResult::F32(values)),
         Ok(None) => d.read_image(),
@@ -277,7 +280,8 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
 /// Rows `rows` of the TIFF that `reader` reads (`len` bytes long), decoding only the strips or
 /// tiles that they cross: what one rank of a run over MPI reads of a map that no rank holds
 /// whole. The georeference, nodata value and cell size are the whole map's; the result is the
-/// rows as a map of their own.
+/// rows as a map of their own, its cells (not the whole map's), and those of each strip or tile
+/// decoded for it, held to `options.max_cells`.
 pub(crate) fn decode_rows<R: Read + Seek>(
     reader: R,
     len: u64,
@@ -285,7 +289,7 @@ pub(crate) fn decode_rows<R: Read + Seek>(
     options: &ReadOptions,
 ) -> Result<Decoded, FormatError> {
     let mut d = Decoder::new(reader).map_err(read_error)?.with_limits(limits(len, options));
-    let Header { width, height, meta } = header(&mut d, options)?;
+    let Header { width, height, meta } = header(&mut d, options, false)?;
     if rows.is_empty() || rows.end > height {
         return Err(FormatError::Options(format!(
             "rows {} to {} of a map of {height} rows",
@@ -293,6 +297,7 @@ pub(crate) fn decode_rows<R: Read + Seek>(
             rows.end.saturating_sub(1)
         )));
     }
+    check_size(width as u64, rows.len() as u64, options)?;
     let (cw, ch) = d.chunk_dimensions();
     let (cw, ch) = (cw as usize, ch as usize);
     let across = match d.get_chunk_type() {
