@@ -44,8 +44,14 @@ impl Exchange for Threads {
         self.shared.slots.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
-    fn all_gather(&self, mine: &[u8], _counts: &[usize]) -> Vec<u8> {
-        self.trade(mine, |slots| slots.concat())
+    /// Panics where MPI aborts the run: when a rank's length is not the `counts` this rank
+    /// gives for it (every rank must know every length before the call).
+    fn all_gather(&self, mine: &[u8], counts: &[usize]) -> Vec<u8> {
+        self.trade(mine, |slots| {
+            let lengths: Vec<usize> = slots.iter().map(Vec::len).collect();
+            assert_eq!(lengths, counts, "rank {}: the ranks' lengths are not the counts it expects", self.rank);
+            slots.concat()
+        })
     }
 
     fn gather(&self, mine: &[u8], counts: &[usize]) -> Option<Vec<u8>> {
