@@ -18,18 +18,26 @@ pub fn fit(
     most: usize,
 ) -> Result<(Heightmap, Option<Grid<f32>>), TransformError> {
     let g = &map.heights;
-    let longest = g.width().max(g.height());
-    if longest <= most {
+    let Some((w, h)) = fit_size(g.width(), g.height(), most) else {
         return Ok((map.clone(), overlay.cloned()));
-    }
-    let f = most as f64 / longest as f64;
-    let (w, h) = (((g.width() as f64 * f).round() as usize).max(1), ((g.height() as f64 * f).round() as usize).max(1));
+    };
     let small = resample(map, w, h, Filter::Box)?;
     let overlay = match overlay {
         Some(o) => Some(resample(&Heightmap::new(o.clone())?, w, h, Filter::Box)?.heights),
         None => None,
     };
     Ok((small, overlay))
+}
+
+/// The size [`fit`] shrinks a map of `width` x `height` cells to, its longer side `most` cells;
+/// `None` when it fits as it is.
+pub fn fit_size(width: usize, height: usize, most: usize) -> Option<(usize, usize)> {
+    let longest = width.max(height);
+    if longest <= most {
+        return None;
+    }
+    let f = most as f64 / longest as f64;
+    Some((((width as f64 * f).round() as usize).max(1), ((height as f64 * f).round() as usize).max(1)))
 }
 
 /// How to draw a preview.

@@ -9,6 +9,6 @@ mod rescale;
 mod tiles;
 
 pub use crop::{Window, crop};
-pub use resample::{Filter, resample};
+pub use resample::{Across, ByRows, Filter, resample};
 pub use rescale::{MAX_HEIGHT, Rescale, rescale};
 pub use tiles::{MAX_TILE, Tiles};

@@ -119,15 +119,10 @@ fn nearest(n_in: usize, n_out: usize) -> Vec<usize> {
     (0..n_out).map(|i| (((i as f64 + 0.5) * scale) as usize).min(n_in - 1)).collect()
 }
 
-/// Filters `values` (`w_in` x `h_in`, row-major) to `w_out` x `h_out`: rows first, then columns.
-fn separable(
-    values: &[f32],
-    (w_in, h_in): (usize, usize),
-    (w_out, h_out): (usize, usize),
-    across: &[Vec<(usize, f32)>],
-    down: &[Vec<(usize, f32)>],
-) -> Vec<f32> {
-    let mut wide = vec![0.0f32; w_out * h_in];
+/// Filters the rows of `values` (rows of `w_in` cells, row-major) across to `w_out` cells each.
+fn across_rows(values: &[f32], w_in: usize, w_out: usize, across: &[Vec<(usize, f32)>]) -> Vec<f32> {
+    let h = values.len() / w_in.max(1);
+    let mut wide = vec![0.0f32; w_out * h];
     par::rows::<1, _, _>(&mut [&mut wide], w_out, |r, out| {
         let source = &values[r * w_in..(r + 1) * w_in];
         for (o, taps) in out[0].iter_mut().zip(across) {
@@ -135,7 +130,12 @@ fn separable(
         }
         [0.0]
     });
-    let mut result = vec![0.0f32; w_out * h_out];
+    wide
+}
+
+/// Filters `wide` (rows of `w_out` cells, every source row) down to `down.len()` rows.
+fn down_rows(wide: &[f32], w_out: usize, down: &[Vec<(usize, f32)>]) -> Vec<f32> {
+    let mut result = vec![0.0f32; w_out * down.len()];
     par::rows::<1, _, _>(&mut [&mut result], w_out, |r, out| {
         let mut sum = vec![0.0f64; w_out];
         for &(s, w) in &down[r] {
@@ -151,48 +151,142 @@ fn separable(
     result
 }
 
-/// `map` resampled to `width` x `height` cells with `filter`, covering the same extent: the cell
-/// size becomes the old one times the old count over the new, per axis. The same bits on any
-/// number of threads.
-pub fn resample(map: &Heightmap, width: usize, height: usize, filter: Filter) -> Result<Heightmap, TransformError> {
-    if width == 0 || height == 0 {
-        return Err(GridError::Empty { width, height }.into());
+/// The heights and the weight of the valid cells to filter (normalised convolution): a nodata
+/// cell weighs 0 and counts as 0 m, whatever its height.
+fn weighted(values: &[f32], mask: &[bool]) -> [Vec<f32>; 2] {
+    let weight: Vec<f32> = mask.iter().map(|&m| if m { 0.0 } else { 1.0 }).collect();
+    let heights = values.iter().zip(mask).map(|(&h, &m)| if m { 0.0 } else { h }).collect();
+    [heights, weight]
+}
+
+/// A resampling to `width` x `height` cells of a map of `w_in` x `h_in`, as [`resample`] does
+/// it, in two passes that the holders of a map's blocks of rows (the ranks of a run) share:
+/// each filters its own rows across ([`ByRows::across`]), then one gathers those rows of every
+/// block, in row order, and filters them down ([`ByRows::down`]). The bits of [`resample`].
+#[derive(Clone, Debug)]
+pub struct ByRows {
+    w_in: usize,
+    cell_size: CellSize,
+    width: usize,
+    across: Vec<Vec<(usize, f32)>>,
+    down: Vec<Vec<(usize, f32)>>,
+    near_col: Vec<usize>,
+    near_row: Vec<usize>,
+}
+
+/// One block of rows filtered across (see [`ByRows::across`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Across {
+    /// The rows filtered across: the heights, and with nodata cells the valid cells' weight
+    /// (each `rows x width` cells).
+    pub wide: Vec<Vec<f32>>,
+    /// With nodata cells, for the output rows whose nearest source row is in the block (in
+    /// order): the source cells nearest each output column, then whether each is nodata (1)
+    /// or not (0).
+    pub nearest: Vec<f32>,
+}
+
+impl ByRows {
+    /// The resampling of a map of `w_in` x `h_in` cells of `cell` to `width` x `height` with
+    /// `filter` (see [`resample`]).
+    pub fn new(
+        (w_in, h_in, cell): (usize, usize, CellSize),
+        width: usize,
+        height: usize,
+        filter: Filter,
+    ) -> Result<Self, TransformError> {
+        if width == 0 || height == 0 {
+            return Err(GridError::Empty { width, height }.into());
+        }
+        width.checked_mul(height).ok_or(GridError::TooLarge { width, height })?;
+        Ok(Self {
+            w_in,
+            cell_size: CellSize { x: cell.x * w_in as f64 / width as f64, y: cell.y * h_in as f64 / height as f64 },
+            width,
+            across: taps(w_in, width, filter),
+            down: taps(h_in, height, filter),
+            near_col: nearest(w_in, width),
+            near_row: nearest(h_in, height),
+        })
     }
-    let g = &map.heights;
-    let (w_in, h_in) = (g.width(), g.height());
-    width.checked_mul(height).ok_or(GridError::TooLarge { width, height })?;
-    let cell = g.cell_size();
-    let cell_size = CellSize { x: cell.x * w_in as f64 / width as f64, y: cell.y * h_in as f64 / height as f64 };
-    let across = taps(w_in, width, filter);
-    let down = taps(h_in, height, filter);
-    let shape = ((w_in, h_in), (width, height));
-    let Some(mask) = map.nodata_mask() else {
-        let heights = separable(g.as_slice(), shape.0, shape.1, &across, &down);
-        return Ok(Heightmap::new(Grid::from_vec(width, height, cell_size, heights)?)?);
-    };
-    // normalised convolution: filter the valid cells' heights and their weight, then divide
-    let valid: Vec<f32> = mask.iter().map(|&m| if m { 0.0 } else { 1.0 }).collect();
-    let weighted: Vec<f32> = g.as_slice().iter().zip(&valid).map(|(&h, &v)| h * v).collect();
-    let sum = separable(&weighted, shape.0, shape.1, &across, &down);
-    let weight = separable(&valid, shape.0, shape.1, &across, &down);
-    let (near_col, near_row) = (nearest(w_in, width), nearest(h_in, height));
-    let mut heights = vec![0.0f32; width * height];
-    let mut out_mask = vec![false; width * height];
-    for (r, &source_row) in near_row.iter().enumerate() {
-        for (c, &source_col) in near_col.iter().enumerate() {
-            let i = r * width + c;
-            let source = source_row * w_in + source_col;
-            if mask[source] {
-                out_mask[i] = true;
-            } else if weight[i] > 0.25 {
-                heights[i] = sum[i] / weight[i];
-            } else {
-                // mostly nodata around it (or cancelling lobes): the nearest valid cell
-                heights[i] = g.as_slice()[source];
+
+    /// Columns of the resampled map.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// How many values of [`Across::nearest`] a block of source rows `rows` gives, of a map
+    /// with nodata cells (`masked`) or without.
+    pub fn nearest_len(&self, rows: std::ops::Range<usize>, masked: bool) -> usize {
+        if !masked {
+            return 0;
+        }
+        self.near_row.iter().filter(|r| rows.contains(r)).count() * self.width * 2
+    }
+
+    /// Source rows `rows` of the map, `values` (row-major) with their `nodata` (`Some` on every
+    /// block when any cell of the map is nodata, else `None` on every block), filtered across.
+    pub fn across(&self, rows: std::ops::Range<usize>, values: &[f32], nodata: Option<&[bool]>) -> Across {
+        let Some(mask) = nodata else {
+            return Across {
+                wide: vec![across_rows(values, self.w_in, self.width, &self.across)],
+                nearest: Vec::new(),
+            };
+        };
+        let wide = weighted(values, mask).map(|v| across_rows(&v, self.w_in, self.width, &self.across)).into();
+        let mut nearest = Vec::new();
+        for &r in self.near_row.iter().filter(|r| rows.contains(r)) {
+            let at = (r - rows.start) * self.w_in;
+            nearest.extend(self.near_col.iter().map(|&c| values[at + c]));
+            nearest.extend(self.near_col.iter().map(|&c| f32::from(u8::from(mask[at + c]))));
+        }
+        Across { wide, nearest }
+    }
+
+    /// The resampled map from every block's [`Across`] joined in row order: each of `wide`
+    /// the blocks' in turn, `nearest` too.
+    pub fn down(&self, wide: &[Vec<f32>], nearest: &[f32]) -> Result<Heightmap, TransformError> {
+        let (width, height) = (self.width, self.down.len());
+        let short = || TransformError::from(GridError::LengthMismatch { width, height, len: nearest.len() });
+        let [sum, weight] = match wide {
+            [heights] => {
+                let heights = down_rows(heights, width, &self.down);
+                return Ok(Heightmap::new(Grid::from_vec(width, height, self.cell_size, heights)?)?);
+            }
+            [sum, weight] => [down_rows(sum, width, &self.down), down_rows(weight, width, &self.down)],
+            _ => return Err(short()),
+        };
+        if nearest.len() != height * width * 2 {
+            return Err(short());
+        }
+        let mut heights = vec![0.0f32; width * height];
+        let mut out_mask = vec![false; width * height];
+        for (r, near) in nearest.chunks_exact(width * 2).enumerate() {
+            let (values, mask) = near.split_at(width);
+            for c in 0..width {
+                let i = r * width + c;
+                if mask[c] != 0.0 {
+                    out_mask[i] = true;
+                } else if weight[i] > 0.25 {
+                    heights[i] = sum[i] / weight[i];
+                } else {
+                    // mostly nodata around it (or cancelling lobes): the nearest valid cell
+                    heights[i] = values[c];
+                }
             }
         }
+        Ok(Heightmap::with_nodata(Grid::from_vec(width, height, self.cell_size, heights)?, Some(out_mask))?)
     }
-    Ok(Heightmap::with_nodata(Grid::from_vec(width, height, cell_size, heights)?, Some(out_mask))?)
+}
+
+/// `map` resampled to `width` x `height` cells with `filter`, covering the same extent: the cell
+/// size becomes the old one times the old count over the new, per axis. The same bits on any
+/// number of threads, and in blocks of rows ([`ByRows`]).
+pub fn resample(map: &Heightmap, width: usize, height: usize, filter: Filter) -> Result<Heightmap, TransformError> {
+    let g = &map.heights;
+    let by_rows = ByRows::new((g.width(), g.height(), g.cell_size()), width, height, filter)?;
+    let Across { wide, nearest } = by_rows.across(0..g.height(), g.as_slice(), map.nodata_mask());
+    by_rows.down(&wide, &nearest)
 }
 
 #[cfg(test)]
@@ -203,6 +297,41 @@ mod tests {
         // f of the cell centre's position in source cells
         let g = Grid::from_fn(width, height, CellSize::square(10.0), |r, c| f(c as f64 + 0.5, r as f64 + 0.5) as f32);
         Heightmap::new(g.unwrap()).unwrap()
+    }
+
+    #[test]
+    fn blocks_of_rows_filtered_across_then_down_give_the_bits_of_one_resample() {
+        let m = map_of(301, 203, |x, y| (x * 0.31).sin() * 40.0 + (y * 0.07).cos() * 25.0 - 3.0);
+        let holes: Vec<bool> =
+            (0..301 * 203usize).map(|i| (i / 301).abs_diff(90) + (i % 301).abs_diff(150) < 30).collect();
+        let holed = Heightmap::with_nodata(m.heights.clone(), Some(holes)).unwrap();
+        for (map, filter) in [(&m, Filter::Box), (&holed, Filter::Box), (&holed, Filter::Cubic)] {
+            let (w, h) = (71, 48);
+            let one = resample(map, w, h, filter).unwrap();
+            let by_rows = ByRows::new((301, 203, map.heights.cell_size()), w, h, filter).unwrap();
+            for blocks in [2, 3, 7] {
+                let parts: Vec<_> = (0..blocks).map(|k| k * 203 / blocks..(k + 1) * 203 / blocks).collect();
+                let mut joined = Across {
+                    wide: vec![Vec::new(); 1 + usize::from(map.nodata_mask().is_some())],
+                    nearest: Vec::new(),
+                };
+                for rows in parts {
+                    let cells = rows.start * 301..rows.end * 301;
+                    let nodata = map.nodata_mask().map(|n| &n[cells.clone()]);
+                    let part = by_rows.across(rows.clone(), &map.heights.as_slice()[cells], nodata);
+                    let nodata = map.nodata_mask();
+                    assert_eq!(part.nearest.len(), by_rows.nearest_len(rows, nodata.is_some()));
+                    joined.wide.iter_mut().zip(part.wide).for_each(|(j, p)| j.extend(p));
+                    joined.nearest.extend(part.nearest);
+                }
+                assert_eq!(
+                    by_rows.down(&joined.wide, &joined.nearest).unwrap(),
+                    one,
+                    "{blocks} blocks, {}",
+                    filter.name()
+                );
+            }
+        }
     }
 
     #[test]
