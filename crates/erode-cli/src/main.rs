@@ -173,7 +173,16 @@ fn main() -> ExitCode {
             let followed = match &cli.command {
                 Command::Simulate(a) => cmd::simulate::rank_pool(a)
                     .map_err(|e| erode::SimError::from(erode::models::grid::blocks::BlockError::Message(e.to_string())))
-                    .and_then(|pool| pool.install(|| erode::models::grid::blocks::follow(ex))),
+                    .and_then(|pool| {
+                        // rank 0 tells the others to write their rows of the outputs; it reports
+                        // every rank's failure, each rank why it failed
+                        let mut task = |bytes: &[u8], block: &erode::models::grid::blocks::Block| {
+                            if let Err(e) = erode_io::run::write_owned_rows(bytes, block, None) {
+                                eprintln!("erode: error: rank {rank}: {}", one_line(&anyhow::Error::new(e)));
+                            }
+                        };
+                        pool.install(|| erode::models::grid::blocks::follow(ex, &mut task))
+                    }),
                 _ => Ok(()),
             };
             return match followed {

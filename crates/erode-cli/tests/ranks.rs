@@ -82,6 +82,75 @@ fn ranks_write_the_bytes_of_one_process() {
     }
 }
 
+/// `holed.tif`: a map of `width` x `height` cells with a hole of nodata cells across the rows
+/// where 2 and 3 ranks meet, declared by a value, and georeferenced.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn holed_map(dir: &Path, width: usize, height: usize) {
+    let size = ["--width", &width.to_string(), "--height", &height.to_string()].map(String::from);
+    let size: Vec<&str> = size.iter().map(String::as_str).collect();
+    ok(&[&["generate"][..], &size, &["--relief", "300", "--cell-size", "10", "-o", "h.tif"]].concat(), dir);
+    let mut read = erode_io::read(&dir.join("h.tif"), &Default::default()).unwrap();
+    let (w, h) = (width, height);
+    let hole = |i: usize| (h / 5..h * 4 / 5).contains(&(i / w)) && (w * 3 / 8..w * 5 / 8).contains(&(i % w));
+    let mask: Vec<bool> = (0..read.map.heights.len()).map(hole).collect();
+    let map = erode::Heightmap::with_nodata(read.map.heights.clone(), Some(mask)).unwrap();
+    read.info.georef = Some(erode_io::GeoRef {
+        pixel_scale: Some(vec![10.0, 10.0, 0.0]),
+        tiepoint: Some(vec![0.0, 0.0, 0.0, 500_000.0, 4_000_000.0, 0.0]),
+        ..Default::default()
+    });
+    let options = erode_io::WriteOptions { nodata_value: Some(-9999.0), georef: read.info.georef, range: None };
+    erode_io::write(&dir.join("holed.tif"), &map, &options).unwrap();
+}
+
+/// `report.json`'s books in `dir`.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn books(dir: &Path) -> serde_json::Value {
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    report["books"].clone()
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_write_their_rows_of_every_format_with_nodata_and_add_up_the_books_of_one_process() {
+    // a map within the preview's size, and one wider (its preview shrunk by rows)
+    for (width, height, formats) in [(80, 101, "tif,exr,png"), (2100, 41, "tif")] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        holed_map(d, width, height);
+        let run = [
+            "simulate",
+            "grid",
+            "holed.tif",
+            "--iterations",
+            "20",
+            "--outputs",
+            "water,flow",
+            "--format",
+            formats,
+            "-q",
+        ];
+        ok(&[&run[..], &["-o", "one"]].concat(), d);
+        let one = outputs(&d.join("one"));
+        let names: Vec<&String> = one.iter().map(|f| &f.0).collect();
+        assert_eq!(
+            one.len(),
+            1 + 3 * formats.split(',').count(),
+            "three maps in every format and the preview: {names:?}"
+        );
+        for ranks in [2, 3] {
+            let out = format!("r{ranks}");
+            let Some(o) = over(ranks, &[&run[..], &["-o", &out]].concat(), d) else { return };
+            assert!(o.status.success(), "{width} x {height}, {ranks} ranks: {}", String::from_utf8_lossy(&o.stderr));
+            for ((name, a), (_, b)) in one.iter().zip(&outputs(&d.join(&out))) {
+                assert!(a == b, "{width} x {height}, {ranks} ranks: {name} differs from one process's");
+            }
+            // the volumes summed over the ranks' rows in map order: the bits of one process's
+            assert_eq!(books(&d.join(&out)), books(&d.join("one")), "{ranks} ranks");
+        }
+    }
+}
+
 #[cfg(feature = "mpi")]
 #[test]
 fn a_run_resumed_on_another_number_of_ranks_ends_in_the_same_bytes() {

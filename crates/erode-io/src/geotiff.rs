@@ -4,7 +4,7 @@
 use erode::CellSize;
 
 /// GeoTIFF tags as read, written back unchanged to TIFF outputs.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GeoRef {
     /// ModelPixelScaleTag (33550): `(sx, sy, sz)` in CRS units per pixel.
     pub pixel_scale: Option<Vec<f64>>,

@@ -112,22 +112,21 @@ impl MapOutputs {
                 })
             },
             || match names.first().and_then(|name| map(name)) {
-                Some(height) => self.write_preview(dir, input, height, map),
+                Some(height) => self.write_preview(dir, input, height, map(self.overlay)),
                 None => Ok(()),
             },
         );
         maps.and(preview)
     }
 
-    /// `preview.png`: `height` hillshaded, with the overlay map (if the model gives one) in blue.
-    fn write_preview(
+    /// `preview.png`: `height` hillshaded, with the `overlay` map (if the model gives one) in blue.
+    pub(crate) fn write_preview(
         &self,
         dir: &Path,
         input: &Loaded,
         height: Vec<f32>,
-        map: &(dyn Fn(&str) -> Option<Vec<f32>> + Sync),
+        mut overlay: Option<Vec<f32>>,
     ) -> Result<(), Error> {
-        let mut overlay = map(self.overlay);
         if self.log_overlay
             && let Some(o) = &mut overlay
         {
@@ -144,10 +143,20 @@ impl MapOutputs {
         let terrain = Heightmap::with_nodata(grid(height)?, mask).map_err(bad)?;
         let overlay = overlay.map(grid).transpose()?;
         let (terrain, overlay) = erode::preview::fit(&terrain, overlay.as_ref(), erode::preview::PREVIEW_MAX_SIDE)
-            .map_err(|e| Error::Output { path: dir.join("preview.png"), reason: e.to_string() })?;
-        let image = render(&terrain, None, overlay.as_ref(), &PreviewStyle::default());
-        crate::write_rgb_png(&dir.join("preview.png"), &image)
+            .map_err(|e| preview_error(dir, e))?;
+        draw_preview(dir, &terrain, overlay.as_ref())
     }
+}
+
+/// Why `dir`'s preview could not be made.
+pub(crate) fn preview_error(dir: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Output { path: dir.join("preview.png"), reason: e.to_string() }
+}
+
+/// `dir/preview.png`: `terrain` (at the preview's size) hillshaded, `overlay` in blue.
+pub(crate) fn draw_preview(dir: &Path, terrain: &Heightmap, overlay: Option<&erode::Grid<f32>>) -> Result<(), Error> {
+    let image = render(terrain, None, overlay, &PreviewStyle::default());
+    crate::write_rgb_png(&dir.join("preview.png"), &image)
 }
 
 /// Notes how the nodata cells of `map` take part in a run: outside the domain, with their edges

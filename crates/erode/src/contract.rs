@@ -421,7 +421,9 @@ impl GridRun {
 
     /// Runs over the ranks of `exchange` from here on, this process rank 0, in blocks of rows
     /// (see [`grid::blocks`]): the same bytes as one process. The other ranks run
-    /// [`grid::blocks::follow`]; each [`Model::sync`] gathers the whole state here.
+    /// [`grid::blocks::follow`]; each [`Model::sync`] gathers the whole state here, while
+    /// [`Model::sync_maps`] leaves the maps on the ranks, for each to write its own rows (see
+    /// [`GridRun::ranks_task`]); the books and [`Model::is_finite`] are reduced over them.
     pub fn use_ranks(&mut self, exchange: std::sync::Arc<dyn crate::ranks::Exchange>) -> Result<(), SimError> {
         self.sync()?;
         #[cfg(feature = "gpu")]
@@ -485,6 +487,20 @@ impl GridRun {
         }
         self.cpu = grid::CpuSim::new(params, &self.state)?;
         Ok(())
+    }
+
+    /// Over ranks: hands every other rank the front end's task `bytes` (see
+    /// [`grid::blocks::Leader::task`]) and gives rank 0's block, to carry it out with; `None`
+    /// when this process runs alone.
+    pub fn ranks_task(&self, bytes: &[u8]) -> Option<&grid::blocks::Block> {
+        let l = self.ranks.as_ref()?;
+        l.task(bytes);
+        Some(l.block())
+    }
+
+    /// Simulated seconds the terrain has changed for (see [`grid::State::terrain_time`]).
+    pub fn terrain_time(&self) -> f64 {
+        self.ranks.as_ref().map_or(self.state.terrain_time, |l| l.block().state().terrain_time)
     }
 
     /// How many ranks it runs over (1: this process alone).
@@ -609,6 +625,10 @@ impl Model for GridRun {
             return g.read_outputs(&mut self.state);
         }
         let _ = (maps, OUTPUTS);
+        if self.ranks.is_some() {
+            // each rank writes its own rows of the maps (see `ranks_task`)
+            return Ok(());
+        }
         self.sync()
     }
     fn editable(&self) -> &'static [&'static str] {
@@ -637,8 +657,10 @@ impl Model for GridRun {
         })
     }
     fn balance(&self) -> Balance {
-        let b = self.state.balance();
-        let st = &self.state;
+        let (b, st) = match &self.ranks {
+            Some(l) => (l.balance(), l.block().state()),
+            None => (self.state.balance(), &self.state),
+        };
         Balance {
             relative_error: b.relative_error,
             terms: vec![
@@ -685,19 +707,10 @@ impl Model for GridRun {
         Some((self.state.width, self.state.height, self.state.cell_size))
     }
     fn is_finite(&self) -> bool {
-        let s = &self.state;
-        let maps = [
-            &s.terrain,
-            &s.water,
-            &s.sediment,
-            &s.hardness,
-            &s.velocity_x,
-            &s.velocity_y,
-            &s.eroded,
-            &s.deposited,
-            &s.discharge_integral,
-        ];
-        all_finite(&maps.map(Vec::as_slice)) && all_finite(&s.flux.iter().map(Vec::as_slice).collect::<Vec<_>>())
+        match &self.ranks {
+            Some(l) => l.is_finite(),
+            None => self.state.finite_on(0..self.state.len()),
+        }
     }
     fn backend(&self) -> Backend {
         #[cfg(feature = "gpu")]

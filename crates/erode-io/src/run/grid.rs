@@ -6,7 +6,7 @@ use erode::contract::{GridRun, TiledGridRun};
 use erode::models::grid;
 use serde_json::{Map, Value, json};
 
-use super::{Front, MapSet, RunError, Watch};
+use super::{Front, MapSet, RowsTask, RunError, Watch, write_owned_rows};
 use crate::outputs::{MapOutputs, Wanted, note_nodata};
 use crate::{Format, Loaded};
 
@@ -49,14 +49,30 @@ impl Front<GridRun> for GridFront {
     fn map_set(&self) -> Option<&MapSet> {
         Some(&self.set)
     }
+    fn write_outputs(&self, model: &GridRun, dir: &Path) -> Result<(), RunError> {
+        if model.ranks() == 1 {
+            return super::write_map_set(&self.set, model, dir);
+        }
+        // over ranks, each writes its own rows of the maps
+        let names: Vec<&str> = super::map_names(model)
+            .into_iter()
+            .enumerate()
+            .filter(|(k, n)| self.set.outputs.wanted.has(*k, n))
+            .map(|(_, n)| n)
+            .collect();
+        let task = RowsTask::new(dir, &self.set.outputs, &self.set.input, &names).to_bytes();
+        match model.ranks_task(&task) {
+            Some(block) => Ok(write_owned_rows(&task, block, Some(&self.set.input))?),
+            None => Err(RunError::Other("the ranks are gone".into())),
+        }
+    }
     fn params(&self, model: &GridRun) -> Value {
         json!(model.params())
     }
     fn details(&self, model: &GridRun) -> Map<String, Value> {
-        let st = model.state();
         let tally = model.substep_tally();
         let details = json!({
-            "terrain_seconds": st.terrain_time,
+            "terrain_seconds": model.terrain_time(),
             "dt": model.params().dt,
             "substeps": { "first": self.first.substeps, "max": tally.max, "mean": tally.mean() },
             "stable_dt": self.first.stable_dt,

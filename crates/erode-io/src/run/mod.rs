@@ -8,6 +8,7 @@ mod checkpoints;
 mod droplet;
 mod grid;
 mod made;
+mod ranked;
 mod sph;
 mod staging;
 mod stamp;
@@ -21,6 +22,7 @@ pub use droplet::DropletFront;
 use erode::contract::{Backend, Clock, Model};
 pub use grid::{GridFront, TiledGridFront};
 pub use made::MadeFront;
+pub use ranked::{RowsTask, write_owned_rows};
 use serde_json::{Map, Value, json};
 pub use sph::SphFront;
 pub(crate) use staging::TEMPORARY_PREFIX;
@@ -202,7 +204,7 @@ pub trait Front<M: Model>: Send + Sync {
     /// its preview.
     fn write_outputs(&self, model: &M, dir: &std::path::Path) -> Result<(), RunError> {
         match self.map_set() {
-            Some(set) => Ok(set.outputs.write(dir, &set.input, &map_names(model), &|name| model.map(name))?),
+            Some(set) => write_map_set(set, model, dir),
             None => Ok(()),
         }
     }
@@ -283,6 +285,11 @@ const ADVANCE_SECONDS: f64 = 0.25;
 /// non-finite writes one for inspection under the same rule as a finished run.
 pub fn keeps_final_state(every: u64, resumed: bool, front_keeps: bool) -> bool {
     every > 0 || resumed || front_keeps
+}
+
+/// Writes the maps of `set` from `model` into `dir` (see [`Front::write_outputs`]).
+fn write_map_set<M: Model>(set: &MapSet, model: &M, dir: &std::path::Path) -> Result<(), RunError> {
+    Ok(set.outputs.write(dir, &set.input, &map_names(model), &|name| model.map(name))?)
 }
 
 /// The names of `model`'s output maps, in order (its `ModelInfo::maps`).

@@ -1,5 +1,7 @@
 //! What evolves in the grid model, its mass books, and an exact binary checkpoint of both.
 
+use std::ops::Range;
+
 use super::params::{HardnessMode, Params, RainMode};
 use crate::checkpoint::{CheckpointError, Header, Reader, Writer};
 use crate::error::SimError;
@@ -405,15 +407,29 @@ impl State {
 
     /// Soil volume now: terrain above the reference height plus suspended sediment, m³.
     pub fn soil_volume(&self) -> f64 {
-        let a = self.cell_size.area();
-        let t: f64 = self.terrain.iter().map(|&v| f64::from(v)).sum();
-        let s: f64 = self.sediment.iter().map(|&v| f64::from(v)).sum();
-        (t + s) * a
+        let [t, s, _] = self.volume_sums(0..self.len(), [0.0; 3]);
+        (t + s) * self.cell_size.area()
     }
 
     /// Water volume now, m³.
     pub fn water_volume(&self) -> f64 {
-        self.water.iter().map(|&v| f64::from(v)).sum::<f64>() * self.cell_size.area()
+        let [_, _, w] = self.volume_sums(0..self.len(), [0.0; 3]);
+        w * self.cell_size.area()
+    }
+
+    /// The sums of terrain, suspended sediment and water over `cells`, each in cell order and
+    /// continuing from `from` (m, per unit of cell area): the sums over a map cut into blocks,
+    /// carried from block to block, come out the bits of the sums over the whole.
+    pub(super) fn volume_sums(&self, cells: Range<usize>, from: [f64; 3]) -> [f64; 3] {
+        let fold = |acc: f64, v: &Vec<f32>| v.get(cells.clone()).unwrap_or_default().iter().fold(acc, |a, &x| a + f64::from(x));
+        [fold(from[0], &self.terrain), fold(from[1], &self.sediment), fold(from[2], &self.water)]
+    }
+
+    /// Whether every value of every field that evolves is finite on `cells`.
+    pub fn finite_on(&self, cells: Range<usize>) -> bool {
+        use rayon::prelude::*;
+        let finite = |f: &[f32]| f.par_chunks(1 << 16).all(|c| c.iter().all(|v| v.is_finite()));
+        self.evolving().iter().all(|f| finite(f.get(cells.clone()).unwrap_or_default()))
     }
 
     /// Absolute terrain heights, m (the `height` output).
@@ -452,13 +468,17 @@ impl State {
 
     /// The balance of the books now.
     pub fn balance(&self) -> Balance {
+        self.balance_of(self.water_volume(), self.soil_volume())
+    }
+
+    /// The balance of the books with the water and soil volumes now, m³ (summed over the whole
+    /// map: this state may be a block's window).
+    pub(super) fn balance_of(&self, water_now: f64, soil_now: f64) -> Balance {
         let b = &self.books;
         let water_expected = self.start_water + b.rain + b.sources - b.evaporated - b.water_outflow
             + b.water_from_dissolving
             - b.water_to_deposition;
         let soil_expected = self.start_soil - b.sediment_outflow + b.transport_drift;
-        let water_now = self.water_volume();
-        let soil_now = self.soil_volume();
         let water_imbalance = water_now - water_expected;
         let soil_imbalance = soil_now - soil_expected;
         let water_scale = self.start_water.max(b.rain + b.sources).max(f64::MIN_POSITIVE);

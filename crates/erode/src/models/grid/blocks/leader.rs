@@ -1,5 +1,6 @@
 //! Rank 0 leads a run over ranks: it holds the whole state, hands every other rank its block
-//! and tells them, one order at a time, to advance or to send their rows; the others follow.
+//! and tells them, one order at a time, to advance, to send their rows, to add up the books or
+//! to carry out a task of the front end's (writing their rows of the outputs); the others follow.
 
 use std::sync::Arc;
 
@@ -18,6 +19,12 @@ enum Order {
     Advance(u64),
     /// Send your rows to rank 0.
     Gather,
+    /// Add your rows to the books' volumes.
+    Balance,
+    /// Say whether your rows are finite.
+    Finite,
+    /// Carry out the front end's task of this many bytes (they follow) with your block.
+    Task(u64),
     /// Stop.
     Done,
 }
@@ -29,6 +36,9 @@ impl Order {
             Order::Advance(n) => (2, n, 0),
             Order::Gather => (3, 0, 0),
             Order::Done => (4, 0, 0),
+            Order::Balance => (5, 0, 0),
+            Order::Finite => (6, 0, 0),
+            Order::Task(len) => (7, len, 0),
         };
         let mut out = [0u8; 24];
         for (k, v) in [tag, a, b].into_iter().enumerate() {
@@ -44,6 +54,9 @@ impl Order {
             2 => Order::Advance(word(1)?),
             3 => Order::Gather,
             4 => Order::Done,
+            5 => Order::Balance,
+            6 => Order::Finite,
+            7 => Order::Task(word(1)?),
             _ => return None,
         })
     }
@@ -110,6 +123,26 @@ impl Leader {
         self.block.gather_into(Some(whole))
     }
 
+    /// The balance of the whole run's books (see [`Block::balance`]).
+    pub fn balance(&self) -> crate::models::grid::Balance {
+        self.order(Order::Balance);
+        self.block.balance()
+    }
+
+    /// Whether every rank's rows are finite (see [`Block::is_finite`]).
+    pub fn is_finite(&self) -> bool {
+        self.order(Order::Finite);
+        self.block.is_finite()
+    }
+
+    /// Hands every other rank the front end's task `bytes` (their [`follow`] gives them to its
+    /// `task` with their block); rank 0 then carries it out with [`Leader::block`] itself, as
+    /// they do. A task that talks to the other ranks must make them all agree on how it went.
+    pub fn task(&self, bytes: &[u8]) {
+        self.order(Order::Task(bytes.len() as u64));
+        from_rank0(&*self.block.rows.exchange, bytes, bytes.len());
+    }
+
     /// Tells the other ranks to stop (as dropping it does).
     pub fn stop(&mut self) {
         if !self.stopped {
@@ -132,8 +165,9 @@ pub fn stop_followers(exchange: &dyn Exchange) {
 }
 
 /// A rank other than 0: waits for rank 0's orders (see [`Leader`]) and carries them out until
-/// it says stop. Rank 0 stopping before it started anything (bad input) ends this too.
-pub fn follow(exchange: Arc<dyn Exchange>) -> Result<(), SimError> {
+/// it says stop; the front end's tasks ([`Leader::task`]) go to `task` with this rank's block.
+/// Rank 0 stopping before it started anything (bad input) ends this too.
+pub fn follow(exchange: Arc<dyn Exchange>, task: &mut dyn FnMut(&[u8], &Block)) -> Result<(), SimError> {
     let mut block: Option<Block> = None;
     loop {
         let order = Order::from_bytes(&from_rank0(&*exchange, &[], 24))
@@ -153,6 +187,16 @@ pub fn follow(exchange: Arc<dyn Exchange>) -> Result<(), SimError> {
             }
             Order::Gather => {
                 block.as_ref().ok_or(BlockError::Message("gather before start".into()))?.gather_into(None)?;
+            }
+            Order::Balance => {
+                block.as_ref().ok_or(BlockError::Message("books before start".into()))?.balance();
+            }
+            Order::Finite => {
+                block.as_ref().ok_or(BlockError::Message("finite before start".into()))?.is_finite();
+            }
+            Order::Task(len) => {
+                let bytes = from_rank0(&*exchange, &[], len as usize);
+                task(&bytes, block.as_ref().ok_or(BlockError::Message("a task before start".into()))?);
             }
             Order::Done => return Ok(()),
         }

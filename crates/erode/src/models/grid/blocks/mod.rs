@@ -187,6 +187,37 @@ impl Rows {
         all.as_chunks::<8>().0.iter().map(|b| f64::from_le_bytes(*b)).fold(x, f64::max)
     }
 
+    /// `add` run on every rank in rank order, each continuing from the value the rank before
+    /// it returned (`from` on rank 0): the value of the last, on every rank. A sum carried so
+    /// through the blocks' rows in map order is the bits of one sum over the whole map.
+    pub(super) fn carried<const K: usize>(&self, from: [f64; K], add: impl Fn([f64; K]) -> [f64; K]) -> [f64; K] {
+        let (rank, ranks) = (self.exchange.rank(), self.layout.len());
+        let to_bytes = |v: [f64; K]| f64s_to_bytes(v.into_iter());
+        let of_bytes = |b: &[u8]| -> [f64; K] {
+            std::array::from_fn(|k| b.as_chunks::<8>().0.get(k).map_or(f64::NAN, |c| f64::from_le_bytes(*c)))
+        };
+        let mut value = if rank == 0 { add(from) } else { from };
+        // in step j, rank j hands its value to rank j + 1, every rank taking part
+        for j in 0..ranks - 1 {
+            let send = if rank == j { to_bytes(value) } else { Vec::new() };
+            let mut recv = if rank == j + 1 { vec![0u8; K * 8] } else { Vec::new() };
+            self.exchange.shift(&send, (rank == j).then_some(j + 1), &mut recv, (rank == j + 1).then_some(j));
+            if rank == j + 1 {
+                value = add(of_bytes(&recv));
+            }
+        }
+        let mut counts = vec![0; ranks];
+        counts[ranks - 1] = K * 8;
+        let mine = if rank + 1 == ranks { to_bytes(value) } else { Vec::new() };
+        let last = self.exchange.all_gather(&mine, &counts);
+        of_bytes(&last)
+    }
+
+    /// Whether `mine` holds on every rank.
+    pub(super) fn all(&self, mine: bool) -> bool {
+        self.exchange.all_gather(&[u8::from(mine)], &vec![1; self.layout.len()]).iter().all(|&b| b == 1)
+    }
+
     /// Whether row `r` of the window is the whole map's first or last row (inside the window
     /// where the map wraps).
     pub(super) fn is_map_edge(&self, r: usize) -> bool {
@@ -315,6 +346,45 @@ impl Block {
     /// The map's rows this rank owns.
     pub fn owned(&self) -> Range<usize> {
         self.rows.layout.owned(self.rows.exchange.rank())
+    }
+
+    /// The rows each rank owns, in rank order.
+    pub fn parts(&self) -> Vec<Range<usize>> {
+        (0..self.ranks()).map(|k| self.rows.layout.owned(k)).collect()
+    }
+
+    /// How this rank talks to the others.
+    pub fn exchange(&self) -> &dyn Exchange {
+        &*self.rows.exchange
+    }
+
+    /// The output map `name` (see [`State::output_map`]) on this rank's own rows.
+    pub fn owned_map(&self, name: &str) -> Option<Vec<f32>> {
+        let mut map = self.state.output_map(name)?;
+        let cells = self.rows.owned_cells();
+        map.truncate(cells.end);
+        map.drain(..cells.start);
+        Some(map)
+    }
+
+    /// Which of this rank's own cells are nodata (`None`: none of the map's).
+    pub fn owned_nodata(&self) -> Option<&[bool]> {
+        self.state.nodata.as_deref().map(|m| &m[self.rows.owned_cells()])
+    }
+
+    /// The balance of the whole run's books (the volumes summed over every rank's rows in map
+    /// order: the bits one process gets). Every rank calls it together.
+    pub fn balance(&self) -> super::state::Balance {
+        let cells = self.rows.owned_cells();
+        let [t, s, w] = self.rows.carried([0.0; 3], |from| self.state.volume_sums(cells.clone(), from));
+        let area = self.state.cell_size.area();
+        self.state.balance_of(w * area, (t + s) * area)
+    }
+
+    /// Whether every value of every rank's own rows is finite (see [`State::finite_on`]).
+    /// Every rank calls it together.
+    pub fn is_finite(&self) -> bool {
+        self.rows.all(self.state.finite_on(self.rows.owned_cells()))
     }
 
     /// Gathers every rank's own rows of the fields that evolve into `whole` on rank 0 (`None`
@@ -473,6 +543,45 @@ mod tests {
     }
 
     #[test]
+    fn blocks_add_up_the_books_and_check_their_rows_as_one_process() {
+        let (_, params, holes) = settings().swap_remove(3);
+        let terrain = bench(Bench::Mountain, 53).unwrap().heights;
+        let whole = State::new(&terrain, &params, StartMaps { nodata: holes.as_deref(), ..StartMaps::default() }).unwrap();
+        let one = one_process(&params, &whole, 12);
+        for ranks in 1..=4 {
+            let got: Vec<_> = std::thread::scope(|s| {
+                let handles: Vec<_> = Threads::ranks(ranks)
+                    .into_iter()
+                    .map(|ex| {
+                        let (params, whole) = (params.clone(), &whole);
+                        s.spawn(move || {
+                            let mut block = Block::new(params, whole, ex).unwrap();
+                            block.run(12);
+                            let (balance, finite) = (block.balance(), block.is_finite());
+                            // a value gone bad on the last rank's rows only
+                            if block.exchange().rank() + 1 == ranks {
+                                let r = block.rows.owned.end - 1;
+                                block.state.water[r * block.state.width] = f32::NAN;
+                            }
+                            (balance, finite, block.is_finite(), block.owned_map("height").unwrap(), block.owned())
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let mut heights = Vec::new();
+            for (balance, finite, finite_after, owned_heights, owned) in got {
+                // the bits of one process's volumes, on every rank
+                assert_eq!(balance, one.balance(), "{ranks} ranks");
+                assert!(finite && !finite_after, "{ranks} ranks: every rank sees one rank's bad value");
+                assert_eq!(owned_heights.len(), owned.len() * 53);
+                heights.extend(owned_heights);
+            }
+            assert_eq!(heights, one.heights(), "{ranks} ranks: the owned rows make up the map");
+        }
+    }
+
+    #[test]
     fn a_run_gathered_from_three_blocks_goes_on_in_two_to_the_same_bytes() {
         let params = Params::default();
         let terrain = bench(Bench::Mountain, 53).unwrap().heights;
@@ -503,7 +612,7 @@ mod tests {
         let one = one_process(&params, &whole, 12);
         let mut ranks = Threads::ranks(3);
         let rank0 = ranks.remove(0);
-        let followers: Vec<_> = ranks.into_iter().map(|ex| std::thread::spawn(move || follow(ex))).collect();
+        let followers: Vec<_> = ranks.into_iter().map(|ex| std::thread::spawn(move || follow(ex, &mut |_, _| {}))).collect();
         let mut leader = Leader::new(params.clone(), &whole, rank0).unwrap();
         let mut end = whole.clone();
         leader.run(5);
@@ -522,7 +631,7 @@ mod tests {
     fn the_others_stop_when_rank_0_stops_before_starting() {
         let mut ranks = Threads::ranks(2);
         let rank0 = ranks.remove(0);
-        let follower = std::thread::spawn(move || follow(ranks.remove(0)));
+        let follower = std::thread::spawn(move || follow(ranks.remove(0), &mut |_, _| {}));
         let whole = State::new(&bench(Bench::Mountain, 53).unwrap().heights, &Params::default(), StartMaps::default()).unwrap();
         // a bad setting: rank 0 refuses it before it sends anything, and stops the others
         let bad = Params { rain_mode: RainMode::Buckets, ..Params::default() };
