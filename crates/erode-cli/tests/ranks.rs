@@ -113,8 +113,9 @@ fn books(dir: &Path) -> serde_json::Value {
 #[cfg(feature = "mpi")]
 #[test]
 fn ranks_write_their_rows_of_every_format_with_nodata_and_add_up_the_books_of_one_process() {
-    // a map within the preview's size, and one wider (its preview shrunk by rows)
-    for (width, height, formats) in [(80, 101, "tif,exr,png"), (2100, 41, "tif")] {
+    // a map within the preview's size, and one wider (its preview shrunk by rows), whose TIFF
+    // strips of 64 rows end where 2 ranks' rows do (no rows lent: an all-gather of nothing)
+    for (width, height, formats) in [(80, 101, "tif,exr,png"), (4096, 128, "tif")] {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         holed_map(d, width, height);
