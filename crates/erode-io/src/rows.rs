@@ -48,6 +48,17 @@ pub fn read_rows(path: &Path, rows: Range<usize>, options: &ReadOptions) -> Resu
     Ok(Rows { heights, nodata, info })
 }
 
+/// Rows `rows` of the TIFF or BigTIFF in `bytes`, as [`read_rows`] reads them from a file.
+pub fn decode_rows(bytes: &[u8], rows: Range<usize>, options: &ReadOptions) -> Result<Rows, FormatError> {
+    if bytes.is_empty() {
+        return Err(FormatError::Empty);
+    }
+    let cursor = std::io::Cursor::new(bytes);
+    let decoded = crate::formats::tiff::decode_rows(cursor, bytes.len() as u64, rows, options)?;
+    let (heights, nodata, info) = crate::samples::finish_cells(decoded, Format::Tiff, options)?;
+    Ok(Rows { heights, nodata, info })
+}
+
 /// The statistics of the map whose rows `parts[k]` rank `k` holds, from this rank's `heights`
 /// and `nodata`: every rank's rows' statistics folded in row order, the bits one process gets.
 pub fn stats_of_rows(

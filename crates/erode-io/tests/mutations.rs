@@ -127,6 +127,41 @@ fn mutated_files_of_every_format_give_a_map_or_an_error_within_the_size_limit() 
     }
 }
 
+#[test]
+fn mutated_tiffs_read_by_rows_give_the_rows_or_an_error_within_the_size_limit() {
+    let maps = [noise_map(), map_with_hole()];
+    let good: Vec<Vec<u8>> = maps.iter().map(|m| encode(m, Format::Tiff, &WriteOptions::default()).unwrap()).collect();
+    let options = ReadOptions { max_cells: MAX_CELLS, nodata: Some(f64::NAN), ..Default::default() };
+    // the valid files read by rows
+    for (bytes, map) in good.iter().zip(&maps) {
+        let h = map.heights.height();
+        assert_eq!(erode_io::rows::decode_rows(bytes, h / 3..h, &options).unwrap().heights.height(), h - h / 3);
+    }
+    let seed = 0x5eed_7000;
+    let mut rng = SplitMix64::new(seed);
+    for case in 0..CASES {
+        let bytes = mutate(&mut rng, &good);
+        // rows within the maps' 41 (a mutated header may say fewer)
+        let start = (rng.next_u64() % 24) as usize;
+        let rows = start..start + 1 + (rng.next_u64() % 16) as usize;
+        let before = LIVE.load(Ordering::Relaxed);
+        PEAK.store(before, Ordering::Relaxed);
+        let outcome = std::panic::catch_unwind(|| {
+            let _ = erode_io::rows::decode_rows(&bytes, rows.clone(), &options);
+        });
+        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+        if outcome.is_err() || peak > MAX_BYTES {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mutations-failure.bin");
+            let _ = std::fs::write(&path, &bytes);
+            panic!(
+                "TIFF by rows {rows:?}, seed {seed:#x}, case {case}: {} (input in {})",
+                if outcome.is_err() { "panicked".to_string() } else { format!("held {peak} bytes") },
+                path.display()
+            );
+        }
+    }
+}
+
 /// Most bytes one mesh decode may hold at once for an input of `len` bytes: its claims are
 /// checked against its length, so what it holds grows with the bytes it has (vertices, faces,
 /// the weld's and the mesh check's tables), never with what a header says.
