@@ -431,6 +431,10 @@ impl GridRun {
             return Err(grid::blocks::BlockError::Unsupported("the GPU backend").into());
         }
         self.ranks = Some(grid::blocks::Leader::new(self.cpu.params().clone(), &self.state, exchange)?);
+        // the cells live on the ranks now: rank 0 holds its block, and the whole only to gather
+        // a checkpoint
+        self.state.release_evolving();
+        self.stale = true;
         Ok(())
     }
 
@@ -450,7 +454,8 @@ impl GridRun {
         self.gpu.as_ref().map(|(g, _)| g)
     }
 
-    /// The state as of the last [`Model::sync`].
+    /// The state as of the last [`Model::sync`]. Over ranks, the fields that evolve are empty
+    /// between an advance and the next sync (their cells are on the ranks).
     pub fn state(&self) -> &grid::State {
         &self.state
     }
@@ -575,6 +580,7 @@ impl Model for GridRun {
     fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError> {
         if let Some(l) = &mut self.ranks {
             l.run(n);
+            self.state.release_evolving();
             self.stale = true;
             progress(l.block().state().iteration);
             return Ok(());
@@ -595,6 +601,7 @@ impl Model for GridRun {
         if let Some(l) = &self.ranks
             && self.stale
         {
+            self.state.hold_evolving();
             l.gather_into(&mut self.state)?;
         }
         #[cfg(feature = "gpu")]
@@ -701,6 +708,11 @@ impl Model for GridRun {
         grid::Stage::ALL.iter().zip(times.0.iter().copied()).map(|(s, t)| (s.name(), t)).collect()
     }
     fn map(&self, name: &str) -> Option<Vec<f32>> {
+        // over ranks, between an advance and a sync the cells are on the ranks (each writes
+        // its own rows: see `ranks_task`)
+        if self.state.terrain.len() != self.state.len() {
+            return None;
+        }
         self.state.output_map(name)
     }
     fn shape(&self) -> Option<(usize, usize, crate::CellSize)> {

@@ -351,3 +351,34 @@ fn every_model_takes_edits_of_its_maps_and_its_books_still_balance() {
     }
     assert!(edited >= 4, "the grid, droplet, stream-power and thermal models take edits");
 }
+
+#[test]
+fn the_grid_model_over_ranks_holds_rank_0_to_its_block_and_gathers_the_bytes_of_one_process() {
+    use erode::ranks::Threads;
+    let params = Params::default();
+    let st = State::new(&terrain(), &params, StartMaps::default()).unwrap();
+    let mut one = GridRun::new(params.clone(), st.clone()).unwrap();
+    one.advance(12, &mut |_| {}).unwrap();
+    let mut ranks = Threads::ranks(3);
+    let rank0 = ranks.remove(0);
+    let followers: Vec<_> = ranks
+        .into_iter()
+        .map(|ex| std::thread::spawn(move || erode::models::grid::blocks::follow(ex, &mut |_, _| {})))
+        .collect();
+    let mut run = GridRun::new(params, st).unwrap();
+    run.use_ranks(rank0).unwrap();
+    assert_eq!(run.ranks(), 3);
+    run.advance(5, &mut |_| {}).unwrap();
+    run.advance(7, &mut |_| {}).unwrap();
+    // the cells are on the ranks: rank 0 holds its block, not the map
+    assert!(run.state().terrain.is_empty() && run.map("height").is_none());
+    assert_eq!(run.balance(), one.balance(), "the books summed over the ranks");
+    assert!(run.is_finite());
+    run.sync().unwrap();
+    assert_eq!(run.checkpoint(), one.checkpoint(), "gathered, the bytes of one process");
+    assert_eq!(run.map("height"), one.map("height"));
+    drop(run);
+    for f in followers {
+        f.join().unwrap().unwrap();
+    }
+}

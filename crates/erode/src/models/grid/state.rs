@@ -195,24 +195,25 @@ impl StartMaps<'_> {
     }
 }
 
-/// The fields the stages change, listed once for [`State::evolving`] and
-/// [`State::evolving_mut`]: `$r` (`&` or `&mut`) of each, the pipes' fluxes last.
+/// The fields the stages change, listed once for [`State::evolving`],
+/// [`State::evolving_mut`] and [`State::release_evolving`]: `$r` (`&` or `&mut`) of each, the
+/// pipes' fluxes last.
 macro_rules! evolving {
-    ($st:expr, $iter:ident, $as_slice:path, $($r:tt)+) => {{
+    ($st:expr, $iter:ident, $($r:tt)+) => {{
         let st = $st;
         let mut v = vec![
-            $($r)+ st.terrain[..],
-            $($r)+ st.water[..],
-            $($r)+ st.sediment[..],
-            $($r)+ st.hardness[..],
-            $($r)+ st.sediment_depth[..],
-            $($r)+ st.velocity_x[..],
-            $($r)+ st.velocity_y[..],
-            $($r)+ st.eroded[..],
-            $($r)+ st.deposited[..],
-            $($r)+ st.discharge_integral[..],
+            $($r)+ st.terrain,
+            $($r)+ st.water,
+            $($r)+ st.sediment,
+            $($r)+ st.hardness,
+            $($r)+ st.sediment_depth,
+            $($r)+ st.velocity_x,
+            $($r)+ st.velocity_y,
+            $($r)+ st.eroded,
+            $($r)+ st.deposited,
+            $($r)+ st.discharge_integral,
         ];
-        v.extend(st.flux.$iter().map($as_slice));
+        v.extend(st.flux.$iter());
         v
     }};
 }
@@ -380,13 +381,29 @@ impl State {
 
     /// The per-cell fields the stages change, in [`State::evolving_mut`]'s order.
     pub(super) fn evolving(&self) -> Vec<&[f32]> {
-        evolving!(self, iter, Vec::as_slice, &)
+        evolving!(self, iter, &).into_iter().map(Vec::as_slice).collect()
     }
 
     /// The per-cell fields the stages change, in a fixed order (what a decomposed run's blocks
     /// send each other over their halos and gather).
     pub(super) fn evolving_mut(&mut self) -> Vec<&mut [f32]> {
-        evolving!(self, iter_mut, Vec::as_mut_slice, &mut)
+        evolving!(self, iter_mut, &mut).into_iter().map(Vec::as_mut_slice).collect()
+    }
+
+    /// Frees the cells of every field that evolves (a run over ranks keeps them on the ranks
+    /// between gathers); [`State::hold_evolving`] makes room for them again.
+    pub(crate) fn release_evolving(&mut self) {
+        for v in evolving!(self, iter_mut, &mut) {
+            *v = Vec::new();
+        }
+    }
+
+    /// Room (zeros) for every field that evolves whose cells were released.
+    pub(crate) fn hold_evolving(&mut self) {
+        let n = self.len();
+        for v in evolving!(self, iter_mut, &mut).into_iter().filter(|v| v.len() != n) {
+            *v = vec![0.0; n];
+        }
     }
 
     /// Number of cells.
