@@ -97,6 +97,25 @@ fn mutate(rng: &mut SplitMix64, good: &[Vec<u8>]) -> Vec<u8> {
     bytes
 }
 
+/// Runs `decode` on the mutated `bytes`: it must neither panic nor hold more than
+/// [`MAX_BYTES`]; a failure names the case (`what`) and writes its input to
+/// `target/mutations-failure.bin`.
+fn within_limit(what: &str, bytes: &[u8], decode: impl FnOnce() + std::panic::UnwindSafe) {
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let outcome = std::panic::catch_unwind(decode);
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+    if outcome.is_err() || peak > MAX_BYTES {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mutations-failure.bin");
+        let _ = std::fs::write(&path, bytes);
+        panic!(
+            "{what}: {} (input in {})",
+            if outcome.is_err() { "panicked".to_string() } else { format!("held {peak} bytes") },
+            path.display()
+        );
+    }
+}
+
 #[test]
 fn mutated_files_of_every_format_give_a_map_or_an_error_within_the_size_limit() {
     let maps = [noise_map(), map_with_hole()];
@@ -108,21 +127,9 @@ fn mutated_files_of_every_format_give_a_map_or_an_error_within_the_size_limit() 
         let mut rng = SplitMix64::new(seed);
         for case in 0..CASES {
             let bytes = mutate(&mut rng, &good);
-            let before = LIVE.load(Ordering::Relaxed);
-            PEAK.store(before, Ordering::Relaxed);
-            let outcome = std::panic::catch_unwind(|| {
+            within_limit(&format!("{format:?}, seed {seed:#x}, case {case}"), &bytes, || {
                 let _ = decode(&bytes, format, &options);
             });
-            let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
-            if outcome.is_err() || peak > MAX_BYTES {
-                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mutations-failure.bin");
-                let _ = std::fs::write(&path, &bytes);
-                panic!(
-                    "{format:?}, seed {seed:#x}, case {case}: {} (input in {})",
-                    if outcome.is_err() { "panicked".to_string() } else { format!("held {peak} bytes") },
-                    path.display()
-                );
-            }
         }
     }
 }
@@ -144,21 +151,9 @@ fn mutated_tiffs_read_by_rows_give_the_rows_or_an_error_within_the_size_limit() 
         // rows within the maps' 41 (a mutated header may say fewer)
         let start = (rng.next_u64() % 24) as usize;
         let rows = start..start + 1 + (rng.next_u64() % 16) as usize;
-        let before = LIVE.load(Ordering::Relaxed);
-        PEAK.store(before, Ordering::Relaxed);
-        let outcome = std::panic::catch_unwind(|| {
+        within_limit(&format!("TIFF by rows {rows:?}, seed {seed:#x}, case {case}"), &bytes, || {
             let _ = erode_io::rows::decode_rows(&bytes, rows.clone(), &options);
         });
-        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
-        if outcome.is_err() || peak > MAX_BYTES {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mutations-failure.bin");
-            let _ = std::fs::write(&path, &bytes);
-            panic!(
-                "TIFF by rows {rows:?}, seed {seed:#x}, case {case}: {} (input in {})",
-                if outcome.is_err() { "panicked".to_string() } else { format!("held {peak} bytes") },
-                path.display()
-            );
-        }
     }
 }
 
