@@ -2,9 +2,9 @@
 //! ([`crate::rows::write_rows`]: the file one process writes), so no rank gathers the maps. The
 //! preview is drawn on rank 0 from rows each rank shrank across first (a map larger than the
 //! preview never comes whole to one rank); maps in other formats are gathered on rank 0 and
-//! written there as one process writes them. Rank 0 hands the others the task ([`RowsTask`]) through the grid model's
-//! leader ([`erode::models::grid::blocks::Leader::task`]); every rank then carries it out with
-//! its block ([`write_owned_rows`]).
+//! written there as one process writes them. Rank 0 hands the others the task ([`RowsTask`])
+//! through the grid model's leader ([`erode::models::grid::blocks::Leader::task`]); every rank
+//! then carries it out with its block ([`write_owned_rows`]).
 
 use std::path::Path;
 
