@@ -217,6 +217,22 @@ mod imp {
             }
         }
 
+        fn broadcast(&self, mine: &[u8], len: usize) -> Vec<u8> {
+            // nothing to send: MPI is not called (as in `all_gather`)
+            if len == 0 {
+                return Vec::new();
+            }
+            let world = self.world();
+            // as in `Threads`, a length that is not `len` panics where MPI would abort
+            assert!(self.rank != 0 || mine.len() == len, "rank 0 broadcasts {} bytes, not {len}", mine.len());
+            let mut out = if self.rank == 0 { mine.to_vec() } else { vec![0u8; len] };
+            let root = world.process_at_rank(0);
+            for piece in out.chunks_mut(CHUNK) {
+                root.broadcast_into(piece);
+            }
+            out
+        }
+
         fn scatter(&self, parts: Option<&[Vec<u8>]>) -> Vec<u8> {
             let world = self.world();
             match parts {

@@ -128,7 +128,7 @@ pub fn write_rows(
         Some(Ok(t)) => t.path().as_os_str().as_encoded_bytes().to_vec(),
         _ => Vec::new(),
     };
-    let name = from_rank0(ex, &name);
+    let name = erode::ranks::broadcast_sized(ex, &name);
     let wrote = if name.is_empty() {
         Err(RowsError::Other(0))
     } else {
@@ -148,16 +148,6 @@ pub fn write_rows(
         }
         None => wrote,
     }
-}
-
-/// Rank 0's `bytes` on every rank (the others' are not read): their length first, then them.
-pub(crate) fn from_rank0(ex: &dyn Exchange, bytes: &[u8]) -> Vec<u8> {
-    let mut counts = vec![0; ex.ranks()];
-    counts[0] = 8;
-    let mine = |b: &[u8]| if ex.rank() == 0 { b.to_vec() } else { Vec::new() };
-    let len = ex.all_gather(&mine(&(bytes.len() as u64).to_le_bytes()), &counts);
-    counts[0] = len.as_chunks::<8>().0.first().map_or(0, |b| u64::from_le_bytes(*b) as usize);
-    ex.all_gather(&mine(bytes), &counts)
 }
 
 /// The path whose bytes rank 0 sent (every rank runs on the same kind of system).

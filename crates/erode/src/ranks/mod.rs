@@ -9,8 +9,8 @@ mod threads;
 pub use threads::Threads;
 
 /// How the ranks of a parallel run talk: an all-gather, a gather to rank 0, a paired send and
-/// receive and a scatter from rank 0, which MPI provides and [`Threads`] provides within one
-/// process. Every rank calls each operation in the same order.
+/// receive, a scatter and a broadcast from rank 0, which MPI provides and [`Threads`] provides
+/// within one process. Every rank calls each operation in the same order.
 pub trait Exchange: Send + Sync {
     /// This rank, `0..ranks()`.
     fn rank(&self) -> usize;
@@ -26,4 +26,20 @@ pub trait Exchange: Send + Sync {
     /// Rank 0 gives `parts[k - 1]` to rank `k`; every other rank returns its part (rank 0
     /// an empty one). `parts` is `Some` on rank 0 only.
     fn scatter(&self, parts: Option<&[Vec<u8>]>) -> Vec<u8>;
+    /// Rank 0's `len` bytes `mine` on every rank (the others' `mine` is not read); every rank
+    /// must know `len`. An all-gather in which only rank 0 gives bytes, unless the transport has
+    /// a broadcast of its own.
+    fn broadcast(&self, mine: &[u8], len: usize) -> Vec<u8> {
+        let mut counts = vec![0; self.ranks()];
+        counts[0] = len;
+        self.all_gather(if self.rank() == 0 { mine } else { &[] }, &counts)
+    }
+}
+
+/// Rank 0's `bytes` on every rank, of a length only rank 0 knows (the others' `bytes` are not
+/// read): their length first, then them.
+pub fn broadcast_sized(ex: &dyn Exchange, bytes: &[u8]) -> Vec<u8> {
+    let len = ex.broadcast(&(bytes.len() as u64).to_le_bytes(), 8);
+    let len = len.as_chunks::<8>().0.first().map_or(0, |b| u64::from_le_bytes(*b) as usize);
+    ex.broadcast(bytes, len)
 }

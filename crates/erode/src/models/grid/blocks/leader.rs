@@ -62,13 +62,6 @@ impl Order {
     }
 }
 
-/// Rank 0's bytes, on every rank (the others give none).
-fn from_rank0(ex: &dyn Exchange, mine: &[u8], len: usize) -> Vec<u8> {
-    let mut counts = vec![0; ex.ranks()];
-    counts[0] = len;
-    ex.all_gather(if ex.rank() == 0 { mine } else { &[] }, &counts)
-}
-
 /// Rank 0's side of a run over ranks: it holds the whole state, hands every other rank its
 /// block, and tells them what to do (the others run [`follow`]); dropping it lets them stop.
 pub struct Leader {
@@ -83,8 +76,8 @@ impl Leader {
         let layout = check(&params, whole.height, exchange.ranks())?;
         let json = serde_json::to_vec(&params).map_err(|e| BlockError::Message(e.to_string()))?;
         let order = Order::Start { params_bytes: json.len() as u64, height: whole.height as u64 };
-        from_rank0(&*exchange, &order.to_bytes(), 24);
-        from_rank0(&*exchange, &json, json.len());
+        exchange.broadcast(&order.to_bytes(), 24);
+        exchange.broadcast(&json, json.len());
         let mut parts = Vec::with_capacity(layout.len());
         for k in 1..layout.len() {
             let (state, rates) = window_of(&params, whole, &layout, k)?;
@@ -102,7 +95,7 @@ impl Leader {
     }
 
     fn order(&self, order: Order) {
-        from_rank0(&*self.block.rows.exchange, &order.to_bytes(), 24);
+        self.block.rows.exchange.broadcast(&order.to_bytes(), 24);
     }
 
     /// `n` iterations on every rank.
@@ -140,7 +133,7 @@ impl Leader {
     /// they do. A task that talks to the other ranks must make them all agree on how it went.
     pub fn task(&self, bytes: &[u8]) {
         self.order(Order::Task(bytes.len() as u64));
-        from_rank0(&*self.block.rows.exchange, bytes, bytes.len());
+        self.block.rows.exchange.broadcast(bytes, bytes.len());
     }
 
     /// Tells the other ranks to stop (as dropping it does).
@@ -161,7 +154,7 @@ impl Drop for Leader {
 /// Tells the other ranks to stop, from rank 0 when it stops before it made a [`Leader`] (bad
 /// input): they end [`follow`].
 pub fn stop_followers(exchange: &dyn Exchange) {
-    from_rank0(exchange, &Order::Done.to_bytes(), 24);
+    exchange.broadcast(&Order::Done.to_bytes(), 24);
 }
 
 /// A rank other than 0: waits for rank 0's orders (see [`Leader`]) and carries them out until
@@ -170,11 +163,11 @@ pub fn stop_followers(exchange: &dyn Exchange) {
 pub fn follow(exchange: Arc<dyn Exchange>, task: &mut dyn FnMut(&[u8], &Block)) -> Result<(), SimError> {
     let mut block: Option<Block> = None;
     loop {
-        let order = Order::from_bytes(&from_rank0(&*exchange, &[], 24))
+        let order = Order::from_bytes(&exchange.broadcast(&[], 24))
             .ok_or(BlockError::Message("an order rank 0 did not send".into()))?;
         match order {
             Order::Start { params_bytes, height } => {
-                let json = from_rank0(&*exchange, &[], params_bytes as usize);
+                let json = exchange.broadcast(&[], params_bytes as usize);
                 let params: Params =
                     serde_json::from_slice(&json).map_err(|e| BlockError::Message(format!("parameters: {e}")))?;
                 let part = exchange.scatter(None);
@@ -195,7 +188,7 @@ pub fn follow(exchange: Arc<dyn Exchange>, task: &mut dyn FnMut(&[u8], &Block)) 
                 block.as_ref().ok_or(BlockError::Message("finite before start".into()))?.is_finite();
             }
             Order::Task(len) => {
-                let bytes = from_rank0(&*exchange, &[], len as usize);
+                let bytes = exchange.broadcast(&[], len as usize);
                 task(&bytes, block.as_ref().ok_or(BlockError::Message("a task before start".into()))?);
             }
             Order::Done => return Ok(()),
