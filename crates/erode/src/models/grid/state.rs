@@ -601,9 +601,27 @@ impl State {
     /// The whole state as bytes: versioned, with a checksum. `params_fingerprint` (see
     /// [`params_fingerprint`]) lets a resume refuse different parameters.
     pub fn to_bytes(&self, params_fingerprint: u64) -> Vec<u8> {
+        self.frame(params_fingerprint, None)
+    }
+
+    /// The bytes of [`State::rows`]`(rows)` ([`State::to_bytes`]), written from this state's
+    /// rows without the state of those rows in between (a run over ranks hands out its blocks so).
+    pub fn rows_to_bytes(&self, params_fingerprint: u64, rows: &[usize]) -> Vec<u8> {
+        self.frame(params_fingerprint, Some(rows))
+    }
+
+    /// The frame of the whole state, or of `rows` of it.
+    fn frame(&self, params_fingerprint: u64, rows: Option<&[usize]>) -> Vec<u8> {
+        let width = self.width;
+        let height = rows.map_or(self.height, <[usize]>::len);
+        // every per-cell field whole, or its rows in order
+        let cells = |v: &[f32], w: &mut Writer| match rows {
+            None => w.f32s(v),
+            Some(rows) => rows.iter().for_each(|&r| w.f32s(&v[r * width..(r + 1) * width])),
+        };
         let header = Header { params: params_fingerprint, input: self.input };
-        let mut w = Writer::new(MAGIC, VERSION, header, 256 + self.len() * 4 * (11 + self.flux.len()));
-        for v in [self.width as u64, self.height as u64] {
+        let mut w = Writer::new(MAGIC, VERSION, header, 256 + width * height * 4 * (11 + self.flux.len()));
+        for v in [width as u64, height as u64] {
             w.u64(v);
         }
         for v in [self.cell_size.x, self.cell_size.y] {
@@ -622,12 +640,15 @@ impl State {
         w.u64(u64::from(self.rain_map.is_some()));
         w.u64(u64::from(self.nodata.is_some()));
         for field in self.fields() {
-            w.f32s(field);
+            cells(field, &mut w);
         }
         if let Some(mask) = &self.nodata {
-            w.mask(mask);
+            match rows {
+                None => w.mask(mask),
+                Some(rows) => rows.iter().for_each(|&r| w.mask(&mask[r * width..(r + 1) * width])),
+            }
         }
-        w.f32s(&self.sediment_depth);
+        cells(&self.sediment_depth, &mut w);
         w.finish()
     }
 

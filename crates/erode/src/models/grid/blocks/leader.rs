@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{Block, BlockError, check, window_of};
+use super::{Block, BlockError, check, rows_of, source_rates, window_of};
 use crate::ranks::Exchange;
 use crate::error::SimError;
 use crate::models::grid::params::Params;
@@ -78,15 +78,18 @@ impl Leader {
         let order = Order::Start { params_bytes: json.len() as u64, height: whole.height as u64 };
         exchange.broadcast(&order.to_bytes(), 24);
         exchange.broadcast(&json, json.len());
-        let mut parts = Vec::with_capacity(layout.len());
-        for k in 1..layout.len() {
-            let (state, rates) = window_of(&params, whole, &layout, k)?;
-            let bytes = state.to_bytes(0);
-            let mut part = (bytes.len() as u64).to_le_bytes().to_vec();
-            part.extend(bytes);
-            part.extend(rates.iter().flat_map(|v| v.to_le_bytes()));
-            parts.push(part);
-        }
+        // each window's bytes written straight from the whole's rows (no window state between)
+        let rates = source_rates(&params, whole)?;
+        let parts: Vec<Vec<u8>> = (1..layout.len())
+            .map(|k| {
+                let window = layout.window(k);
+                let bytes = whole.rows_to_bytes(0, &window);
+                let mut part = (bytes.len() as u64).to_le_bytes().to_vec();
+                part.extend(bytes);
+                part.extend(rows_of(&rates, whole.width, &window).iter().flat_map(|v| v.to_le_bytes()));
+                part
+            })
+            .collect();
         exchange.scatter(Some(&parts));
         drop(parts);
         let (state, rates) = window_of(&params, whole, &layout, 0)?;

@@ -446,11 +446,16 @@ fn check(params: &Params, height: usize, ranks: usize) -> Result<Layout, SimErro
 /// Rank `rank`'s window of `whole` and the sources' rates on it (empty without sources).
 fn window_of(params: &Params, whole: &State, layout: &Layout, rank: usize) -> Result<(State, Vec<f32>), SimError> {
     let window = layout.window(rank);
-    let w = whole.width;
     let rates = source_rates(params, whole)?;
-    let rates =
-        if rates.is_empty() { rates } else { window.iter().flat_map(|&r| rates[r * w..(r + 1) * w].iter().copied()).collect() };
-    Ok((whole.rows(&window), rates))
+    Ok((whole.rows(&window), rows_of(&rates, whole.width, &window)))
+}
+
+/// `rows` of the sources' rates over a map `width` wide (none when there are no sources).
+fn rows_of(rates: &[f32], width: usize, rows: &[usize]) -> Vec<f32> {
+    if rates.is_empty() {
+        return Vec::new();
+    }
+    rows.iter().flat_map(|&r| rates[r * width..(r + 1) * width].iter().copied()).collect()
 }
 
 mod leader;
@@ -591,6 +596,25 @@ mod tests {
         let saved = in_blocks(&params, &whole, 3, 6).to_bytes(fingerprint);
         let read = State::from_bytes(&saved, fingerprint, u64::MAX).unwrap();
         assert_eq!(in_blocks(&params, &read, 2, 6).to_bytes(fingerprint), one.to_bytes(fingerprint));
+    }
+
+    #[test]
+    fn a_windows_bytes_are_the_bytes_of_its_state() {
+        // nodata holes, a rain map and wrapping windows: every field and mask cut by rows
+        let (_, params, holes) = settings().swap_remove(3);
+        let params = Params { border: Border::Wrap, rain_mode: RainMode::Map, ..params };
+        let terrain = bench(Bench::Mountain, 53).unwrap().heights;
+        let rates = (0..53 * 53).map(|i| 1e-6 * (1 + i % 7) as f32).collect();
+        let rain = crate::grid::Grid::from_vec(53, 53, terrain.cell_size(), rates).unwrap();
+        let maps = StartMaps { nodata: holes.as_deref(), rain: Some(&rain), ..StartMaps::default() };
+        let mut whole = State::new(&terrain, &params, maps).unwrap();
+        CpuSim::new(params.clone(), &whole).unwrap().run(&mut whole, 3);
+        let layout = Layout::new(53, 3, true).unwrap();
+        for k in 0..3 {
+            let window = layout.window(k);
+            assert_eq!(whole.rows_to_bytes(7, &window), whole.rows(&window).to_bytes(7), "rank {k}");
+        }
+        assert_eq!(whole.rows_to_bytes(7, &(0..53).collect::<Vec<_>>()), whole.to_bytes(7));
     }
 
     #[test]
