@@ -176,6 +176,8 @@ pub fn follow(exchange: Arc<dyn Exchange>, task: &mut dyn FnMut(&[u8], &Block)) 
                 let part = exchange.scatter(None);
                 let layout = check(&params, height as usize, exchange.ranks())?;
                 let (state, rates) = split_part(&part)?;
+                // its bytes are not needed beside the state and the block's scratch
+                drop(part);
                 block = Some(Block::from_window(params, state, rates, layout, exchange.clone())?);
             }
             Order::Advance(n) => {

@@ -390,39 +390,53 @@ impl Block {
     /// Gathers every rank's own rows of the fields that evolve into `whole` on rank 0 (`None`
     /// on the others), with the iteration, times and books: the state one process would hold,
     /// byte for byte, where `whole` is the state the run started from (or any earlier one of
-    /// it). Every rank calls it together.
+    /// it). Every rank calls it together. One field at a time, so that rank 0 holds no more
+    /// than one field's bytes beside `whole` (and the others one field of their rows).
     pub fn gather_into(&self, whole: Option<&mut State>) -> Result<(), SimError> {
         let ex = &self.rows.exchange;
         let layout = &self.rows.layout;
         let fields = self.state.evolving();
         let w = self.state.width;
         let cells = self.rows.owned_cells();
-        let mut mine = Vec::with_capacity(fields.len() * cells.len() * 4);
-        for f in &fields {
-            put_f32s(&mut mine, &f[cells.clone()]);
-        }
-        let counts: Vec<usize> = (0..layout.len()).map(|k| layout.owned(k).len() * w * fields.len() * 4).collect();
-        let Some(all) = ex.gather(&mine, &counts) else { return Ok(()) };
-        if all.len() != counts.iter().sum::<usize>() {
-            return Err(BlockError::Message(format!("gathered {} bytes of {}", all.len(), counts.iter().sum::<usize>())).into());
-        }
-        let whole = whole.ok_or(BlockError::Message("rank 0 has no state to gather into".into()))?;
-        if (whole.width, whole.height) != (w, layout.height) || whole.evolving().len() != fields.len() {
-            return Err(BlockError::Message(format!(
-                "gathering {w} x {} cells into a state of {} x {}",
-                layout.height, whole.width, whole.height
-            ))
-            .into());
-        }
-        let mut at = 0;
-        for k in 0..layout.len() {
-            let rows = layout.owned(k);
-            for field in whole.evolving_mut() {
-                let n = rows.len() * w * 4;
-                get_f32s(&all[at..at + n], &mut field[rows.start * w..rows.end * w]);
-                at += n;
+        let counts: Vec<usize> = (0..layout.len()).map(|k| layout.owned(k).len() * w * 4).collect();
+        let total: usize = counts.iter().sum();
+        // rank 0's state, if it has the run's shape: checked before and reported after every
+        // gather, for every rank to take part in each
+        let shape = whole.as_deref().map(|s| (s.width, s.height, s.evolving().len()));
+        let mut whole = whole.filter(|_| shape == Some((w, layout.height, fields.len())));
+        let mut short = None;
+        for (i, field) in fields.iter().enumerate() {
+            let mut mine = Vec::with_capacity(cells.len() * 4);
+            put_f32s(&mut mine, &field[cells.clone()]);
+            let Some(all) = ex.gather(&mine, &counts) else { continue };
+            drop(mine);
+            if all.len() != total {
+                short = Some(all.len());
+                continue;
+            }
+            if let Some(whole) = whole.as_deref_mut() {
+                let mut into = whole.evolving_mut();
+                let mut at = 0;
+                for k in 0..layout.len() {
+                    let rows = layout.owned(k);
+                    let n = rows.len() * w * 4;
+                    get_f32s(&all[at..at + n], &mut into[i][rows.start * w..rows.end * w]);
+                    at += n;
+                }
             }
         }
+        if ex.rank() != 0 {
+            return Ok(());
+        }
+        if let Some(n) = short {
+            return Err(BlockError::Message(format!("gathered {n} bytes of {total}")).into());
+        }
+        let whole = whole.ok_or_else(|| {
+            BlockError::Message(match shape {
+                None => "rank 0 has no state to gather into".into(),
+                Some((sw, sh, _)) => format!("gathering {w} x {} cells into a state of {sw} x {sh}", layout.height),
+            })
+        })?;
         whole.iteration = self.state.iteration;
         whole.time = self.state.time;
         whole.terrain_time = self.state.terrain_time;
@@ -615,6 +629,30 @@ mod tests {
             assert_eq!(whole.rows_to_bytes(7, &window), whole.rows(&window).to_bytes(7), "rank {k}");
         }
         assert_eq!(whole.rows_to_bytes(7, &(0..53).collect::<Vec<_>>()), whole.to_bytes(7));
+    }
+
+    #[test]
+    fn a_gather_into_a_state_of_another_shape_fails_on_rank_0_alone() {
+        let params = Params::default();
+        let whole = State::new(&bench(Bench::Mountain, 53).unwrap().heights, &params, StartMaps::default()).unwrap();
+        let other = State::new(&bench(Bench::Mountain, 40).unwrap().heights, &params, StartMaps::default()).unwrap();
+        let got: Vec<bool> = std::thread::scope(|s| {
+            let handles: Vec<_> = Threads::ranks(3)
+                .into_iter()
+                .map(|ex| {
+                    let (params, whole, mut other) = (params.clone(), &whole, other.clone());
+                    s.spawn(move || {
+                        let block = Block::new(params, whole, ex.clone()).unwrap();
+                        // every rank takes part in every field's gather, and the others go on
+                        let gathered = block.gather_into((ex.rank() == 0).then_some(&mut other)).is_ok();
+                        let finite = block.is_finite();
+                        gathered && finite
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(got, [false, true, true]);
     }
 
     #[test]
