@@ -414,13 +414,20 @@ def test_ctrl_c_stops_a_run_at_the_next_batch_and_it_goes_on(terrain):
     heights, georef = terrain
     big = np.tile(heights, (4, 4))
     sim = erode.Grid(big, cell_size=georef)
+    # Python raises KeyboardInterrupt only if SIGINT was not ignored when it started (a job put in
+    # the background by a shell without job control, e.g. `nohup cmd &`, ignores it): the test
+    # sets Python's own handler, so that it cannot run on for ever
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        sim.run(10**9)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sim.run(10**9)
+    finally:
+        timer.join()
+        signal.signal(signal.SIGINT, previous)
     stopped_after = time.monotonic() - started
-    timer.join()
     done = sim.iterations
     assert 0 < done < 10**9 and stopped_after < 5, (done, stopped_after)
     sim.run(7)
