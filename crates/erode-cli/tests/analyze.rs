@@ -1,6 +1,6 @@
 //! `erode analyze`: figures as text and JSON, maps and plots, nodata as outlets, bad input.
 
-mod common;
+use crate::common;
 
 use common::*;
 

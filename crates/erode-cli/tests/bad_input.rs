@@ -3,7 +3,7 @@
 //! under 2 s and under 200 MB peak resident size each (measured with GNU time, `/usr/bin/time`,
 //! which `.ci/run` installs; without it the memory is not checked, and the test says so).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

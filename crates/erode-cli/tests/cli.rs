@@ -1,7 +1,7 @@
 //! The command line as users and other tools call it: every subcommand, and bad input
 //! (exit status 2, one line on stderr, nothing written).
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -1,7 +1,7 @@
 //! Heights for engines: raw files and their sidecars round-trip to the same metres, and
 //! `convert --engine` writes each engine's size and format with its import settings.
 
-mod common;
+use crate::common;
 
 use common::{erode, files_in, ok, refused};
 use erode::{CellSize, Grid, Heightmap};

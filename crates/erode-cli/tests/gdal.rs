@@ -4,7 +4,7 @@
 //! nodata value, and no warning. Needs `gdalinfo` (Debian's `gdal-bin`, installed by `.ci/run`);
 //! without it the test says so and passes, unless ERODE_REQUIRE_GDAL=1 (as in CI).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

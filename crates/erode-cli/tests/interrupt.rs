@@ -3,7 +3,7 @@
 //! signal stops it at once, leaving no temporary; every other command stops at once on a signal,
 //! leaving nothing; a full disk (a small tmpfs) fails with one line and leaves no partial set.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,7 +1,7 @@
 //! `erode masks`: every map read back (size, bit depth, channels, the library's values), the
 //! sidecar, the rules round trip, the same bytes on any thread count, and the refusals.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

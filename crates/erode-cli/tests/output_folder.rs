@@ -2,7 +2,7 @@
 //! its checkpoints (another run's are refused or moved aside), locks the folder against a second
 //! run, and leaves one set of outputs.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

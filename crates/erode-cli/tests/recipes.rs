@@ -2,7 +2,7 @@
 //! again keeps what was done, batches make their variants and a contact sheet, and bad recipes
 //! are refused before anything runs.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `report.json` has one shape for every model: the same keys, each book term once with its
 //! unit, stage timers only for stages that ran, and where the run came from.
 
-mod common;
+use crate::common;
 
 use common::ok;
 

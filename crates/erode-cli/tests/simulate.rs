@@ -1,7 +1,7 @@
 //! `erode simulate grid` and `erode params grid` as users run them: outputs, reports, thread
 //! counts, checkpoints and resume, bad parameters, and real DEMs.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! `erode simulate sph`: built-in scenes, a scene file with a mesh, a heightmap, and refusals.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

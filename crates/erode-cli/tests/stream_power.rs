@@ -2,7 +2,7 @@
 //! rivers (checked by `erode analyze`), a real DEM re-erodes, a resumed run ends where a straight
 //! one does, and bad input is refused naming what is wrong with nothing written.
 
-mod common;
+use crate::common;
 
 use common::*;
 

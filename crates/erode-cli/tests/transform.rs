@@ -1,6 +1,6 @@
 //! `erode resample`, `crop`, `rescale` and `mesh`: sizes, cell sizes and heights as asked, read back.
 
-mod common;
+use crate::common;
 
 use common::{erode, files_in, info, ok, refused};
 

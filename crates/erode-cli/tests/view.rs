@@ -2,7 +2,7 @@
 //! plays the model, saves a screenshot and exits. Skipped without `xvfb-run` unless
 //! `ERODE_REQUIRE_GPU=1`, which CI sets.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! the CPU model moves. On Mesa's software Vulkan in CI (`ERODE_REQUIRE_GPU=1` makes a missing
 //! adapter fail instead of skipping).
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, OnceLock};
 

@@ -1,7 +1,7 @@
 //! The grid model's ported stages on the GPU against their CPU twins, on Mesa's software Vulkan
 //! in CI (`ERODE_REQUIRE_GPU=1` makes a missing adapter fail instead of skipping).
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, OnceLock};
 

@@ -1,6 +1,6 @@
 //! Erosion, books, thermal relaxation, determinism and extreme parameters of the grid model.
 
-mod common;
+use crate::common;
 
 use common::*;
 use erode::models::grid::{

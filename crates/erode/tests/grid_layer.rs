@@ -3,7 +3,7 @@
 //! angle of repose and never takes bedrock with it, the flow takes loose material first, and
 //! deposits join the layer.
 
-mod common;
+use crate::common;
 
 use common::*;
 use erode::models::grid::{CpuSim, Params, StartMaps, State};

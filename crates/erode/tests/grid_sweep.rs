@@ -2,7 +2,7 @@
 //! the same bits for every border, pipe count and option it covers, on grids down to one row,
 //! at any thread count (which changes the bands).
 
-mod common;
+use crate::common;
 
 use common::{fingerprint, grid};
 use erode::models::grid::{Border, CpuSim, HardnessMode, Params, RainMode, Source, StartMaps, State, Units};

@@ -1,7 +1,7 @@
 //! The water of the grid model against what it must do: stay at rest, keep its volume, stay
 //! stable under the derived time step, travel at the predicted speed, and bound a dam break.
 
-mod common;
+use crate::common;
 
 use common::*;
 use erode::models::grid::{Border, CpuSim, CrossSection, FluxForm, Params, StartMaps, State};

@@ -1,7 +1,7 @@
 //! Nodata cells are outside the domain: no model moves water, sediment or soil into them except
 //! as booked outflow, no stencil reads them as terrain, and they keep their height.
 
-mod common;
+use crate::common;
 
 use common::grid;
 use erode::models::droplet;

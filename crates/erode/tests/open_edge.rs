@@ -6,7 +6,7 @@
 //! books), against 0.6–0.75 m in the long valley; now 0.46–0.52 m (2026-11-26). The grid holds its
 //! edge (its water leaves onto level ground): 0.02 m against 5 m.
 
-mod common;
+use crate::common;
 
 use common::edge_against_long;
 use erode::models::{droplet, grid};
