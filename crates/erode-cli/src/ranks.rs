@@ -233,12 +233,13 @@ mod imp {
             out
         }
 
-        fn scatter(&self, parts: Option<&[Vec<u8>]>) -> Vec<u8> {
+        fn scatter(&self, part: Option<&mut dyn FnMut(usize) -> Vec<u8>>) -> Vec<u8> {
             let world = self.world();
-            match parts {
-                Some(parts) if self.rank == 0 => {
-                    for (k, part) in parts.iter().enumerate() {
-                        send_all(&world, k + 1, part);
+            match part {
+                Some(make) if self.rank == 0 => {
+                    // one part made, sent and dropped at a time
+                    for k in 1..self.size {
+                        send_all(&world, k, &make(k));
                     }
                     Vec::new()
                 }

@@ -23,9 +23,10 @@ pub trait Exchange: Send + Sync {
     fn gather(&self, mine: &[u8], counts: &[usize]) -> Option<Vec<u8>>;
     /// Sends `send` to rank `to` while receiving `recv` from rank `from` (`None`: no one).
     fn shift(&self, send: &[u8], to: Option<usize>, recv: &mut [u8], from: Option<usize>);
-    /// Rank 0 gives `parts[k - 1]` to rank `k`; every other rank returns its part (rank 0
-    /// an empty one). `parts` is `Some` on rank 0 only.
-    fn scatter(&self, parts: Option<&[Vec<u8>]>) -> Vec<u8>;
+    /// Rank 0 gives `part(k)` to rank `k`, making each part only when it sends it (so it holds
+    /// one at a time); every other rank returns its part (rank 0 an empty one). `part` is
+    /// `Some` on rank 0 only.
+    fn scatter(&self, part: Option<&mut dyn FnMut(usize) -> Vec<u8>>) -> Vec<u8>;
     /// Rank 0's `len` bytes `mine` on every rank (the others' `mine` is not read); every rank
     /// must know `len`. An all-gather in which only rank 0 gives bytes, unless the transport has
     /// a broadcast of its own.

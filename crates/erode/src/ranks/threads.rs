@@ -59,20 +59,19 @@ impl Exchange for Threads {
         (self.rank == 0).then_some(all)
     }
 
-    fn scatter(&self, parts: Option<&[Vec<u8>]>) -> Vec<u8> {
-        let mine = parts.map(|p| p.concat()).unwrap_or_default();
-        let lengths: Vec<u8> =
-            parts.map(|p| p.iter().flat_map(|v| (v.len() as u64).to_le_bytes()).collect()).unwrap_or_default();
-        self.trade(&[lengths, mine].concat(), |slots| {
-            if self.rank == 0 {
-                return Vec::new();
+    /// One trade per other rank, in rank order: rank 0 posts rank `k`'s part, rank `k` takes it.
+    fn scatter(&self, mut part: Option<&mut dyn FnMut(usize) -> Vec<u8>>) -> Vec<u8> {
+        let mut mine = Vec::new();
+        for k in 1..self.ranks() {
+            let posted = match (&mut part, self.rank) {
+                (Some(make), 0) => make(k),
+                _ => Vec::new(),
+            };
+            if let Some(got) = self.trade(&posted, |slots| (self.rank == k).then(|| slots[0].clone())) {
+                mine = got;
             }
-            let all = &slots[0];
-            let n = slots.len() - 1;
-            let len = |k: usize| u64::from_le_bytes(all[k * 8..k * 8 + 8].try_into().unwrap_or_default()) as usize;
-            let at = 8 * n + (0..self.rank - 1).map(len).sum::<usize>();
-            all[at..at + len(self.rank - 1)].to_vec()
-        })
+        }
+        mine
     }
 
     fn shift(&self, send: &[u8], _to: Option<usize>, recv: &mut [u8], from: Option<usize>) {
@@ -81,5 +80,33 @@ impl Exchange for Threads {
                 recv.copy_from_slice(&slots[k]);
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scatter_gives_each_rank_its_part_made_once_in_rank_order() {
+        let made = Arc::new(Mutex::new(Vec::new()));
+        let got: Vec<Vec<u8>> = std::thread::scope(|s| {
+            let handles: Vec<_> = Threads::ranks(4)
+                .into_iter()
+                .map(|ex| {
+                    let made = made.clone();
+                    s.spawn(move || {
+                        let mut make = |k: usize| {
+                            made.lock().unwrap().push(k);
+                            vec![k as u8; k * 3]
+                        };
+                        ex.scatter((ex.rank() == 0).then_some(&mut make as &mut dyn FnMut(usize) -> Vec<u8>))
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(got, vec![vec![], vec![1; 3], vec![2; 6], vec![3; 9]]);
+        assert_eq!(*made.lock().unwrap(), vec![1, 2, 3]);
     }
 }

@@ -78,20 +78,18 @@ impl Leader {
         let order = Order::Start { params_bytes: json.len() as u64, height: whole.height as u64 };
         exchange.broadcast(&order.to_bytes(), 24);
         exchange.broadcast(&json, json.len());
-        // each window's bytes written straight from the whole's rows (no window state between)
+        // each window's bytes written straight from the whole's rows (no window state between),
+        // one rank's at a time, as it is sent
         let rates = source_rates(&params, whole)?;
-        let parts: Vec<Vec<u8>> = (1..layout.len())
-            .map(|k| {
-                let window = layout.window(k);
-                let bytes = whole.rows_to_bytes(0, &window);
-                let mut part = (bytes.len() as u64).to_le_bytes().to_vec();
-                part.extend(bytes);
-                part.extend(rows_of(&rates, whole.width, &window).iter().flat_map(|v| v.to_le_bytes()));
-                part
-            })
-            .collect();
-        exchange.scatter(Some(&parts));
-        drop(parts);
+        let mut part = |k: usize| {
+            let window = layout.window(k);
+            let bytes = whole.rows_to_bytes(0, &window);
+            let mut part = (bytes.len() as u64).to_le_bytes().to_vec();
+            part.extend(bytes);
+            part.extend(rows_of(&rates, whole.width, &window).iter().flat_map(|v| v.to_le_bytes()));
+            part
+        };
+        exchange.scatter(Some(&mut part));
         let (state, rates) = window_of(&params, whole, &layout, 0)?;
         let block = Block::from_window(params, state, rates, layout, exchange)?;
         Ok(Self { block, stopped: false })
