@@ -5,6 +5,9 @@
 
 mod common;
 
+/// Files of tests/ built as binaries of their own (see Cargo.toml).
+const OWN_BINARY: &[&str] = &["ranks"];
+
 mod analyze;
 mod bad_input;
 mod cli;
@@ -22,3 +25,18 @@ mod sph;
 mod stream_power;
 mod transform;
 mod view;
+
+/// A file added to tests/ and not named above would never compile or run (`autotests = false`).
+#[test]
+fn every_test_file_is_named_here() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let this = std::fs::read_to_string(dir.join("all.rs")).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let Some(module) = name.strip_suffix(".rs") else { continue };
+        if module == "all" || OWN_BINARY.contains(&module) {
+            continue;
+        }
+        assert!(this.contains(&format!("mod {module};")), "tests/{name} is not named in tests/all.rs");
+    }
+}
