@@ -181,7 +181,9 @@ fn main() -> ExitCode {
                                 eprintln!("erode: error: rank {rank}: {}", one_line(&anyhow::Error::new(e)));
                             }
                         };
-                        pool.install(|| erode::models::grid::blocks::follow(ex, &mut task))
+                        // a start from every rank's own rows asks this one to read its rows
+                        let mut read = cmd::simulate::read_rows;
+                        pool.install(|| erode::models::grid::blocks::follow(ex, &mut read, &mut task))
                     }),
                 _ => Ok(()),
             };

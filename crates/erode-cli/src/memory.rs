@@ -15,6 +15,13 @@ pub enum Work {
     Droplet,
     /// The stream-power model (with multiple flow directions when true: their shares per cell).
     StreamPower(bool),
+    /// The grid model over `ranks` MPI ranks, on rank 0: the whole map's heights and maps as it
+    /// read them and the steady start's routing over them (as a tiled run's map), and its block
+    /// of the rows.
+    GridRanks {
+        /// Ranks (more than one).
+        ranks: u64,
+    },
     /// The grid model tile by tile (`--tiles`): the map's own bytes per cell (the input, its
     /// copy, the start's water, the blended maps; the steady start's flow routing at its peak)
     /// and a tile's state over its window of `window_cells` cells.
@@ -47,6 +54,7 @@ impl Work {
             Work::StreamPower(false) => 160,
             Work::StreamPower(true) => 280,
             Work::TiledGrid { .. } => TILED_BYTES_PER_CELL,
+            Work::GridRanks { ranks } => TILED_BYTES_PER_CELL + Work::Grid.bytes_per_cell().div_ceil(ranks.max(1)),
             Work::Model { bytes_per_cell, .. } => bytes_per_cell,
             Work::Analyze(false) => 96,
             Work::Analyze(true) => 160,
@@ -61,6 +69,7 @@ impl Work {
             Work::Droplet => "the droplet model".into(),
             Work::StreamPower(_) => "the stream-power model".into(),
             Work::TiledGrid { .. } => "the grid model in tiles".into(),
+            Work::GridRanks { ranks } => format!("rank 0 of the grid model over {ranks} ranks"),
             Work::Model { name, .. } => format!("the {name} model"),
             Work::Analyze(_) => "the analysis".into(),
             Work::Resample => "the resampled map".into(),
@@ -136,6 +145,7 @@ pub fn check(width: usize, height: usize, work: Work, limit: Option<u64>) -> any
     let mut per = format!("~{} B per cell", work.bytes_per_cell());
     let instead = match work {
         Work::Grid => "a smaller map, --tiles SIZE (the map tile by tile)",
+        Work::GridRanks { .. } => "more ranks, or --tiles SIZE as one process (the map tile by tile)",
         Work::TiledGrid { window_cells } => {
             let tile = window_cells.min(cells).saturating_mul(Work::Grid.bytes_per_cell());
             need = need.saturating_add(tile);

@@ -154,6 +154,61 @@ fn ranks_write_their_rows_of_every_format_with_nodata_and_add_up_the_books_of_on
 
 #[cfg(feature = "mpi")]
 #[test]
+fn ranks_read_their_own_rows_of_the_maps_in_any_format_to_the_bytes_of_one_process() {
+    // each rank reads its rows: of a TIFF (the hardness, with nodata cells the rows' reader
+    // fills as the whole map's reader does) just its strips; of a PNG (the heights, the rain)
+    // the whole file, cut
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    map(d);
+    let m = erode_io::read(&d.join("m.tif"), &Default::default()).unwrap();
+    let heights = m.map.heights.as_slice();
+    let (lo, hi) = heights.iter().fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+    let unit = |f: &dyn Fn(usize, f32) -> f32| {
+        let values = heights.iter().enumerate().map(|(i, &v)| f(i, (v - lo) / (hi - lo))).collect();
+        erode::Grid::from_vec(80, 101, m.map.heights.cell_size(), values).unwrap()
+    };
+    let holes: Vec<bool> = (0..80 * 101).map(|i| (40..60).contains(&(i / 80)) && i % 80 < 9).collect();
+    let hardness = erode::Heightmap::with_nodata(unit(&|_, u| 0.2 + 0.6 * u), Some(holes)).unwrap();
+    let with_nodata = erode_io::WriteOptions { nodata_value: Some(-9999.0), ..Default::default() };
+    erode_io::write(&d.join("hard.tif"), &hardness, &with_nodata).unwrap();
+    let rain = erode::Heightmap::new(unit(&|i, _| 0.25 + 0.5 * ((i % 80) as f32 / 80.0))).unwrap();
+    let unit_range = erode_io::WriteOptions { range: Some((0.0, 1.0)), ..Default::default() };
+    erode_io::write(&d.join("rain.png"), &rain, &unit_range).unwrap();
+    erode_io::write(&d.join("m.png"), &m.map, &erode_io::WriteOptions::default()).unwrap();
+    let run = [
+        "simulate",
+        "grid",
+        "m.png",
+        "--max-height",
+        "300",
+        "--min-height",
+        "0",
+        "--hardness-map",
+        "hard.tif",
+        "--rain-map",
+        "rain.png",
+        "--iterations",
+        "20",
+        "--outputs",
+        "hardness,water",
+        "-q",
+    ];
+    ok(&[&run[..], &["-o", "one"]].concat(), d);
+    let one = outputs(&d.join("one"));
+    for ranks in [2, 3] {
+        let out = format!("r{ranks}");
+        let Some(o) = over(ranks, &[&run[..], &["-o", &out]].concat(), d) else { return };
+        assert!(o.status.success(), "{ranks} ranks: {}", String::from_utf8_lossy(&o.stderr));
+        for ((name, a), (_, b)) in one.iter().zip(&outputs(&d.join(&out))) {
+            assert!(a == b, "{ranks} ranks: {name} differs from one process's");
+        }
+        assert_eq!(books(&d.join(&out)), books(&d.join("one")), "{ranks} ranks");
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
 fn a_run_resumed_on_another_number_of_ranks_ends_in_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

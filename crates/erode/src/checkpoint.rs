@@ -46,14 +46,8 @@ impl Fnv {
 /// The input hash of a heightmap: its size, then each cell's bits, a nodata cell (`nodata[i]`)
 /// as NaN whatever placeholder it holds. Equal heightmaps give equal hashes.
 pub fn heightmap_hash(heights: &crate::Grid<f32>, nodata: Option<&[bool]>) -> u64 {
-    let mut h = Fnv::new();
-    h.bytes(&(heights.width() as u64).to_le_bytes());
-    h.bytes(&(heights.height() as u64).to_le_bytes());
-    for (i, v) in heights.as_slice().iter().enumerate() {
-        let v = if nodata.is_some_and(|m| m.get(i).copied().unwrap_or(false)) { f32::NAN } else { *v };
-        h.bytes(&v.to_bits().to_le_bytes());
-    }
-    h.0
+    let h = InputsHash::heights_start(heights.width(), heights.height());
+    InputsHash::heights(h, heights.as_slice(), nodata)
 }
 
 /// The input hash of a run that began from a heightmap and maps (hardness, rain, uplift…): the
@@ -65,17 +59,56 @@ pub fn inputs_hash(
     nodata: Option<&[bool]>,
     maps: &[(&str, Option<&crate::Grid<f32>>)],
 ) -> u64 {
-    let mut h = Fnv(heightmap_hash(heights, nodata));
+    let mut h = heightmap_hash(heights, nodata);
     for (name, map) in maps {
         let Some(map) = map else { continue };
-        h.bytes(name.as_bytes());
-        h.bytes(&(map.width() as u64).to_le_bytes());
-        h.bytes(&(map.height() as u64).to_le_bytes());
-        for v in map.as_slice() {
+        h = InputsHash::map_start(h, name, map.width(), map.height());
+        h = InputsHash::cells(h, map.as_slice());
+    }
+    h
+}
+
+/// [`inputs_hash`] taken a piece at a time, each piece continuing the hash the one before left:
+/// the pieces of a map cut into blocks of rows, hashed block after block in map order, give
+/// the hash of the whole (a run over ranks carries it from rank to rank).
+pub(crate) struct InputsHash;
+
+impl InputsHash {
+    /// The hash of a heightmap `width` x `height` before its cells.
+    pub(crate) fn heights_start(width: usize, height: usize) -> u64 {
+        let mut h = Fnv::new();
+        h.bytes(&(width as u64).to_le_bytes());
+        h.bytes(&(height as u64).to_le_bytes());
+        h.0
+    }
+
+    /// `h` continued over heights `cells` (a nodata cell, `nodata[i]`, as NaN).
+    pub(crate) fn heights(h: u64, cells: &[f32], nodata: Option<&[bool]>) -> u64 {
+        let mut h = Fnv(h);
+        for (i, v) in cells.iter().enumerate() {
+            let v = if nodata.is_some_and(|m| m.get(i).copied().unwrap_or(false)) { f32::NAN } else { *v };
             h.bytes(&v.to_bits().to_le_bytes());
         }
+        h.0
     }
-    h.0
+
+    /// `h` continued over a map's name and size, before its cells.
+    pub(crate) fn map_start(h: u64, name: &str, width: usize, height: usize) -> u64 {
+        let mut h = Fnv(h);
+        h.bytes(name.as_bytes());
+        h.bytes(&(width as u64).to_le_bytes());
+        h.bytes(&(height as u64).to_le_bytes());
+        h.0
+    }
+
+    /// `h` continued over a map's `cells`.
+    pub(crate) fn cells(h: u64, cells: &[f32]) -> u64 {
+        let mut h = Fnv(h);
+        for v in cells {
+            h.bytes(&v.to_bits().to_le_bytes());
+        }
+        h.0
+    }
 }
 
 /// What every frame says after its magic and version.

@@ -376,13 +376,21 @@ fn volume(name: &'static str, value: f64) -> Term {
 /// contract, on the CPU or the GPU.
 pub struct GridRun {
     state: grid::State,
-    cpu: grid::CpuSim,
+    sim: GridSim,
     #[cfg(feature = "gpu")]
     gpu: Option<(grid::gpu::GpuSim, String)>,
     /// The state lags the GPU or the ranks.
     stale: bool,
-    /// Rank 0 of a run over ranks (see [`GridRun::use_ranks`]).
-    ranks: Option<grid::blocks::Leader>,
+}
+
+/// Where a grid run's cells are stepped.
+// one per run, moved never: its size does not matter
+#[allow(clippy::large_enum_variant)]
+enum GridSim {
+    /// In this process, by the CPU simulator (which a run on the GPU keeps beside it).
+    Here(grid::CpuSim),
+    /// Over ranks, this process rank 0 (see [`GridRun::use_ranks`]): its block and the orders.
+    Ranks(grid::blocks::Leader),
 }
 
 impl GridRun {
@@ -394,12 +402,68 @@ impl GridRun {
         let cpu = grid::CpuSim::new(params, &state)?;
         Ok(Self {
             state,
-            cpu,
+            sim: GridSim::Here(cpu),
             #[cfg(feature = "gpu")]
             gpu: None,
             stale: false,
-            ranks: None,
         })
+    }
+
+    /// A new run of `params` over the ranks of `exchange`, this process rank 0, that never builds
+    /// the whole map's state: each rank starts its block from its own rows of the inputs
+    /// ([`grid::blocks::Leader::start`]), rank 0 from its rows of the heights `terrain` (m) and
+    /// `maps` it read whole, the others from those their front ends read by `request` (see
+    /// [`grid::blocks::follow`]). Rank 0 keeps of the whole map only what a checkpoint needs
+    /// beside the cells it gathers (the nodata mask and the rain map); the rest is on the ranks.
+    pub fn start_over_ranks(
+        params: grid::Params,
+        terrain: &crate::Grid<f32>,
+        maps: grid::StartMaps<'_>,
+        request: &[u8],
+        exchange: std::sync::Arc<dyn crate::ranks::Exchange>,
+    ) -> Result<Self, SimError> {
+        let height = terrain.height();
+        let layout = grid::blocks::Layout::new(height, exchange.ranks(), params.border == grid::Border::Wrap);
+        let window =
+            layout.map_err(SimError::from).and_then(|l| grid::blocks::Window::of_rows(terrain, maps, &l.window(0)));
+        let leader = grid::blocks::Leader::start(params, height, request, window, exchange)?;
+        let block = leader.block().state();
+        // the state a checkpoint gathers the cells into: the run's values, the whole map's
+        // masks, no cells
+        let state = grid::State {
+            width: terrain.width(),
+            height,
+            nodata: maps.nodata.filter(|m| m.contains(&true)).map(<[bool]>::to_vec),
+            rain_map: block.rain_map.as_ref().and(maps.rain).map(|m| m.as_slice().to_vec()),
+            terrain: Vec::new(),
+            water: Vec::new(),
+            sediment: Vec::new(),
+            hardness: Vec::new(),
+            sediment_depth: Vec::new(),
+            flux: vec![Vec::new(); block.flux.len()],
+            velocity_x: Vec::new(),
+            velocity_y: Vec::new(),
+            eroded: Vec::new(),
+            deposited: Vec::new(),
+            discharge_integral: Vec::new(),
+            books: block.books.clone(),
+            ..*block
+        };
+        Ok(Self {
+            state,
+            sim: GridSim::Ranks(leader),
+            #[cfg(feature = "gpu")]
+            gpu: None,
+            stale: true,
+        })
+    }
+
+    /// Rank 0's side of a run over ranks.
+    fn leader(&self) -> Option<&grid::blocks::Leader> {
+        match &self.sim {
+            GridSim::Ranks(l) => Some(l),
+            GridSim::Here(_) => None,
+        }
     }
 
     /// A run of `params` from checkpoint `bytes` (written with the same parameters; at most
@@ -414,7 +478,7 @@ impl GridRun {
     pub fn use_gpu(&mut self, ctx: std::sync::Arc<crate::gpu::GpuContext>) -> Result<(), SimError> {
         self.sync()?;
         let adapter = ctx.adapter.name.clone();
-        let sim = grid::gpu::GpuSim::new(ctx, self.cpu.params(), &self.state)?;
+        let sim = grid::gpu::GpuSim::new(ctx, self.params(), &self.state)?;
         self.gpu = Some((sim, adapter));
         Ok(())
     }
@@ -430,7 +494,8 @@ impl GridRun {
         if self.gpu.is_some() {
             return Err(grid::blocks::BlockError::Unsupported("the GPU backend").into());
         }
-        self.ranks = Some(grid::blocks::Leader::new(self.cpu.params().clone(), &self.state, exchange)?);
+        // the whole map's simulator (its scratch) goes: the ranks step the cells
+        self.sim = GridSim::Ranks(grid::blocks::Leader::new(self.params().clone(), &self.state, exchange)?);
         // the cells live on the ranks now: rank 0 holds its block, and the whole only to gather
         // a checkpoint
         self.state.release_evolving();
@@ -490,7 +555,7 @@ impl GridRun {
             let sim = grid::gpu::GpuSim::new(g.context(), &params, &self.state)?;
             self.gpu = Some((sim, adapter.clone()));
         }
-        self.cpu = grid::CpuSim::new(params, &self.state)?;
+        self.sim = GridSim::Here(grid::CpuSim::new(params, &self.state)?);
         Ok(())
     }
 
@@ -498,55 +563,58 @@ impl GridRun {
     /// [`grid::blocks::Leader::task`]) and gives rank 0's block, to carry it out with; `None`
     /// when this process runs alone.
     pub fn ranks_task(&self, bytes: &[u8]) -> Option<&grid::blocks::Block> {
-        let l = self.ranks.as_ref()?;
+        let l = self.leader()?;
         l.task(bytes);
         Some(l.block())
     }
 
     /// Simulated seconds the terrain has changed for (see [`grid::State::terrain_time`]).
     pub fn terrain_time(&self) -> f64 {
-        self.ranks.as_ref().map_or(self.state.terrain_time, |l| l.block().state().terrain_time)
+        self.leader().map_or(self.state.terrain_time, |l| l.block().state().terrain_time)
     }
 
     /// How many ranks it runs over (1: this process alone).
     pub fn ranks(&self) -> usize {
-        self.ranks.as_ref().map_or(1, |l| l.block().ranks())
+        self.leader().map_or(1, |l| l.block().ranks())
     }
 
     fn refuse_over_ranks(&self, what: &'static str) -> Result<(), SimError> {
-        match self.ranks {
-            Some(_) => Err(grid::blocks::BlockError::Unsupported(what).into()),
-            None => Ok(()),
+        match self.sim {
+            GridSim::Ranks(_) => Err(grid::blocks::BlockError::Unsupported(what).into()),
+            GridSim::Here(_) => Ok(()),
         }
     }
 
     /// The parameters.
     pub fn params(&self) -> &grid::Params {
-        self.cpu.params()
+        match &self.sim {
+            GridSim::Here(cpu) => cpu.params(),
+            GridSim::Ranks(l) => l.block().sim().params(),
+        }
     }
 
     /// The time step and sub-steps the simulator runs now.
     pub fn derived(&self) -> &grid::Derived {
-        if let Some(l) = &self.ranks {
-            return l.block().sim().derived();
-        }
         #[cfg(feature = "gpu")]
         if let Some((g, _)) = &self.gpu {
             return g.derived();
         }
-        self.cpu.derived()
+        match &self.sim {
+            GridSim::Here(cpu) => cpu.derived(),
+            GridSim::Ranks(l) => l.block().sim().derived(),
+        }
     }
 
     /// How many sub-steps the iterations so far took.
     pub fn substep_tally(&self) -> &grid::SubstepTally {
-        if let Some(l) = &self.ranks {
-            return l.block().sim().substep_tally();
-        }
         #[cfg(feature = "gpu")]
         if let Some((g, _)) = &self.gpu {
             return g.substep_tally();
         }
-        self.cpu.substep_tally()
+        match &self.sim {
+            GridSim::Here(cpu) => cpu.substep_tally(),
+            GridSim::Ranks(l) => l.block().sim().substep_tally(),
+        }
     }
 }
 
@@ -558,7 +626,7 @@ impl Model for GridRun {
         Unit::Iteration
     }
     fn done(&self) -> u64 {
-        if let Some(l) = &self.ranks {
+        if let Some(l) = self.leader() {
             return l.block().state().iteration;
         }
         #[cfg(feature = "gpu")]
@@ -574,11 +642,11 @@ impl Model for GridRun {
         if let Some((g, _)) = &self.gpu {
             return Some(Clock { now: g.time, step });
         }
-        let now = self.ranks.as_ref().map_or(self.state.time, |l| l.block().state().time);
+        let now = self.leader().map_or(self.state.time, |l| l.block().state().time);
         Some(Clock { now, step })
     }
     fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError> {
-        if let Some(l) = &mut self.ranks {
+        if let GridSim::Ranks(l) = &mut self.sim {
             l.run(n);
             self.state.release_evolving();
             self.stale = true;
@@ -593,12 +661,14 @@ impl Model for GridRun {
             return Ok(());
         }
         // one call: the CPU simulator writes the velocity output on its last iteration only
-        self.cpu.run(&mut self.state, n);
+        if let GridSim::Here(cpu) = &mut self.sim {
+            cpu.run(&mut self.state, n);
+        }
         progress(self.state.iteration);
         Ok(())
     }
     fn sync(&mut self) -> Result<(), SimError> {
-        if let Some(l) = &self.ranks
+        if let GridSim::Ranks(l) = &self.sim
             && self.stale
         {
             self.state.hold_evolving();
@@ -632,7 +702,7 @@ impl Model for GridRun {
             return g.read_outputs(&mut self.state);
         }
         let _ = (maps, OUTPUTS);
-        if self.ranks.is_some() {
+        if self.leader().is_some() {
             // each rank writes its own rows of the maps (see `ranks_task`)
             return Ok(());
         }
@@ -664,7 +734,7 @@ impl Model for GridRun {
         })
     }
     fn balance(&self) -> Balance {
-        let (b, st) = match &self.ranks {
+        let (b, st) = match self.leader() {
             Some(l) => (l.balance(), l.block().state()),
             None => (self.state.balance(), &self.state),
         };
@@ -698,13 +768,16 @@ impl Model for GridRun {
         self.state.to_bytes(self.fingerprint())
     }
     fn fingerprint(&self) -> u64 {
-        grid::params_fingerprint(self.cpu.params())
+        grid::params_fingerprint(self.params())
     }
     fn input_hash(&self) -> u64 {
         self.state.input
     }
     fn stage_times(&self) -> Vec<(&'static str, Duration)> {
-        let times = self.ranks.as_ref().map_or(self.cpu.stage_times(), |l| l.block().sim().stage_times());
+        let times = match &self.sim {
+            GridSim::Here(cpu) => cpu.stage_times(),
+            GridSim::Ranks(l) => l.block().sim().stage_times(),
+        };
         grid::Stage::ALL.iter().zip(times.0.iter().copied()).map(|(s, t)| (s.name(), t)).collect()
     }
     fn map(&self, name: &str) -> Option<Vec<f32>> {
@@ -719,7 +792,7 @@ impl Model for GridRun {
         Some((self.state.width, self.state.height, self.state.cell_size))
     }
     fn is_finite(&self) -> bool {
-        match &self.ranks {
+        match self.leader() {
             Some(l) => l.is_finite(),
             None => self.state.finite_on(0..self.state.len()),
         }

@@ -363,7 +363,10 @@ fn the_grid_model_over_ranks_holds_rank_0_to_its_block_and_gathers_the_bytes_of_
     let rank0 = ranks.remove(0);
     let followers: Vec<_> = ranks
         .into_iter()
-        .map(|ex| std::thread::spawn(move || erode::models::grid::blocks::follow(ex, &mut |_, _| {})))
+        .map(|ex| {
+            let mut read = |_: &[u8], _: &[usize]| Err(erode::models::grid::blocks::BlockError::Read("unused".into()).into());
+            std::thread::spawn(move || erode::models::grid::blocks::follow(ex, &mut read, &mut |_, _| {}))
+        })
         .collect();
     let mut run = GridRun::new(params, st).unwrap();
     run.use_ranks(rank0).unwrap();
@@ -381,4 +384,39 @@ fn the_grid_model_over_ranks_holds_rank_0_to_its_block_and_gathers_the_bytes_of_
     for f in followers {
         f.join().unwrap().unwrap();
     }
+}
+
+#[test]
+fn the_grid_model_started_over_ranks_from_their_own_rows_checkpoints_the_bytes_of_one_process() {
+    use erode::models::grid::blocks::{Window, follow};
+    use erode::ranks::Threads;
+    let params = Params { rain_mode: erode::models::grid::RainMode::Map, ..Params::default() };
+    let terrain = terrain();
+    let (w, h) = (terrain.width(), terrain.height());
+    let holes: Vec<bool> = (0..w * h).map(|i| (i / w).abs_diff(h / 2) + (i % w).abs_diff(w / 3) < 3).collect();
+    let rain = erode::Grid::from_fn(w, h, terrain.cell_size(), |r, c| ((r + 2 * c) % 5) as f32 / 4.0).unwrap();
+    let maps = StartMaps { rain: Some(&rain), nodata: Some(&holes), ..StartMaps::default() };
+    let mut one = GridRun::new(params.clone(), State::new(&terrain, &params, maps).unwrap()).unwrap();
+    one.advance(12, &mut |_| {}).unwrap();
+    let mut ranks = Threads::ranks(3);
+    let rank0 = ranks.remove(0);
+    let t = &terrain;
+    std::thread::scope(|s| {
+        for ex in ranks {
+            // each follower's front end cuts its rows from the inputs (a file's rows, in the CLI)
+            s.spawn(move || {
+                let mut read = |_: &[u8], rows: &[usize]| Window::of_rows(t, maps, rows);
+                follow(ex, &mut read, &mut |_, _| {}).unwrap();
+            });
+        }
+        let mut run = GridRun::start_over_ranks(params, &terrain, maps, b"", rank0).unwrap();
+        assert_eq!(run.ranks(), 3);
+        assert_eq!(run.input_hash(), one.input_hash(), "the inputs' hash carried through the ranks");
+        // no state of the whole map on rank 0
+        assert!(run.state().terrain.is_empty() && run.state().flux.iter().all(Vec::is_empty));
+        run.advance(12, &mut |_| {}).unwrap();
+        assert_eq!(run.balance(), one.balance());
+        run.sync().unwrap();
+        assert_eq!(run.checkpoint(), one.checkpoint(), "gathered, the bytes of one process");
+    });
 }

@@ -11,15 +11,58 @@ pub(crate) fn check_values(
     hi: f32,
     expected: &'static str,
 ) -> Result<(), SimError> {
-    match g.as_slice().iter().position(|v| !(lo..=hi).contains(v)) {
+    let check = ValueCheck::range(what, g, lo, hi, expected);
+    match check.first_bad(0..g.len()) {
         None => Ok(()),
-        Some(i) => Err(SimError::MapValue {
-            what,
-            value: f64::from(g.as_slice()[i]),
-            row: i / g.width(),
-            col: i % g.width(),
-            expected,
-        }),
+        Some((i, v)) => Err(check.error(i, v, g.width())),
+    }
+}
+
+/// A test of every value of one input map, and the error that names the first to fail it: what
+/// a start looks for in its inputs' cells, one map at a time (a run over ranks looks in each
+/// rank's rows and names the first over all of them).
+pub(crate) struct ValueCheck<'a> {
+    cells: &'a [f32],
+    test: Test,
+}
+
+enum Test {
+    /// Heights: finite.
+    Finite,
+    /// A map's values: in `lo..=hi`.
+    Range { what: &'static str, lo: f32, hi: f32, expected: &'static str },
+}
+
+impl<'a> ValueCheck<'a> {
+    /// Heights must be finite.
+    pub(crate) fn finite(heights: &'a Grid<f32>) -> Self {
+        Self { cells: heights.as_slice(), test: Test::Finite }
+    }
+
+    /// Map `what`'s values must lie in `lo..=hi` (`expected` says so in words).
+    pub(crate) fn range(what: &'static str, g: &'a Grid<f32>, lo: f32, hi: f32, expected: &'static str) -> Self {
+        Self { cells: g.as_slice(), test: Test::Range { what, lo, hi, expected } }
+    }
+
+    /// The first of `cells` (indices into the map) that fails, with its value.
+    pub(crate) fn first_bad(&self, cells: std::ops::Range<usize>) -> Option<(usize, f32)> {
+        let bad = |v: f32| match self.test {
+            Test::Finite => !v.is_finite(),
+            Test::Range { lo, hi, .. } => !(lo..=hi).contains(&v),
+        };
+        let start = cells.start;
+        self.cells.get(cells)?.iter().position(|&v| bad(v)).map(|k| (start + k, self.cells[start + k]))
+    }
+
+    /// The error naming cell `index` of value `value` of a map `width` cells wide.
+    pub(crate) fn error(&self, index: usize, value: f32, width: usize) -> SimError {
+        let (row, col) = (index / width.max(1), index % width.max(1));
+        match self.test {
+            Test::Finite => crate::error::GridError::NonFinite { count: 1, row, col }.into(),
+            Test::Range { what, expected, .. } => {
+                SimError::MapValue { what, value: f64::from(value), row, col, expected }
+            }
+        }
     }
 }
 

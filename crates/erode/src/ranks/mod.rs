@@ -44,3 +44,32 @@ pub fn broadcast_sized(ex: &dyn Exchange, bytes: &[u8]) -> Vec<u8> {
     let len = len.as_chunks::<8>().0.first().map_or(0, |b| u64::from_le_bytes(*b) as usize);
     ex.broadcast(bytes, len)
 }
+
+/// `add` run on every rank in rank order, each continuing from the value the rank before it
+/// returned (`from` on rank 0): the value of the last, on every rank. A sum carried so through
+/// the ranks' rows in map order is the bits of one sum over the whole map. Every rank calls it
+/// together.
+pub fn carried<const K: usize>(ex: &dyn Exchange, from: [f64; K], add: impl Fn([f64; K]) -> [f64; K]) -> [f64; K] {
+    let (rank, ranks) = (ex.rank(), ex.ranks());
+    let to_bytes = |v: [f64; K]| -> Vec<u8> { v.into_iter().flat_map(f64::to_le_bytes).collect() };
+    let of_bytes = |b: &[u8]| -> [f64; K] {
+        std::array::from_fn(|k| b.as_chunks::<8>().0.get(k).map_or(f64::NAN, |c| f64::from_le_bytes(*c)))
+    };
+    let mut value = if rank == 0 { add(from) } else { from };
+    // in step j, rank j hands its value to rank j + 1, every rank taking part
+    for j in 0..ranks.saturating_sub(1) {
+        let send = if rank == j { to_bytes(value) } else { Vec::new() };
+        let mut recv = if rank == j + 1 { vec![0u8; K * 8] } else { Vec::new() };
+        ex.shift(&send, (rank == j).then_some(j + 1), &mut recv, (rank == j + 1).then_some(j));
+        if rank == j + 1 {
+            value = add(of_bytes(&recv));
+        }
+    }
+    let mut counts = vec![0; ranks];
+    if let Some(last) = counts.last_mut() {
+        *last = K * 8;
+    }
+    let mine = if rank + 1 == ranks { to_bytes(value) } else { Vec::new() };
+    let last = ex.all_gather(&mine, &counts);
+    of_bytes(&last)
+}

@@ -117,15 +117,34 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let (params, preset) = a.params()?;
     let duration = a.duration.as_deref().map(parse_duration).transpose()?;
     let files = a.files();
-    let input = Input::read(&a.maps, files, &a.run, "grid", crate::memory::Work::Grid)?;
+    let ranks = crate::ranks::exchange();
+    let work = match &ranks {
+        // a fresh start over ranks builds no state of the whole map (a resume reads one)
+        Some(ex) if !a.run.resume => crate::memory::Work::GridRanks { ranks: ex.ranks() as u64 },
+        _ => crate::memory::Work::Grid,
+    };
+    let input = Input::read(&a.maps, files, &a.run, "grid", work)?;
     let maps = start_maps(&input);
     let checkpoint = a.run.checkpoint(GridRun::NAME)?;
-    let mut model = match &checkpoint {
-        Some(c) => {
+    let mut model = match (&checkpoint, &ranks) {
+        (Some(c), _) => {
             let resume = |b: &[u8]| GridRun::resume(params.clone(), b, a.run.input.max_cells);
             input.resume(c, resume, |m| (m.state().width, m.state().height, m.state().cell_size))?
         }
-        None => {
+        (None, Some(ex)) => {
+            // rank 0 of `mpirun -np K`: every rank starts its own rows of the map, read by
+            // itself, and steps them with the others (no rank builds the whole state)
+            if a.maps.backend == super::Backend::Gpu {
+                let e = erode::SimError::from(grid::blocks::BlockError::Unsupported("the GPU backend"));
+                return Err(anyhow::Error::new(e).context("running over MPI ranks"));
+            }
+            let path = a.maps.input_file.as_deref().unwrap_or(std::path::Path::new(""));
+            let request = super::rows::Request::new(path, &a.run.input, &input, files).to_bytes();
+            GridRun::start_over_ranks(params.clone(), input.terrain(), maps, &request, ex.clone())
+                .map_err(|e| name_the_map_file(e, files))
+                .context("running over MPI ranks")?
+        }
+        (None, None) => {
             let st = State::new(input.terrain(), &params, maps).map_err(|e| name_the_map_file(e, files))?;
             GridRun::new(params.clone(), st)?
         }
@@ -133,10 +152,12 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     // a new state hashed its inputs; a resumed one holds the hash of those it began from
     let hash = if checkpoint.is_some() { maps.input_hash(input.terrain()) } else { model.input_hash() };
     let stamp = input.stamp(hash, files.named());
-    a.maps.backend.place(&mut model, quiet, GridRun::use_gpu)?;
-    if let Some(ranks) = crate::ranks::exchange() {
-        // rank 0 of `mpirun -np K`: the others step their rows of the map with this one
+    if let Some(ranks) = ranks.filter(|_| model.ranks() == 1) {
+        // resumed on rank 0: the others step their rows of the checkpoint's state with it
+        a.maps.backend.place(&mut model, quiet, GridRun::use_gpu)?;
         model.use_ranks(ranks).context("running over MPI ranks")?;
+    } else if model.ranks() == 1 {
+        a.maps.backend.place(&mut model, quiet, GridRun::use_gpu)?;
     }
     let derived = model.derived();
     if derived.substeps > 1 && !quiet {

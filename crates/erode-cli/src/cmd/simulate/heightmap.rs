@@ -67,6 +67,9 @@ pub struct Input {
     pub rain: Option<erode::Grid<f32>>,
     /// The sediment depth map (m), if one was given.
     pub sediment_depth: Option<erode::Grid<f32>>,
+    /// The value the nodata cells of the hardness, rain and sediment depth maps hold (the mean
+    /// of their valid cells), those given with any.
+    pub fills: [Option<f32>; 3],
 }
 
 impl Input {
@@ -82,10 +85,12 @@ impl Input {
         let loaded = erode_io::read(path, &run.input.options()?)?;
         let terrain = &loaded.map.heights;
         crate::memory::check(terrain.width(), terrain.height(), work, run.input.max_memory)?;
-        let hardness = read_map(files.hardness, "hardness", terrain)?;
-        let rain = read_map(files.rain, "rain", terrain)?;
-        let sediment_depth = read_depth_map(files.sediment_depth, "sediment depth", terrain)?;
-        Ok(Self { loaded, name: path.display().to_string(), hardness, rain, sediment_depth })
+        let (hardness, hardness_fill) = read_filled(files.hardness, "hardness", terrain, &unit_options())?;
+        let (rain, rain_fill) = read_filled(files.rain, "rain", terrain, &unit_options())?;
+        let (sediment_depth, depth_fill) =
+            read_filled(files.sediment_depth, "sediment depth", terrain, &Default::default())?;
+        let fills = [hardness_fill, rain_fill, depth_fill];
+        Ok(Self { loaded, name: path.display().to_string(), hardness, rain, sediment_depth, fills })
     }
 
     /// Which input the checkpoints belong to: `hash`, the model's hash of its inputs (the
@@ -185,25 +190,26 @@ pub fn read_map(
     what: &str,
     terrain: &erode::Grid<f32>,
 ) -> anyhow::Result<Option<erode::Grid<f32>>> {
-    let Some(p) = path else { return Ok(None) };
-    let opts = erode_io::ReadOptions {
-        mapping: Some(erode_io::IntMapping::Range { min: 0.0, max: 1.0 }),
-        ..Default::default()
-    };
-    let m = erode_io::read(p, &opts)?.map.heights;
-    same_shape(p, what, m, terrain)
+    Ok(read_filled(path, what, terrain, &unit_options())?.0)
 }
 
-/// Reads the `what` map of depths in metres at `path` (as heights are read), refusing one of
-/// another size than `terrain`.
-pub fn read_depth_map(
+/// How maps of values 0 to 1 are read: integer samples over that range.
+pub fn unit_options() -> erode_io::ReadOptions {
+    erode_io::ReadOptions { mapping: Some(erode_io::IntMapping::Range { min: 0.0, max: 1.0 }), ..Default::default() }
+}
+
+/// The map at `path` read with `options`, refused if of another size than `terrain`, and the
+/// value its nodata cells were given (the mean of its valid cells), if it has any.
+fn read_filled(
     path: Option<&Path>,
     what: &str,
     terrain: &erode::Grid<f32>,
-) -> anyhow::Result<Option<erode::Grid<f32>>> {
-    let Some(p) = path else { return Ok(None) };
-    let m = erode_io::read(p, &Default::default())?.map.heights;
-    same_shape(p, what, m, terrain)
+    options: &erode_io::ReadOptions,
+) -> anyhow::Result<(Option<erode::Grid<f32>>, Option<f32>)> {
+    let Some(p) = path else { return Ok((None, None)) };
+    let map = erode_io::read(p, options)?.map;
+    let fill = (0..map.heights.len()).find(|&i| map.is_nodata(i)).map(|i| map.heights.as_slice()[i]);
+    Ok((same_shape(p, what, map.heights, terrain)?, fill))
 }
 
 fn same_shape(

@@ -5,6 +5,7 @@ mod droplet;
 mod grid;
 mod heightmap;
 mod made;
+mod rows;
 mod sph;
 mod stream_power;
 
@@ -33,6 +34,8 @@ pub struct Args {
 pub fn runs_over_ranks(a: &Args) -> bool {
     matches!(&a.model, ModelCommand::Grid(g) if g.tiles.is_none())
 }
+
+pub use rows::read as read_rows;
 
 /// The worker threads a rank other than 0 steps its block with: `--threads` as rank 0 reads it.
 pub fn rank_pool(a: &Args) -> anyhow::Result<rayon::ThreadPool> {

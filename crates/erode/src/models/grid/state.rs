@@ -6,7 +6,7 @@ use super::params::{HardnessMode, Params, RainMode};
 use crate::checkpoint::{CheckpointError, Header, Reader, Writer};
 use crate::error::SimError;
 use crate::grid::{CellSize, Grid};
-use crate::models::inputs::{check_shape, check_values};
+use crate::models::inputs::{ValueCheck, check_shape};
 use crate::models::nodata::nodata_mask;
 
 /// Volumes in m³ that entered, left or changed phase since the start, summed in f64.
@@ -178,20 +178,58 @@ pub struct StartMaps<'a> {
     pub nodata: Option<&'a [bool]>,
 }
 
-impl StartMaps<'_> {
+impl<'a> StartMaps<'a> {
     /// The hash of a run's inputs, `terrain` and these maps ([`crate::checkpoint::inputs_hash`]):
     /// what its checkpoints record, so a resume with other inputs is refused.
     pub fn input_hash(&self, terrain: &Grid<f32>) -> u64 {
-        crate::checkpoint::inputs_hash(
-            terrain,
-            self.nodata,
-            &[
-                ("hardness", self.hardness),
-                ("rain", self.rain),
-                ("water", self.water),
-                ("sediment_depth", self.sediment_depth),
-            ],
-        )
+        crate::checkpoint::inputs_hash(terrain, self.nodata, &self.named())
+    }
+
+    /// The maps by the names the inputs' hash gives them, in its order.
+    pub(super) fn named(&self) -> [(&'static str, Option<&'a Grid<f32>>); 4] {
+        [("hardness", self.hardness), ("rain", self.rain), ("water", self.water), ("sediment_depth", self.sediment_depth)]
+    }
+
+    /// What a start looks for in `terrain` and these maps, in order: the tests of their cells
+    /// (see [`ValueCheck`]), and after them the refusal of a map that `params` needs and is
+    /// missing, that it would not use, or of another size than `terrain`, if there is one (the
+    /// cells of the maps before it are looked at first).
+    pub(super) fn checks(&self, terrain: &'a Grid<f32>, params: &Params) -> (Vec<ValueCheck<'a>>, Option<SimError>) {
+        let mut checks = vec![ValueCheck::finite(terrain)];
+        let refused = self.checks_into(&mut checks, terrain, params).err();
+        (checks, refused)
+    }
+
+    fn checks_into(&self, checks: &mut Vec<ValueCheck<'a>>, terrain: &'a Grid<f32>, params: &Params) -> Result<(), SimError> {
+        let mut check = |what: &'static str, m: &'a Grid<f32>, hi: f32, expected: &'static str| {
+            check_shape(what, m, terrain)?;
+            checks.push(ValueCheck::range(what, m, 0.0, hi, expected));
+            Ok::<(), SimError>(())
+        };
+        if params.hardness_mode == HardnessMode::Map {
+            let m = self.hardness.ok_or(SimError::MissingMap("hardness_mode = \"map\" needs a hardness map"))?;
+            check("hardness", m, 1.0, "0 to 1")?;
+        }
+        match (params.rain_mode, self.rain) {
+            (RainMode::Map, None) => return Err(SimError::MissingMap("rain_mode = \"map\" needs a rain map")),
+            // the steps would leave it out where the steady start took it in
+            (_, Some(_)) if params.rain_mode != RainMode::Map => {
+                return Err(SimError::MapNotUsed { map: "rain", needs: "rain_mode = \"map\"" });
+            }
+            (_, Some(m)) => check("rain", m, f32::MAX, "a finite rate >= 0")?,
+            (_, None) => {}
+        }
+        match (self.sediment_depth, params.sediment_layer) {
+            (Some(_), false) => {
+                return Err(SimError::MapNotUsed { map: "sediment depth", needs: "sediment_layer = true" });
+            }
+            (Some(m), true) => check("sediment depth", m, 1e6, "a depth of 0 to 1e6 m")?,
+            (None, _) => {}
+        }
+        if let Some(m) = self.water {
+            check("water", m, f32::MAX, "a finite depth >= 0")?;
+        }
+        Ok(())
     }
 }
 
@@ -229,75 +267,76 @@ impl State {
     /// [`State::new`] but for the input's hash.
     fn at_rest(terrain: &Grid<f32>, params: &Params, maps: StartMaps<'_>) -> Result<Self, SimError> {
         params.validate()?;
-        let (w, h) = (terrain.width(), terrain.height());
-        let n = terrain.len();
-        let b = terrain.as_slice().to_vec();
-        if let Some((i, _)) = b.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(crate::error::GridError::NonFinite { count: 1, row: i / w, col: i % w }.into());
+        let (checks, refused) = maps.checks(terrain, params);
+        if let Some((c, i, v)) = checks.iter().find_map(|c| c.first_bad(0..terrain.len()).map(|(i, v)| (c, i, v))) {
+            return Err(c.error(i, v, terrain.width()));
         }
-        let (lo, hi) = b.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, c), &v| (a.min(v), c.max(v)));
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        let (lo, hi) = terrain.as_slice().iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, c), &v| (a.min(v), c.max(v)));
+        let n = terrain.len();
         let hardness = match params.hardness_mode {
-            HardnessMode::Uniform => vec![params.hardness as f32; n],
-            HardnessMode::Map => {
-                let m = maps.hardness.ok_or(SimError::MissingMap("hardness_mode = \"map\" needs a hardness map"))?;
-                check_shape("hardness", m, terrain)?;
-                check_values("hardness", m, 0.0, 1.0, "0 to 1")?;
-                m.as_slice().to_vec()
-            }
-            HardnessMode::Noise => noise_hardness(terrain, params, lo, hi),
-        };
-        let rain_map = match (params.rain_mode, maps.rain) {
-            (RainMode::Map, None) => return Err(SimError::MissingMap("rain_mode = \"map\" needs a rain map")),
-            // the steps would leave it out where the steady start took it in
-            (_, Some(_)) if params.rain_mode != RainMode::Map => {
-                return Err(SimError::MapNotUsed { map: "rain", needs: "rain_mode = \"map\"" });
-            }
-            (_, Some(m)) => {
-                check_shape("rain", m, terrain)?;
-                check_values("rain", m, 0.0, f32::MAX, "a finite rate >= 0")?;
-                Some(m.as_slice().to_vec())
-            }
-            (_, None) => None,
+            HardnessMode::Noise => Some(noise_hardness(terrain, params, lo, hi)),
+            _ => None,
         };
         let nodata = nodata_mask(maps.nodata, terrain)?;
-        let sediment_depth = match (maps.sediment_depth, params.sediment_layer) {
-            (Some(_), false) => {
-                return Err(SimError::MapNotUsed { map: "sediment depth", needs: "sediment_layer = true" });
-            }
-            (Some(m), true) => {
-                check_shape("sediment depth", m, terrain)?;
-                check_values("sediment depth", m, 0.0, 1e6, "a depth of 0 to 1e6 m")?;
-                m.as_slice().to_vec()
-            }
+        let mut state = Self::rest_on(terrain, params, maps, lo, nodata, hardness);
+        let area = state.cell_size.area();
+        state.start_soil = state.terrain.iter().map(|&v| f64::from(v)).sum::<f64>() * area;
+        state.start_water = state.water.iter().map(|&v: &f32| f64::from(v)).sum::<f64>() * area;
+        // the fields that start at zero, written out (the kernel's first touch of a page is
+        // much of a large run's start) while the steady start floods the terrain
+        let (water, zeros) = rayon::join(
+            || if maps.water.is_none() { state.start_water(terrain, params) } else { Ok(None) },
+            || (0..6 + params.pipes as usize).map(|_| touched_zeros(n)).collect::<Vec<_>>(),
+        );
+        if let Some(water) = water? {
+            state.water = water;
+            state.start_water = state.water_volume();
+        }
+        state.zeros(zeros);
+        Ok(state)
+    }
+
+    /// A state at rest on `terrain` (heights, m: the whole map, or a block's rows of it) whose
+    /// lowest height is `lo`, before its water's start and the fields that start at zero (see
+    /// [`State::zeros`]), with `maps` checked ([`StartMaps::checks`]), cells outside the domain
+    /// `nodata` (`None`: none of the map's) and the hardness of `hardness_mode = "noise"`, which
+    /// needs the whole map. The volumes at the start are left at 0.
+    pub(super) fn rest_on(
+        terrain: &Grid<f32>,
+        params: &Params,
+        maps: StartMaps<'_>,
+        lo: f32,
+        nodata: Option<Vec<bool>>,
+        noise_hardness: Option<Vec<f32>>,
+    ) -> Self {
+        let (w, h, n) = (terrain.width(), terrain.height(), terrain.len());
+        let copy = |m: Option<&Grid<f32>>| m.map(|m| m.as_slice().to_vec());
+        let hardness = match (params.hardness_mode, copy(maps.hardness), noise_hardness) {
+            (HardnessMode::Map, Some(m), _) | (HardnessMode::Noise, _, Some(m)) => m,
+            _ => vec![params.hardness as f32; n],
+        };
+        let rain_map = copy(maps.rain).filter(|_| params.rain_mode == RainMode::Map);
+        let sediment_depth = match (copy(maps.sediment_depth), params.sediment_layer) {
+            (Some(m), true) => m,
             // hard rock weathers to thin soil: hardness H starts with (1 − H)·soil_depth
             (None, true) => hardness.iter().map(|&h| params.soil_depth as f32 * (1.0 - h)).collect(),
-            (None, false) => vec![0.0; n],
+            (_, false) => vec![0.0; n],
         };
-        let mut water = match maps.water {
-            Some(m) => {
-                check_shape("water", m, terrain)?;
-                check_values("water", m, 0.0, f32::MAX, "a finite depth >= 0")?;
-                m.as_slice().to_vec()
-            }
-            None => vec![0.0; n],
-        };
+        let mut water = copy(maps.water).unwrap_or_else(|| vec![0.0; n]);
         if let Some(mask) = &nodata {
             water.iter_mut().zip(mask).filter(|(_, o)| **o).for_each(|(d, _)| *d = 0.0);
         }
-        let cell_size = terrain.cell_size();
-        let area = cell_size.area();
-        let reference_height = f64::from(lo);
         // heights above the lowest cell (lo is one of the f32 samples, so v − lo rounds at most
         // once, at the ulp of the relief rather than of the altitude)
-        let b: Vec<f32> = b.iter().map(|&v| v - lo).collect();
-        let start_soil = b.iter().map(|&v| f64::from(v)).sum::<f64>() * area;
-        let start_water = water.iter().map(|&v: &f32| f64::from(v)).sum::<f64>() * area;
-        let _ = hi;
-        let mut state = Self {
+        let b: Vec<f32> = terrain.as_slice().iter().map(|&v| v - lo).collect();
+        Self {
             input: 0,
             width: w,
             height: h,
-            cell_size,
+            cell_size: terrain.cell_size(),
             terrain: b,
             water,
             sediment: Vec::new(),
@@ -315,31 +354,25 @@ impl State {
             time: 0.0,
             terrain_time: 0.0,
             books: Books::default(),
-            reference_height,
+            reference_height: f64::from(lo),
             floor: (-params.floor_depth) as f32,
-            start_soil,
-            start_water,
-        };
-        // the fields that start at zero, written out (the kernel's first touch of a page is
-        // much of a large run's start) while the steady start floods the terrain
-        let (water, mut zeros) = rayon::join(
-            || if maps.water.is_none() { state.start_water(terrain, params) } else { Ok(None) },
-            || (0..6 + params.pipes as usize).map(|_| touched_zeros(n)).collect::<Vec<_>>(),
-        );
-        if let Some(water) = water? {
-            state.water = water;
-            state.start_water = state.water_volume();
+            start_soil: 0.0,
+            start_water: 0.0,
         }
-        state.flux = zeros.split_off(6);
+    }
+
+    /// Takes `zeros` (6 + the pipes' fields of the state's cells) as the fields that start at
+    /// zero: suspended sediment, velocities, the running totals, the pipes' fluxes.
+    pub(super) fn zeros(&mut self, mut zeros: Vec<Vec<f32>>) {
+        self.flux = zeros.split_off(6.min(zeros.len()));
         [
-            state.sediment,
-            state.velocity_x,
-            state.velocity_y,
-            state.eroded,
-            state.deposited,
-            state.discharge_integral,
+            self.sediment,
+            self.velocity_x,
+            self.velocity_y,
+            self.eroded,
+            self.deposited,
+            self.discharge_integral,
         ] = <[Vec<f32>; 6]>::try_from(zeros).unwrap_or_default();
-        Ok(state)
     }
 
     /// The water of `params.start_water` on a new state (see [`super::start`]), `None` for a
@@ -558,7 +591,7 @@ pub(super) fn noise_hardness_of(terrain: &Grid<f32>, params: &Params) -> Vec<f32
     noise_hardness(terrain, params, lo, hi)
 }
 
-fn noise_hardness(terrain: &Grid<f32>, params: &Params, lo: f32, hi: f32) -> Vec<f32> {
+pub(super) fn noise_hardness(terrain: &Grid<f32>, params: &Params, lo: f32, hi: f32) -> Vec<f32> {
     use crate::terrain::{TerrainKind, TerrainSpec, generate};
     let spec = TerrainSpec {
         kind: TerrainKind::Fbm,

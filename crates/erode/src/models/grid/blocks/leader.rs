@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{Block, BlockError, check, rows_of, source_rates, window_of};
+use super::{Block, BlockError, Window, check, rows_of, source_rates, window_of};
 use crate::ranks::Exchange;
 use crate::error::SimError;
 use crate::models::grid::params::Params;
@@ -15,6 +15,9 @@ use crate::models::grid::state::State;
 enum Order {
     /// Take a block: the parameters (JSON of this many bytes) and the map's rows follow.
     Start { params_bytes: u64, height: u64 },
+    /// Start a block from your own rows of the inputs: the parameters (JSON of this many bytes)
+    /// and the front end's request to read them by follow.
+    StartRows { params_bytes: u64, height: u64 },
     /// Run this many iterations.
     Advance(u64),
     /// Send your rows to rank 0.
@@ -39,6 +42,7 @@ impl Order {
             Order::Balance => (5, 0, 0),
             Order::Finite => (6, 0, 0),
             Order::Task(len) => (7, len, 0),
+            Order::StartRows { params_bytes, height } => (8, params_bytes, height),
         };
         let mut out = [0u8; 24];
         for (k, v) in [tag, a, b].into_iter().enumerate() {
@@ -57,6 +61,7 @@ impl Order {
             5 => Order::Balance,
             6 => Order::Finite,
             7 => Order::Task(word(1)?),
+            8 => Order::StartRows { params_bytes: word(1)?, height: word(2)? },
             _ => return None,
         })
     }
@@ -92,6 +97,29 @@ impl Leader {
         exchange.scatter(Some(&mut part));
         let (state, rates) = window_of(&params, whole, &layout, 0)?;
         let block = Block::from_window(params, state, rates, layout, exchange)?;
+        Ok(Self { block, stopped: false })
+    }
+
+    /// Runs a new run of `params` on a map `height` rows high over the ranks of `exchange` (this
+    /// one rank 0), each rank's block started from its own rows of the inputs
+    /// ([`Block::start`]): rank 0 from `window`, its window's rows as its front end read them,
+    /// the others from those their front ends read by `request` (see [`follow`]). No rank
+    /// builds the whole map's state.
+    pub fn start(
+        params: Params,
+        height: usize,
+        request: &[u8],
+        window: Result<Window, SimError>,
+        exchange: Arc<dyn Exchange>,
+    ) -> Result<Self, SimError> {
+        // a setting that cannot run in blocks is refused before the others hear of it
+        check(&params, height, exchange.ranks())?;
+        let json = serde_json::to_vec(&params).map_err(|e| BlockError::Message(e.to_string()))?;
+        let order = Order::StartRows { params_bytes: json.len() as u64, height: height as u64 };
+        exchange.broadcast(&order.to_bytes(), 24);
+        exchange.broadcast(&json, json.len());
+        crate::ranks::broadcast_sized(&*exchange, request);
+        let block = Block::start_read(params, height, window, exchange)?;
         Ok(Self { block, stopped: false })
     }
 
@@ -158,10 +186,21 @@ pub fn stop_followers(exchange: &dyn Exchange) {
     exchange.broadcast(&Order::Done.to_bytes(), 24);
 }
 
+/// How a rank's front end reads its window of a run's inputs ([`follow`]): from rank 0's
+/// request and the window's rows.
+pub type ReadRows<'a> = dyn FnMut(&[u8], &[usize]) -> Result<Window, SimError> + 'a;
+
 /// A rank other than 0: waits for rank 0's orders (see [`Leader`]) and carries them out until
-/// it says stop; the front end's tasks ([`Leader::task`]) go to `task` with this rank's block.
-/// Rank 0 stopping before it started anything (bad input) ends this too.
-pub fn follow(exchange: Arc<dyn Exchange>, task: &mut dyn FnMut(&[u8], &Block)) -> Result<(), SimError> {
+/// it says stop; the front end's tasks ([`Leader::task`]) go to `task` with this rank's block,
+/// and a start from the ranks' own rows ([`Leader::start`]) asks `read` for this rank's window
+/// of the inputs, given rank 0's request and the window's rows (in order; they may wrap
+/// around the map). Rank 0 stopping before it started anything (bad input), or a start that
+/// failed (rank 0 reports why), ends this too.
+pub fn follow(
+    exchange: Arc<dyn Exchange>,
+    read: &mut ReadRows<'_>,
+    task: &mut dyn FnMut(&[u8], &Block),
+) -> Result<(), SimError> {
     let mut block: Option<Block> = None;
     loop {
         let order = Order::from_bytes(&exchange.broadcast(&[], 24))
@@ -177,6 +216,20 @@ pub fn follow(exchange: Arc<dyn Exchange>, task: &mut dyn FnMut(&[u8], &Block)) 
                 // its bytes are not needed beside the state and the block's scratch
                 drop(part);
                 block = Some(Block::from_window(params, state, rates, layout, exchange.clone())?);
+            }
+            Order::StartRows { params_bytes, height } => {
+                let json = exchange.broadcast(&[], params_bytes as usize);
+                let params: Params =
+                    serde_json::from_slice(&json).map_err(|e| BlockError::Message(format!("parameters: {e}")))?;
+                let request = crate::ranks::broadcast_sized(&*exchange, &[]);
+                let height = height as usize;
+                let layout = check(&params, height, exchange.ranks())?;
+                let window = read(&request, &layout.window(exchange.rank()));
+                match Block::start_read(params, height, window, exchange.clone()) {
+                    Ok(b) => block = Some(b),
+                    // every rank failed with it; rank 0 says why
+                    Err(_) => return Ok(()),
+                }
             }
             Order::Advance(n) => {
                 block.as_mut().ok_or(BlockError::Message("advance before start".into()))?.run(n);

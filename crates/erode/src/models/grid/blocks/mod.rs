@@ -67,6 +67,17 @@ pub enum BlockError {
         /// Rows the layout gives.
         expected: usize,
     },
+    /// A rank's front end could not read its rows of the inputs (why, in words).
+    #[error("{0}")]
+    Read(String),
+    /// Another rank refused its part of a start (the first that did, in rank order).
+    #[error("rank {rank}: {message}")]
+    OtherRank {
+        /// The rank.
+        rank: usize,
+        /// Its error, in words.
+        message: String,
+    },
     /// The ranks disagree (a message that does not decode).
     #[error("ranks out of step: {0}")]
     Message(String),
@@ -187,30 +198,9 @@ impl Rows {
         all.as_chunks::<8>().0.iter().map(|b| f64::from_le_bytes(*b)).fold(x, f64::max)
     }
 
-    /// `add` run on every rank in rank order, each continuing from the value the rank before
-    /// it returned (`from` on rank 0): the value of the last, on every rank. A sum carried so
-    /// through the blocks' rows in map order is the bits of one sum over the whole map.
+    /// [`crate::ranks::carried`] over these blocks.
     pub(super) fn carried<const K: usize>(&self, from: [f64; K], add: impl Fn([f64; K]) -> [f64; K]) -> [f64; K] {
-        let (rank, ranks) = (self.exchange.rank(), self.layout.len());
-        let to_bytes = |v: [f64; K]| f64s_to_bytes(v.into_iter());
-        let of_bytes = |b: &[u8]| -> [f64; K] {
-            std::array::from_fn(|k| b.as_chunks::<8>().0.get(k).map_or(f64::NAN, |c| f64::from_le_bytes(*c)))
-        };
-        let mut value = if rank == 0 { add(from) } else { from };
-        // in step j, rank j hands its value to rank j + 1, every rank taking part
-        for j in 0..ranks - 1 {
-            let send = if rank == j { to_bytes(value) } else { Vec::new() };
-            let mut recv = if rank == j + 1 { vec![0u8; K * 8] } else { Vec::new() };
-            self.exchange.shift(&send, (rank == j).then_some(j + 1), &mut recv, (rank == j + 1).then_some(j));
-            if rank == j + 1 {
-                value = add(of_bytes(&recv));
-            }
-        }
-        let mut counts = vec![0; ranks];
-        counts[ranks - 1] = K * 8;
-        let mine = if rank + 1 == ranks { to_bytes(value) } else { Vec::new() };
-        let last = self.exchange.all_gather(&mine, &counts);
-        of_bytes(&last)
+        crate::ranks::carried(&*self.exchange, from, add)
     }
 
     /// Whether `mine` holds on every rank.
@@ -473,8 +463,10 @@ fn rows_of(rates: &[f32], width: usize, rows: &[usize]) -> Vec<f32> {
 }
 
 mod leader;
+mod start;
 
-pub use leader::{Leader, follow, stop_followers};
+pub use leader::{Leader, ReadRows, follow, stop_followers};
+pub use start::Window;
 
 #[cfg(test)]
 mod tests {
@@ -674,7 +666,7 @@ mod tests {
         let one = one_process(&params, &whole, 12);
         let mut ranks = Threads::ranks(3);
         let rank0 = ranks.remove(0);
-        let followers: Vec<_> = ranks.into_iter().map(|ex| std::thread::spawn(move || follow(ex, &mut |_, _| {}))).collect();
+        let followers: Vec<_> = ranks.into_iter().map(|ex| std::thread::spawn(move || follow(ex, &mut |_, _| Err(BlockError::Message("no rows here".into()).into()), &mut |_, _| {}))).collect();
         let mut leader = Leader::new(params.clone(), &whole, rank0).unwrap();
         let mut end = whole.clone();
         leader.run(5);
@@ -693,7 +685,7 @@ mod tests {
     fn the_others_stop_when_rank_0_stops_before_starting() {
         let mut ranks = Threads::ranks(2);
         let rank0 = ranks.remove(0);
-        let follower = std::thread::spawn(move || follow(ranks.remove(0), &mut |_, _| {}));
+        let follower = std::thread::spawn(move || follow(ranks.remove(0), &mut |_, _| Err(BlockError::Message("no rows here".into()).into()), &mut |_, _| {}));
         let whole = State::new(&bench(Bench::Mountain, 53).unwrap().heights, &Params::default(), StartMaps::default()).unwrap();
         // a bad setting: rank 0 refuses it before it sends anything, and stops the others
         let bad = Params { rain_mode: RainMode::Buckets, ..Params::default() };
