@@ -405,66 +405,29 @@ mod tests {
 
     const SIZE: usize = 53;
 
-    /// The inputs of one start: heights and the maps, whole.
-    struct Inputs {
-        terrain: Grid<f32>,
-        hardness: Option<Grid<f32>>,
-        rain: Option<Grid<f32>>,
-        water: Option<Grid<f32>>,
-        sediment_depth: Option<Grid<f32>>,
-        nodata: Option<Vec<bool>>,
+    /// The bench mountain's heights, without maps.
+    fn plain() -> Window {
+        let terrain = bench(Bench::Mountain, SIZE).unwrap().heights;
+        Window { terrain, hardness: None, rain: None, water: None, sediment_depth: None, nodata: None }
     }
 
-    impl Inputs {
-        fn new() -> Self {
-            let terrain = bench(Bench::Mountain, SIZE).unwrap().heights;
-            Self { terrain, hardness: None, rain: None, water: None, sediment_depth: None, nodata: None }
-        }
-
-        /// A map of the terrain's size with the values `f(i)`.
-        fn map(&self, f: impl Fn(usize) -> f32) -> Option<Grid<f32>> {
-            Some(Grid::from_vec(SIZE, SIZE, self.terrain.cell_size(), (0..SIZE * SIZE).map(f).collect()).unwrap())
-        }
-
-        fn maps(&self) -> StartMaps<'_> {
-            StartMaps {
-                hardness: self.hardness.as_ref(),
-                rain: self.rain.as_ref(),
-                water: self.water.as_ref(),
-                sediment_depth: self.sediment_depth.as_ref(),
-                nodata: self.nodata.as_deref(),
-            }
-        }
-
-        /// Rows `rows` of every input, as a rank reads them.
-        fn rows(&self, rows: &[usize]) -> Self {
-            let cell = self.terrain.cell_size();
-            let cut = |g: &Grid<f32>| {
-                let v = rows.iter().flat_map(|&r| g.as_slice()[r * SIZE..(r + 1) * SIZE].iter().copied()).collect();
-                Grid::from_vec(SIZE, rows.len(), cell, v).unwrap()
-            };
-            Self {
-                terrain: cut(&self.terrain),
-                hardness: self.hardness.as_ref().map(cut),
-                rain: self.rain.as_ref().map(cut),
-                water: self.water.as_ref().map(cut),
-                sediment_depth: self.sediment_depth.as_ref().map(cut),
-                nodata: self.nodata.as_ref().map(|m| rows.iter().flat_map(|&r| m[r * SIZE..(r + 1) * SIZE].iter().copied()).collect()),
-            }
-        }
+    /// A map of the bench's size with the values `f(i)`.
+    fn map(f: impl Fn(usize) -> f32) -> Option<Grid<f32>> {
+        let cell = crate::grid::CellSize::square(Bench::Mountain.cell_size());
+        Some(Grid::from_vec(SIZE, SIZE, cell, (0..SIZE * SIZE).map(f).collect()).unwrap())
     }
 
     /// Every rank's block started from its rows (`Block::start`) and cut from the whole state
     /// (`Block::new`), each as its state's bytes at the start and after `n` iterations; or every
     /// rank's error.
-    fn both_ways(params: &Params, inputs: &Inputs, ranks: usize, n: u64) -> Vec<Result<[Vec<u8>; 2], String>> {
+    fn both_ways(params: &Params, inputs: &Window, ranks: usize, n: u64) -> Vec<Result<[Vec<u8>; 2], String>> {
         let whole = State::new(&inputs.terrain, params, inputs.maps());
         let layout = Layout::new(SIZE, ranks, params.border == Border::Wrap).unwrap();
         std::thread::scope(|s| {
             let handles: Vec<_> = Threads::ranks(ranks)
                 .into_iter()
                 .map(|ex| {
-                    let window = inputs.rows(&layout.window(ex.rank()));
+                    let window = Window::of_rows(&inputs.terrain, inputs.maps(), &layout.window(ex.rank())).unwrap();
                     let whole = whole.as_ref().ok();
                     s.spawn(move || {
                         let mut from_rows = Block::start(params.clone(), SIZE, &window.terrain, window.maps(), ex.clone())
@@ -486,27 +449,27 @@ mod tests {
     fn blocks_started_from_their_own_rows_are_the_blocks_of_the_whole_start() {
         let base = Params::default();
         let source = |y: f64| Source { x: 20.0, y, radius: 3.0, rate: 5.0, units: Units::Cells };
-        let plain = Inputs::new();
-        let mut holes = Inputs::new();
+        let bare = plain();
+        let mut holes = plain();
         // holes in the lower half only: the upper ranks' rows have none of them
         holes.nodata = Some((0..SIZE * SIZE).map(|i| (i / SIZE).abs_diff(40) + (i % SIZE).abs_diff(20) < 4).collect());
-        let mut mapped = Inputs::new();
-        mapped.hardness = mapped.map(|i| (i % 11) as f32 / 10.0);
-        mapped.rain = mapped.map(|i| (i % 7) as f32 / 6.0);
-        mapped.sediment_depth = mapped.map(|i| (i % 5) as f32 * 0.1);
-        let mut wet = Inputs::new();
-        wet.water = wet.map(|i| (i % 3) as f32 * 0.01);
-        let cases: Vec<(&str, Params, &Inputs)> = vec![
-            ("the defaults (the steady start)", base.clone(), &plain),
+        let mut mapped = plain();
+        mapped.hardness = map(|i| (i % 11) as f32 / 10.0);
+        mapped.rain = map(|i| (i % 7) as f32 / 6.0);
+        mapped.sediment_depth = map(|i| (i % 5) as f32 * 0.1);
+        let mut wet = plain();
+        wet.water = map(|i| (i % 3) as f32 * 0.01);
+        let cases: Vec<(&str, Params, &Window)> = vec![
+            ("the defaults (the steady start)", base.clone(), &bare),
             (
                 "a dry start, open edges, 8 pipes, a loose layer",
                 Params { start_water: StartWater::Dry, border: Border::Open, pipes: 8, sediment_layer: true, ..base.clone() },
-                &plain,
+                &bare,
             ),
             (
                 "lakes, wrapping edges, a source on a cut",
                 Params { start_water: StartWater::Lakes, border: Border::Wrap, sources: vec![source(26.5)], ..base.clone() },
-                &plain,
+                &bare,
             ),
             ("nodata holes on some ranks' rows, a source beside one", Params { sources: vec![source(40.0)], ..base.clone() }, &holes),
             (
@@ -538,8 +501,8 @@ mod tests {
     #[test]
     fn rank_0_starts_a_run_from_every_ranks_own_rows_and_gathers_the_bytes_of_one_process() {
         let params = Params { hardness_mode: HardnessMode::Map, sediment_layer: true, ..Params::default() };
-        let mut inputs = Inputs::new();
-        inputs.hardness = inputs.map(|i| (i % 11) as f32 / 10.0);
+        let mut inputs = plain();
+        inputs.hardness = map(|i| (i % 11) as f32 / 10.0);
         let mut one = State::new(&inputs.terrain, &params, inputs.maps()).unwrap();
         crate::models::grid::CpuSim::new(params.clone(), &one).unwrap().run(&mut one, 9);
         let mut ranks = Threads::ranks(3);
@@ -570,7 +533,7 @@ mod tests {
 
     #[test]
     fn a_rank_that_cannot_read_its_rows_fails_the_start_on_every_rank() {
-        let inputs = &Inputs::new();
+        let inputs = &plain();
         let mut ranks = Threads::ranks(3);
         let rank0 = ranks.remove(0);
         std::thread::scope(|s| {
@@ -593,7 +556,7 @@ mod tests {
 
     #[test]
     fn every_rank_refuses_a_bad_cell_as_one_process_names_it() {
-        let mut bad_height = Inputs::new();
+        let mut bad_height = plain();
         bad_height.terrain = Grid::from_vec(SIZE, SIZE, bad_height.terrain.cell_size(), {
             let mut v = bad_height.terrain.as_slice().to_vec();
             v[44 * SIZE + 7] = f32::NAN;
@@ -601,8 +564,8 @@ mod tests {
             v
         })
         .unwrap();
-        let mut bad_hardness = Inputs::new();
-        bad_hardness.hardness = bad_hardness.map(|i| if i == 20 * SIZE + 9 || i == 30 * SIZE { 1.5 } else { 0.5 });
+        let mut bad_hardness = plain();
+        bad_hardness.hardness = map(|i| if i == 20 * SIZE + 9 || i == 30 * SIZE { 1.5 } else { 0.5 });
         let map_mode = Params { hardness_mode: HardnessMode::Map, ..Params::default() };
         for (params, inputs) in [(Params::default(), &bad_height), (map_mode, &bad_hardness)] {
             let one = State::new(&inputs.terrain, &params, inputs.maps()).unwrap_err().to_string();
@@ -619,7 +582,7 @@ mod tests {
         // a source off the map: the whole-map passes on rank 0 find it
         let source = Source { x: 20.0, y: 80.0, radius: 0.0, rate: 1.0, units: Units::Cells };
         let params = Params { sources: vec![source], ..Params::default() };
-        let inputs = Inputs::new();
+        let inputs = plain();
         let one = State::new(&inputs.terrain, &params, inputs.maps()).unwrap_err().to_string();
         let got = both_ways(&params, &inputs, 3, 0);
         assert_eq!(got[0].as_ref().unwrap_err(), &one);
