@@ -364,7 +364,8 @@ fn the_grid_model_over_ranks_holds_rank_0_to_its_block_and_gathers_the_bytes_of_
     let followers: Vec<_> = ranks
         .into_iter()
         .map(|ex| {
-            let mut read = |_: &[u8], _: &[usize]| Err(erode::models::grid::blocks::BlockError::Read("unused".into()).into());
+            let mut read =
+                |_: &[u8], _: &[usize]| Err(erode::models::grid::blocks::BlockError::Read("unused".into()).into());
             std::thread::spawn(move || erode::models::grid::blocks::follow(ex, &mut read, &mut |_, _| {}))
         })
         .collect();
