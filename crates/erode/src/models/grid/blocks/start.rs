@@ -131,9 +131,8 @@ impl Block {
         if let Some((c, index, value)) = team.first_bad(&checks, own.clone(), first_row * w) {
             return Err(checks[c].error(index, value, w));
         }
-        if let Some(e) = refused {
-            return Err(e);
-        }
+        // a map missing or of another size: the same on every rank, unless their windows differ
+        team.agree(refused.map_or(Ok(()), Err))?;
         let (lo, hi) = team.min_max(&terrain.as_slice()[own.clone()]);
         let holes = team.any(maps.nodata.is_some_and(|m| m[own.clone()].contains(&true)));
         let nodata = holes.then(|| maps.nodata.map_or_else(|| vec![false; n], <[bool]>::to_vec));
