@@ -389,7 +389,7 @@ impl State {
 
     /// The state on rows `rows` of this one (in that order; a row may wrap around): every
     /// per-cell field cut, the rest (iteration, books, reference height, ...) kept.
-    pub fn rows(&self, rows: &[usize]) -> State {
+    pub(crate) fn rows(&self, rows: &[usize]) -> State {
         let w = self.width;
         let cut = |v: &Vec<f32>| -> Vec<f32> { rows.iter().flat_map(|&r| v[r * w..(r + 1) * w].iter().copied()).collect() };
         State {
@@ -639,7 +639,7 @@ impl State {
 
     /// The bytes of [`State::rows`]`(rows)` ([`State::to_bytes`]), written from this state's
     /// rows without the state of those rows in between (a run over ranks hands out its blocks so).
-    pub fn rows_to_bytes(&self, params_fingerprint: u64, rows: &[usize]) -> Vec<u8> {
+    pub(crate) fn rows_to_bytes(&self, params_fingerprint: u64, rows: &[usize]) -> Vec<u8> {
         self.frame(params_fingerprint, Some(rows))
     }
 
