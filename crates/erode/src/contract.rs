@@ -473,6 +473,28 @@ impl GridRun {
         Self::new(params, state)
     }
 
+    /// A run of `params` from checkpoint `bytes` (as [`GridRun::resume`]) over the ranks of
+    /// `exchange`, this process rank 0 (as [`GridRun::use_ranks`]), without the whole map's
+    /// simulator ever built: rank 0 holds the checkpoint's cells only until it has handed out
+    /// the blocks.
+    pub fn resume_over_ranks(
+        params: grid::Params,
+        bytes: &[u8],
+        max_cells: u64,
+        exchange: std::sync::Arc<dyn crate::ranks::Exchange>,
+    ) -> Result<Self, SimError> {
+        let mut state = grid::State::from_bytes(bytes, grid::params_fingerprint(&params), max_cells)?;
+        let leader = grid::blocks::Leader::new(params, &state, exchange)?;
+        state.release_evolving();
+        Ok(Self {
+            state,
+            sim: GridSim::Ranks(leader),
+            #[cfg(feature = "gpu")]
+            gpu: None,
+            stale: true,
+        })
+    }
+
     /// Runs on the GPU of `ctx` from here on; if it cannot, says why and stays on the CPU.
     #[cfg(feature = "gpu")]
     pub fn use_gpu(&mut self, ctx: std::sync::Arc<crate::gpu::GpuContext>) -> Result<(), SimError> {

@@ -126,18 +126,25 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let input = Input::read(&a.maps, files, &a.run, "grid", work)?;
     let maps = start_maps(&input);
     let checkpoint = a.run.checkpoint(GridRun::NAME)?;
+    if ranks.is_some() && a.maps.backend == super::Backend::Gpu {
+        let e = erode::SimError::from(grid::blocks::BlockError::Unsupported("the GPU backend"));
+        return Err(anyhow::Error::new(e).context("running over MPI ranks"));
+    }
+    let shape = |m: &GridRun| (m.state().width, m.state().height, m.state().cell_size);
     let mut model = match (&checkpoint, &ranks) {
-        (Some(c), _) => {
+        (Some(c), None) => {
             let resume = |b: &[u8]| GridRun::resume(params.clone(), b, a.run.input.max_cells);
-            input.resume(c, resume, |m| (m.state().width, m.state().height, m.state().cell_size))?
+            input.resume(c, resume, shape)?
+        }
+        (Some(c), Some(ex)) => {
+            // rank 0 of `mpirun -np K` resuming: it reads the checkpoint and hands every rank
+            // its window of it
+            let resume = |b: &[u8]| GridRun::resume_over_ranks(params.clone(), b, a.run.input.max_cells, ex.clone());
+            input.resume(c, resume, shape).context("running over MPI ranks")?
         }
         (None, Some(ex)) => {
             // rank 0 of `mpirun -np K`: every rank starts its own rows of the map, read by
             // itself, and steps them with the others (no rank builds the whole state)
-            if a.maps.backend == super::Backend::Gpu {
-                let e = erode::SimError::from(grid::blocks::BlockError::Unsupported("the GPU backend"));
-                return Err(anyhow::Error::new(e).context("running over MPI ranks"));
-            }
             let path = a.maps.input_file.as_deref().unwrap_or(std::path::Path::new(""));
             let request = super::rows::Request::new(path, &a.run.input, &input, files).to_bytes();
             GridRun::start_over_ranks(params.clone(), input.terrain(), maps, &request, ex.clone())
@@ -152,11 +159,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     // a new state hashed its inputs; a resumed one holds the hash of those it began from
     let hash = if checkpoint.is_some() { maps.input_hash(input.terrain()) } else { model.input_hash() };
     let stamp = input.stamp(hash, files.named());
-    if let Some(ranks) = ranks.filter(|_| model.ranks() == 1) {
-        // resumed on rank 0: the others step their rows of the checkpoint's state with it
-        a.maps.backend.place(&mut model, quiet, GridRun::use_gpu)?;
-        model.use_ranks(ranks).context("running over MPI ranks")?;
-    } else if model.ranks() == 1 {
+    if ranks.is_none() {
         a.maps.backend.place(&mut model, quiet, GridRun::use_gpu)?;
     }
     let derived = model.derived();
