@@ -449,13 +449,19 @@ impl GridRun {
             books: block.books.clone(),
             ..*block
         };
-        Ok(Self {
+        Ok(Self::led(state, leader))
+    }
+
+    /// Rank 0 of a run over ranks leading with `leader`, `state` the run's state without its
+    /// cells (they are on the ranks until a sync gathers them into it).
+    fn led(state: grid::State, leader: grid::blocks::Leader) -> Self {
+        Self {
             state,
             sim: GridSim::Ranks(leader),
             #[cfg(feature = "gpu")]
             gpu: None,
             stale: true,
-        })
+        }
     }
 
     /// Rank 0's side of a run over ranks.
@@ -486,13 +492,7 @@ impl GridRun {
         let mut state = grid::State::from_bytes(bytes, grid::params_fingerprint(&params), max_cells)?;
         let leader = grid::blocks::Leader::new(params, &state, exchange)?;
         state.release_evolving();
-        Ok(Self {
-            state,
-            sim: GridSim::Ranks(leader),
-            #[cfg(feature = "gpu")]
-            gpu: None,
-            stale: true,
-        })
+        Ok(Self::led(state, leader))
     }
 
     /// Runs on the GPU of `ctx` from here on; if it cannot, says why and stays on the CPU.
