@@ -198,6 +198,25 @@ pub trait Model: Send + Sync {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     fn checkpoint(&self) -> Vec<u8>;
+    /// Writes [`Model::checkpoint`]'s bytes into `sink` (see [`crate::checkpoint::Sink`]), as
+    /// of the last [`Model::sync_checkpoint`]: a model whose state is large writes it as it
+    /// goes, without its bytes whole in memory beside it (a run over ranks gathers it a batch
+    /// of rows at a time).
+    fn write_checkpoint(&self, sink: &mut dyn crate::checkpoint::Sink) {
+        let bytes = self.checkpoint();
+        sink.start(bytes.len() as u64);
+        sink.put(&bytes);
+    }
+    /// Brings up to date what [`Model::write_checkpoint`] writes: a [`Model::sync`], unless the
+    /// model gathers its state as it writes it.
+    fn sync_checkpoint(&mut self) -> Result<(), SimError> {
+        self.sync()
+    }
+    /// How many ranks of a parallel run it runs over (1: this process alone). Over more, its
+    /// writes (a checkpoint, the outputs) each talk to every rank, so they take turns.
+    fn ranks(&self) -> usize {
+        1
+    }
     /// The fingerprint of its parameters, which its checkpoints carry (see
     /// [`crate::checkpoint::Header`]): checkpoints with another belong to another run.
     fn fingerprint(&self) -> u64;
@@ -324,6 +343,15 @@ impl<M: Model + ?Sized> Model for Box<M> {
     }
     fn checkpoint(&self) -> Vec<u8> {
         (**self).checkpoint()
+    }
+    fn write_checkpoint(&self, sink: &mut dyn crate::checkpoint::Sink) {
+        (**self).write_checkpoint(sink)
+    }
+    fn sync_checkpoint(&mut self) -> Result<(), SimError> {
+        (**self).sync_checkpoint()
+    }
+    fn ranks(&self) -> usize {
+        (**self).ranks()
     }
     fn fingerprint(&self) -> u64 {
         (**self).fingerprint()
@@ -595,11 +623,6 @@ impl GridRun {
         self.leader().map_or(self.state.terrain_time, |l| l.block().state().terrain_time)
     }
 
-    /// How many ranks it runs over (1: this process alone).
-    pub fn ranks(&self) -> usize {
-        self.leader().map_or(1, |l| l.block().ranks())
-    }
-
     fn refuse_over_ranks(&self, what: &'static str) -> Result<(), SimError> {
         match self.sim {
             GridSim::Ranks(_) => Err(grid::blocks::BlockError::Unsupported(what).into()),
@@ -788,6 +811,19 @@ impl Model for GridRun {
     }
     fn checkpoint(&self) -> Vec<u8> {
         self.state.to_bytes(self.fingerprint())
+    }
+    fn write_checkpoint(&self, sink: &mut dyn crate::checkpoint::Sink) {
+        match self.leader() {
+            Some(l) => l.write_checkpoint(self.fingerprint(), sink),
+            None => self.state.write_to(self.fingerprint(), sink),
+        }
+    }
+    fn sync_checkpoint(&mut self) -> Result<(), SimError> {
+        // over ranks, the checkpoint is gathered as it is written
+        if self.leader().is_some() { Ok(()) } else { self.sync() }
+    }
+    fn ranks(&self) -> usize {
+        self.leader().map_or(1, |l| l.block().ranks())
     }
     fn fingerprint(&self) -> u64 {
         grid::params_fingerprint(self.params())

@@ -49,22 +49,98 @@ fn batch() -> usize {
 }
 
 /// Writes the compressed file of `frame` to `out`.
+#[cfg(test)]
 fn pack(frame: &[u8], out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    use rayon::prelude::*;
-    out.write_all(PACKED)?;
-    out.write_all(&(frame.len() as u64).to_le_bytes())?;
-    out.write_all(&(CHUNK as u64).to_le_bytes())?;
-    let chunks: Vec<&[u8]> = frame.chunks(CHUNK).collect();
-    for group in chunks.chunks(batch()) {
+    let mut p = Pack::new(out);
+    erode::checkpoint::Sink::start(&mut p, frame.len() as u64);
+    erode::checkpoint::Sink::put(&mut p, frame);
+    p.finish()
+}
+
+/// A compressed checkpoint file written as its frame comes ([`erode::checkpoint::Sink`]): whole
+/// chunks compressed a batch at a time, so that it holds a few tens of MiB however large the
+/// frame. The first error writing is kept for [`Pack::finish`].
+struct Pack<'a> {
+    out: &'a mut dyn std::io::Write,
+    /// The frame's length, as announced.
+    len: u64,
+    /// Bytes of the frame taken so far.
+    taken: u64,
+    /// Bytes taken not yet compressed (less than a batch of chunks).
+    held: Vec<u8>,
+    error: Option<std::io::Error>,
+}
+
+impl<'a> Pack<'a> {
+    fn new(out: &'a mut dyn std::io::Write) -> Self {
+        Self { out, len: 0, taken: 0, held: Vec::new(), error: None }
+    }
+
+    /// Compresses `chunks` (whole chunks, but for the frame's last) in parallel and writes them.
+    fn write_chunks(&mut self, chunks: &[u8]) {
+        use rayon::prelude::*;
+        if self.error.is_some() {
+            return;
+        }
+        let pieces: Vec<&[u8]> = chunks.chunks(CHUNK).collect();
         let blocks: Vec<Option<Vec<u8>>> =
-            group.par_iter().map(|c| Some(lz4_flex::block::compress(c)).filter(|b| b.len() < c.len())).collect();
-        for (raw, block) in group.iter().zip(&blocks) {
+            pieces.par_iter().map(|c| Some(lz4_flex::block::compress(c)).filter(|b| b.len() < c.len())).collect();
+        for (raw, block) in pieces.iter().zip(&blocks) {
             let stored: &[u8] = block.as_deref().unwrap_or(raw);
-            out.write_all(&(stored.len() as u64).to_le_bytes())?;
-            out.write_all(stored)?;
+            let written =
+                self.out.write_all(&(stored.len() as u64).to_le_bytes()).and_then(|()| self.out.write_all(stored));
+            if let Err(e) = written {
+                self.error = Some(e);
+                return;
+            }
         }
     }
-    Ok(())
+
+    /// The file's end: the last chunks written; an error when one was, or when the frame was
+    /// not the length it announced.
+    fn finish(mut self) -> std::io::Result<()> {
+        let held = std::mem::take(&mut self.held);
+        self.write_chunks(&held);
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        if self.taken != self.len {
+            return Err(std::io::Error::other(format!("a frame of {} bytes announced as {}", self.taken, self.len)));
+        }
+        Ok(())
+    }
+}
+
+impl erode::checkpoint::Sink for Pack<'_> {
+    fn start(&mut self, len: u64) {
+        self.len = len;
+        let head = [&PACKED[..], &len.to_le_bytes(), &(CHUNK as u64).to_le_bytes()].concat();
+        if let Err(e) = self.out.write_all(&head) {
+            self.error = Some(e);
+        }
+    }
+
+    fn put(&mut self, mut bytes: &[u8]) {
+        self.taken += bytes.len() as u64;
+        let batch = batch() * CHUNK;
+        // a batch begun before: filled first
+        if !self.held.is_empty() {
+            let take = (batch - self.held.len()).min(bytes.len());
+            self.held.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.held.len() < batch {
+                return;
+            }
+            let held = std::mem::take(&mut self.held);
+            self.write_chunks(&held);
+            self.held = held;
+            self.held.clear();
+        }
+        // whole batches straight from the bytes given, the rest held
+        let whole = bytes.len() / batch * batch;
+        self.write_chunks(&bytes[..whole]);
+        self.held.extend_from_slice(&bytes[whole..]);
+    }
 }
 
 /// The frame of a checkpoint file's `bytes`: unpacked, or the bytes as they are when the file is
@@ -138,12 +214,23 @@ fn chunk_into(stored: &[u8], out: &mut [u8]) -> bool {
     matches!(lz4_flex::block::decompress_into(stored, out), Ok(n) if n == out.len())
 }
 
-/// Writes `frame` as `model`'s checkpoint at `count` in `dir`, compressed, atomically, keeping the
-/// two newest (the new one and the one before, in case the new one is damaged later).
-pub fn write(dir: &Path, model: &str, count: u64, frame: &[u8]) -> Result<PathBuf, Error> {
+/// Writes `model`'s checkpoint at `count` in `dir`, its frame as `frame` writes it into a sink
+/// (see [`erode::contract::Model::write_checkpoint`]), compressed as it comes, atomically,
+/// keeping the two newest (the new one and the one before, in case the new one is damaged
+/// later).
+pub fn write(
+    dir: &Path,
+    model: &str,
+    count: u64,
+    frame: impl FnOnce(&mut dyn erode::checkpoint::Sink),
+) -> Result<PathBuf, Error> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let path = dir.join(format!("{model}-{count:012}.ckpt"));
-    crate::write_atomic_with(&path, |out| pack(frame, out))?;
+    crate::write_atomic_with(&path, |out| {
+        let mut pack = Pack::new(out);
+        frame(&mut pack);
+        pack.finish()
+    })?;
     let all = all(dir, model);
     for (_, old) in all.iter().take(all.len().saturating_sub(2)) {
         let _ = std::fs::remove_file(old);
@@ -263,7 +350,29 @@ mod tests {
         pack(&f, &mut file).unwrap();
         // the zeros shrink to almost nothing, the noise is stored raw
         assert!(file.len() < f.len() / 2 + 100_000, "{} of {}", file.len(), f.len());
-        assert_eq!(unpack(file).unwrap(), f);
+        assert_eq!(unpack(file.clone()).unwrap(), f);
+        // the frame given in pieces of any length (a run over ranks gathers it a batch of rows
+        // at a time) packs to the same file
+        let mut pieces = Vec::new();
+        let mut p = Pack::new(&mut pieces);
+        erode::checkpoint::Sink::start(&mut p, f.len() as u64);
+        let mut at = 0;
+        for (k, len) in [1usize, 7, CHUNK - 3, 5, batch() * CHUNK + 11, 1 << 20].into_iter().cycle().enumerate() {
+            let end = (at + len + k).min(f.len());
+            erode::checkpoint::Sink::put(&mut p, &f[at..end]);
+            at = end;
+            if at == f.len() {
+                break;
+            }
+        }
+        p.finish().unwrap();
+        assert_eq!(pieces, file);
+        // a frame shorter than it announced is refused
+        let mut short = Vec::new();
+        let mut p = Pack::new(&mut short);
+        erode::checkpoint::Sink::start(&mut p, f.len() as u64 + 1);
+        erode::checkpoint::Sink::put(&mut p, &f);
+        assert!(p.finish().unwrap_err().to_string().contains("announced"));
         // a frame alone (erode before compression) reads as it is
         assert_eq!(unpack(f.clone()).unwrap(), f);
     }
@@ -273,7 +382,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut f = b"erodeGRD".to_vec();
         f.extend((0..100_000u32).map(|i| (i % 7) as u8));
-        let path = write(dir.path(), "grid", 3, &f).unwrap();
+        let path = write(dir.path(), "grid", 3, |s| {
+            s.start(f.len() as u64);
+            s.put(&f);
+        })
+        .unwrap();
         assert!(std::fs::read(&path).unwrap().starts_with(PACKED));
         assert_eq!(frame_head(&path).unwrap(), f[..28]);
         std::fs::write(&path, &f).unwrap();

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use erode::contract::{GridRun, TiledGridRun};
+use erode::contract::{GridRun, Model, TiledGridRun};
 use erode::models::grid;
 use serde_json::{Map, Value, json};
 

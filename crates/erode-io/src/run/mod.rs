@@ -334,8 +334,8 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
         }
     }
     let save = |model: &mut M| -> Result<PathBuf, RunError> {
-        model.sync()?;
-        Ok(checkpoints::write(&ckpt_dir, name, model.done(), &model.checkpoint())?)
+        model.sync_checkpoint()?;
+        Ok(checkpoints::write(&ckpt_dir, name, model.done(), |sink| model.write_checkpoint(sink))?)
     };
     let t0 = Instant::now();
     let threads = job.pool.current_num_threads();
@@ -406,10 +406,14 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
     let done = model.done();
     let keep = keeps_final_state(every, job.resumed.is_some(), job.front.keeps_final_state());
     let last_checkpoint = keep && outcome.is_ok() && (every == 0 || !done.is_multiple_of(every));
+    // over ranks, the checkpoint is gathered as it is written and the outputs are written by
+    // every rank: they take turns, and the maps stay on the ranks
+    let alone = model.ranks() == 1;
     let synced = match job.front.read_maps(model) {
-        Some(maps) if !last_checkpoint => model.sync_maps(&maps),
+        Some(maps) if !last_checkpoint || !alone => model.sync_maps(&maps),
         _ => model.sync(),
     };
+    let synced = synced.and_then(|()| if last_checkpoint { model.sync_checkpoint() } else { Ok(()) });
     if let Err(e) = synced {
         return Err(outcome.err().unwrap_or_else(|| e.into()));
     }
@@ -419,16 +423,16 @@ pub fn run<M: Model, F: Front<M>>(mut job: Job<M, F>, watch: &dyn Watch) -> Resu
     }
     let staging = Staging::new(&job.output)?;
     let (model, front) = (&job.model, &job.front);
-    let (checkpoint, outputs) = rayon::join(
-        || {
-            if last_checkpoint {
-                checkpoints::write(&ckpt_dir, name, model.done(), &model.checkpoint()).map(drop)
-            } else {
-                Ok(())
-            }
-        },
-        || front.write_outputs(model, staging.path()),
-    );
+    let write_checkpoint = || {
+        if last_checkpoint {
+            checkpoints::write(&ckpt_dir, name, model.done(), |sink| model.write_checkpoint(sink)).map(drop)
+        } else {
+            Ok(())
+        }
+    };
+    let write_outputs = || front.write_outputs(model, staging.path());
+    let (checkpoint, outputs) =
+        if alone { rayon::join(write_checkpoint, write_outputs) } else { (write_checkpoint(), write_outputs()) };
     checkpoint?;
     outputs.map_err(|e| match e {
         RunError::File(e) => RunError::File(staging.as_placed(e)),

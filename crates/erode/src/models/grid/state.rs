@@ -3,7 +3,7 @@
 use std::ops::Range;
 
 use super::params::{HardnessMode, Params, RainMode};
-use crate::checkpoint::{CheckpointError, Header, Reader, Writer};
+use crate::checkpoint::{CheckpointError, Header, Reader, Sink, Stream};
 use crate::error::SimError;
 use crate::grid::{CellSize, Grid};
 use crate::models::inputs::{ValueCheck, check_shape};
@@ -619,6 +619,54 @@ pub(super) fn noise_hardness(terrain: &Grid<f32>, params: &Params, lo: f32, hi: 
         .collect()
 }
 
+/// One per-cell field of a checkpoint frame ([`State::frame_cells`]).
+pub(crate) enum Cells<'a> {
+    /// f32 values, 4 little-endian bytes a cell.
+    F32(&'a [f32]),
+    /// A mask, a byte a cell.
+    Mask(&'a [bool]),
+}
+
+impl Cells<'_> {
+    /// Bytes a cell takes in the frame.
+    pub(crate) fn bytes_per_cell(&self) -> usize {
+        match self {
+            Cells::F32(_) => 4,
+            Cells::Mask(_) => 1,
+        }
+    }
+
+    /// Cells.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Cells::F32(v) => v.len(),
+            Cells::Mask(v) => v.len(),
+        }
+    }
+
+    /// Appends the bytes of `cells` of it to `out`, as a frame holds them.
+    pub(crate) fn append_to(&self, cells: Range<usize>, out: &mut Vec<u8>) {
+        match self {
+            Cells::F32(v) => {
+                let start = out.len();
+                out.resize(start + cells.len() * 4, 0);
+                for (d, x) in out[start..].chunks_exact_mut(4).zip(&v[cells]) {
+                    d.copy_from_slice(&x.to_le_bytes());
+                }
+            }
+            Cells::Mask(v) => out.extend(v[cells].iter().map(|&b| u8::from(b))),
+        }
+    }
+
+    /// Writes `cells` of it into `out`.
+    pub(crate) fn put(&self, cells: Range<usize>, out: &mut Stream<'_>) {
+        match self {
+            Cells::F32(v) => out.f32s(&v[cells]),
+            Cells::Mask(v) => out.mask(&v[cells]),
+        }
+    }
+}
+
 const MAGIC: &[u8; 8] = b"ERODEGRD";
 // 2: terrain and floor relative to the reference height
 // 3: hardness is resistance (1 erodes least), not the erodibility of Jákó & Tóth's equations
@@ -643,18 +691,44 @@ impl State {
         self.frame(params_fingerprint, Some(rows))
     }
 
+    /// Writes [`State::to_bytes`] into `sink` as it goes, without the frame in memory.
+    pub fn write_to(&self, params_fingerprint: u64, sink: &mut dyn Sink) {
+        self.write_frame(params_fingerprint, self.height, sink, &mut |_, field, w| field.put(0..field.len(), w));
+    }
+
     /// The frame of the whole state, or of `rows` of it.
     fn frame(&self, params_fingerprint: u64, rows: Option<&[usize]>) -> Vec<u8> {
         let width = self.width;
         let height = rows.map_or(self.height, <[usize]>::len);
-        // every per-cell field whole, or its rows in order
-        let cells = |v: &[f32], w: &mut Writer| match rows {
-            None => w.f32s(v),
-            Some(rows) => rows.iter().for_each(|&r| w.f32s(&v[r * width..(r + 1) * width])),
-        };
+        let mut out = Vec::new();
+        self.write_frame(params_fingerprint, height, &mut out, &mut |_, field, w| match rows {
+            None => field.put(0..field.len(), w),
+            Some(rows) => rows.iter().for_each(|&r| field.put(r * width..(r + 1) * width, w)),
+        });
+        out
+    }
+
+    /// Writes into `sink` the frame of a state of this one's values `height` rows high: its
+    /// head from this state (its width, cell size, clocks, books and which fields it has), then
+    /// field `k` of [`State::frame_cells`] as `cells(k, field, out)` writes it (this state's
+    /// rows, or those every rank gathers), then the checksum. The one layout of a grid
+    /// checkpoint, whoever holds the cells.
+    pub(crate) fn write_frame(
+        &self,
+        params_fingerprint: u64,
+        height: usize,
+        sink: &mut dyn Sink,
+        cells: &mut dyn FnMut(usize, &Cells<'_>, &mut Stream<'_>),
+    ) {
         let header = Header { params: params_fingerprint, input: self.input };
-        let mut w = Writer::new(MAGIC, VERSION, header, 256 + width * height * 4 * (11 + self.flux.len()));
-        for v in [width as u64, height as u64] {
+        let fields = self.frame_cells();
+        let per_cell: u64 = fields.iter().map(|f| f.bytes_per_cell() as u64).sum();
+        let books = self.books.to_array();
+        // magic, version, header (28), then the head's words, the cells and the checksum
+        let head = 28 + 8 * (2 + 2 + 1 + 3 + 1 + 2 + books.len() + 3);
+        let len = head as u64 + per_cell * (self.width * height) as u64 + 8;
+        let mut w = Stream::new(sink, len, MAGIC, VERSION, header);
+        for v in [self.width as u64, height as u64] {
             w.u64(v);
         }
         for v in [self.cell_size.x, self.cell_size.y] {
@@ -668,21 +742,26 @@ impl State {
         for v in [self.start_soil, self.start_water] {
             w.f64(v);
         }
-        w.f64s(&self.books.to_array());
+        w.f64s(&books);
         w.u64(self.flux.len() as u64);
         w.u64(u64::from(self.rain_map.is_some()));
         w.u64(u64::from(self.nodata.is_some()));
-        for field in self.fields() {
-            cells(field, &mut w);
+        for (k, field) in fields.iter().enumerate() {
+            cells(k, field, &mut w);
         }
+        w.finish();
+    }
+
+    /// The per-cell fields of a checkpoint frame, in its order: the fields (terrain, water,
+    /// sediment, hardness, velocities, erosion, deposition, discharge, the pipes' fluxes, the
+    /// rain map when there is one), the nodata mask when there is one, the sediment layer.
+    pub(crate) fn frame_cells(&self) -> Vec<Cells<'_>> {
+        let mut v: Vec<Cells<'_>> = self.fields().into_iter().map(Cells::F32).collect();
         if let Some(mask) = &self.nodata {
-            match rows {
-                None => w.mask(mask),
-                Some(rows) => rows.iter().for_each(|&r| w.mask(&mask[r * width..(r + 1) * width])),
-            }
+            v.push(Cells::Mask(mask));
         }
-        cells(&self.sediment_depth, &mut w);
-        w.finish()
+        v.push(Cells::F32(&self.sediment_depth));
+        v
     }
 
     fn fields(&self) -> Vec<&[f32]> {

@@ -28,6 +28,8 @@ enum Order {
     Finite,
     /// Carry out the front end's task of this many bytes (they follow) with your block.
     Task(u64),
+    /// Send your rows of each field of a checkpoint to rank 0, a batch at a time.
+    Checkpoint,
     /// Stop.
     Done,
 }
@@ -43,6 +45,7 @@ impl Order {
             Order::Finite => (6, 0, 0),
             Order::Task(len) => (7, len, 0),
             Order::StartRows { params_bytes, height } => (8, params_bytes, height),
+            Order::Checkpoint => (9, 0, 0),
         };
         let mut out = [0u8; 24];
         for (k, v) in [tag, a, b].into_iter().enumerate() {
@@ -62,6 +65,7 @@ impl Order {
             6 => Order::Finite,
             7 => Order::Task(word(1)?),
             8 => Order::StartRows { params_bytes: word(1)?, height: word(2)? },
+            9 => Order::Checkpoint,
             _ => return None,
         })
     }
@@ -143,6 +147,13 @@ impl Leader {
     pub fn gather_into(&self, whole: &mut State) -> Result<(), SimError> {
         self.order(Order::Gather);
         self.block.gather_into(Some(whole))
+    }
+
+    /// Writes the whole run's checkpoint frame into `sink`, gathered from every rank as it is
+    /// written (see [`Block::write_frame`]): the bytes one process's [`State::to_bytes`] gives.
+    pub fn write_checkpoint(&self, params_fingerprint: u64, sink: &mut dyn crate::checkpoint::Sink) {
+        self.order(Order::Checkpoint);
+        self.block.write_frame(params_fingerprint, Some(sink));
     }
 
     /// The balance of the whole run's books (see [`Block::balance`]).
@@ -236,6 +247,9 @@ pub fn follow(
             }
             Order::Gather => {
                 block.as_ref().ok_or(BlockError::Message("gather before start".into()))?.gather_into(None)?;
+            }
+            Order::Checkpoint => {
+                block.as_ref().ok_or(BlockError::Message("a checkpoint before start".into()))?.write_frame(0, None);
             }
             Order::Balance => {
                 block.as_ref().ok_or(BlockError::Message("books before start".into()))?.balance();

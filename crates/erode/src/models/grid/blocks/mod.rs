@@ -435,6 +435,67 @@ impl Block {
     }
 }
 
+impl Block {
+    /// Writes the checkpoint frame of the whole run (the bytes [`State::to_bytes`] gives of the
+    /// state one process holds) into `sink` on rank 0 (`None` on the others): its head from
+    /// this block's values, each per-cell field gathered from every rank's own rows a batch of
+    /// rows at a time, in map order, so that no rank holds more than a batch of the whole map
+    /// beside its block. Every rank calls it together.
+    pub fn write_frame(&self, params_fingerprint: u64, sink: Option<&mut dyn crate::checkpoint::Sink>) {
+        self.write_frame_in(params_fingerprint, sink, FRAME_BATCH);
+    }
+
+    /// [`Block::write_frame`] in batches of about `batch` bytes.
+    fn write_frame_in(&self, params_fingerprint: u64, sink: Option<&mut dyn crate::checkpoint::Sink>, batch: usize) {
+        let height = self.rows.layout.height;
+        match sink {
+            Some(sink) => self.state.write_frame(params_fingerprint, height, sink, &mut |k, _, out| {
+                self.gather_frame_cells(k, batch, &mut |bytes| out.bytes(bytes));
+            }),
+            None => {
+                for k in 0..self.state.frame_cells().len() {
+                    self.gather_frame_cells(k, batch, &mut |_| {});
+                }
+            }
+        }
+    }
+
+    /// Gathers field `k` of [`State::frame_cells`] of every rank's own rows on rank 0, in batches
+    /// of about `batch` bytes of whole rows, each batch's bytes (in map order) handed to `out`
+    /// there.
+    fn gather_frame_cells(&self, k: usize, batch: usize, out: &mut dyn FnMut(&[u8])) {
+        let fields = self.state.frame_cells();
+        let (layout, w) = (&self.rows.layout, self.state.width);
+        let field = &fields[k];
+        let per_row = w * field.bytes_per_cell();
+        let batch = (batch / per_row.max(1)).max(1);
+        let mine = layout.owned(self.rows.exchange.rank());
+        let in_window = self.rows.owned.start;
+        let mut bytes = Vec::new();
+        for start in (0..layout.height).step_by(batch) {
+            let rows = start..(start + batch).min(layout.height);
+            let counts: Vec<usize> = (0..layout.len()).map(|r| overlap(&layout.owned(r), &rows).len() * per_row).collect();
+            let own = overlap(&mine, &rows);
+            bytes.clear();
+            if !own.is_empty() {
+                let first = in_window + own.start - mine.start;
+                field.append_to(first * w..(first + own.len()) * w, &mut bytes);
+            }
+            if let Some(all) = self.rows.exchange.gather(&bytes, &counts) {
+                out(&all);
+            }
+        }
+    }
+}
+
+/// Bytes of a checkpoint's rows a rank sends rank 0 at once (see [`Block::write_frame`]).
+const FRAME_BATCH: usize = 8 << 20;
+
+/// The rows two ranges of rows share.
+fn overlap(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
+    a.start.max(b.start)..a.end.min(b.end).max(a.start.max(b.start))
+}
+
 /// The layout of `height` rows over `ranks` for `params`, or why they cannot run in blocks.
 fn check(params: &Params, height: usize, ranks: usize) -> Result<Layout, SimError> {
     params.validate()?;
@@ -621,6 +682,41 @@ mod tests {
             assert_eq!(whole.rows_to_bytes(7, &window), whole.rows(&window).to_bytes(7), "rank {k}");
         }
         assert_eq!(whole.rows_to_bytes(7, &(0..53).collect::<Vec<_>>()), whole.to_bytes(7));
+    }
+
+    #[test]
+    fn a_checkpoint_gathered_as_it_is_written_is_the_bytes_of_one_process() {
+        // nodata holes, a rain map, 8 pipes and wrapping windows: every field and the mask
+        let (_, params, holes) = settings().swap_remove(3);
+        let params = Params { border: Border::Wrap, rain_mode: RainMode::Map, pipes: 8, ..params };
+        let terrain = bench(Bench::Mountain, 53).unwrap().heights;
+        let rates = (0..53 * 53).map(|i| 1e-6 * (1 + i % 7) as f32).collect();
+        let rain = crate::grid::Grid::from_vec(53, 53, terrain.cell_size(), rates).unwrap();
+        let maps = StartMaps { nodata: holes.as_deref(), rain: Some(&rain), ..StartMaps::default() };
+        let whole = State::new(&terrain, &params, maps).unwrap();
+        let one = one_process(&params, &whole, 5).to_bytes(9);
+        // batches of one row, of 3 rows (a mask's 12), and of the whole map
+        for (ranks, batch) in [(1, 1000), (2, 1), (3, 53 * 12), (4, 1 << 20), (3, 1 << 20)] {
+            let got: Vec<Option<Vec<u8>>> = std::thread::scope(|s| {
+                let handles: Vec<_> = Threads::ranks(ranks)
+                    .into_iter()
+                    .map(|ex| {
+                        let (params, whole) = (params.clone(), &whole);
+                        s.spawn(move || {
+                            let mut block = Block::new(params, whole, ex.clone()).unwrap();
+                            block.run(5);
+                            let mut out = Vec::new();
+                            let sink = (ex.rank() == 0).then_some(&mut out as &mut dyn crate::checkpoint::Sink);
+                            block.write_frame_in(9, sink, batch);
+                            (ex.rank() == 0).then_some(out)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(got[0].as_deref(), Some(&one[..]), "{ranks} ranks, batches of {batch} bytes");
+            assert!(got[1..].iter().all(Option::is_none));
+        }
     }
 
     #[test]
