@@ -17,7 +17,7 @@ pub enum Work {
     StreamPower(bool),
     /// The grid model over `ranks` MPI ranks, on rank 0: the whole map's heights and maps as it
     /// read them and the steady start's routing over them (as a tiled run's map), and its block
-    /// of the rows.
+    /// of the rows (a resume's the same: the checkpoint is read a batch of rows at a time).
     GridRanks {
         /// Ranks (more than one).
         ranks: u64,

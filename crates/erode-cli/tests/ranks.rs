@@ -219,6 +219,20 @@ fn a_run_resumed_on_another_number_of_ranks_ends_in_the_same_bytes() {
     ok(&[&run("40")[..], &["-o", "one"]].concat(), d);
     let Some(first) = over(3, &[&run("20")[..], &["-o", "split"]].concat(), d) else { return };
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    // a damaged checkpoint is refused on every rank, named, with status 2 (rank 0 reads it as
+    // it hands it out: the damage shows only when its bytes come)
+    let damaged = d.join("damaged/checkpoints");
+    std::fs::create_dir_all(&damaged).unwrap();
+    let ckpt = std::fs::read_dir(d.join("split/checkpoints")).unwrap().flatten().map(|e| e.path()).next().unwrap();
+    let mut bytes = std::fs::read(&ckpt).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x55;
+    std::fs::write(damaged.join(ckpt.file_name().unwrap()), bytes).unwrap();
+    let refused = over(2, &[&run("40")[..], &["-o", "damaged", "--resume"]].concat(), d).unwrap();
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("grid-000000000020.ckpt") && err.contains("corrupt"), "{err}");
+    assert!(!d.join("damaged/height.tif").exists());
     let second = over(2, &[&run("40")[..], &["-o", "split", "--resume"]].concat(), d).unwrap();
     assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
     assert_eq!(outputs(&d.join("split")), outputs(&d.join("one")));

@@ -173,6 +173,27 @@ impl<'a> Stream<'a> {
     }
 }
 
+/// Opens a checkpoint's frame to be read from its first byte (a compressed file as it unpacks):
+/// what a resume that never holds the whole frame reads. A grid run over ranks opens it a second
+/// time only for a frame whose word-wise checksum does not match, to check the byte-wise one of
+/// frames written before it ([`fnv1a64_reader`]).
+pub type OpenFrame<'a> = dyn Fn() -> Result<Box<dyn std::io::Read + 'a>, crate::SimError> + 'a;
+
+/// [`fnv1a64`] of the first `len` bytes `src` reads (the byte-wise checksum of frames written
+/// before [`frame_checksum`]); `None` when it ends before them.
+pub fn fnv1a64_reader(mut src: impl std::io::Read, len: u64) -> Option<u64> {
+    let mut h = Fnv::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        src.read_exact(&mut buf[..n]).ok()?;
+        h.bytes(&buf[..n]);
+        left -= n as u64;
+    }
+    Some(h.0)
+}
+
 /// FNV-1a, 64 bit, fed piece by piece.
 struct Fnv(u64);
 
@@ -405,6 +426,14 @@ impl<'a> Reader<'a> {
         }
         let version = u32::from_le_bytes([body[8], body[9], body[10], body[11]]);
         Ok(Self { body, pos: 12, version })
+    }
+
+    /// A reader of the first bytes of a frame (its magic and version, then what follows), its
+    /// checksum not checked: the head of a frame read piece by piece, whose checksum its reader
+    /// takes as the bytes come (see [`FrameSum`]).
+    pub fn unchecked(bytes: &'a [u8]) -> Self {
+        let version = bytes.get(8..12).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        Self { body: bytes, pos: 12.min(bytes.len()), version }
     }
 
     /// Refuses a version outside `readable`; `why` (starting "; ") explains an old one.

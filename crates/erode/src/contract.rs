@@ -507,19 +507,17 @@ impl GridRun {
         Self::new(params, state)
     }
 
-    /// A run of `params` from checkpoint `bytes` (as [`GridRun::resume`]) over the ranks of
-    /// `exchange`, this process rank 0 (as [`GridRun::use_ranks`]), without the whole map's
-    /// simulator ever built: rank 0 holds the checkpoint's cells only until it has handed out
-    /// the blocks.
+    /// A run of `params` from the checkpoint frame `open` reads (as [`GridRun::resume`] from its
+    /// bytes) over the ranks of `exchange`, this process rank 0, that no rank holds whole: rank 0
+    /// reads it a batch of rows at a time and hands each rank its window's rows
+    /// ([`grid::blocks::Leader::resume`]); the whole map's simulator is never built.
     pub fn resume_over_ranks(
         params: grid::Params,
-        bytes: &[u8],
+        open: &crate::checkpoint::OpenFrame<'_>,
         max_cells: u64,
         exchange: std::sync::Arc<dyn crate::ranks::Exchange>,
     ) -> Result<Self, SimError> {
-        let mut state = grid::State::from_bytes(bytes, grid::params_fingerprint(&params), max_cells)?;
-        let leader = grid::blocks::Leader::new(params, &state, exchange)?;
-        state.release_evolving();
+        let (leader, state) = grid::blocks::Leader::resume(params, open, max_cells, exchange)?;
         Ok(Self::led(state, leader))
     }
 

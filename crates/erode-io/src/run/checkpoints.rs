@@ -245,6 +245,90 @@ pub fn read_frame(path: &Path) -> Result<Vec<u8>, RunError> {
     unpack(bytes).map_err(|e| RunError::Unreadable { path: path.to_path_buf(), older: None, source: e.into() })
 }
 
+/// The frame of the checkpoint file at `path`, read as it unpacks, a chunk at a time (a file of
+/// the frame alone as it is): what a resume that never holds the whole frame reads.
+pub fn open_frame(path: &Path) -> std::io::Result<Box<dyn std::io::Read + Send>> {
+    use std::io::Read;
+    let mut file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
+    let mut head = [0u8; 24];
+    let n = read_up_to(&mut file, &mut head)?;
+    if n < 24 || !head.starts_with(PACKED) {
+        return Ok(Box::new(std::io::Cursor::new(head[..n].to_vec()).chain(file)));
+    }
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+    let (len, chunk) = (word(&head[8..16]), word(&head[16..24]));
+    if chunk == 0 || chunk > 1 << 30 {
+        return Err(corrupt("its chunk length is out of range"));
+    }
+    Ok(Box::new(Unpacking { file, len, chunk: chunk as usize, done: 0, raw: Vec::new(), at: 0, stored: Vec::new() }))
+}
+
+/// As many bytes as `src` has, up to `buf`'s length.
+fn read_up_to(src: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match src.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// An error of a checkpoint file's packing.
+fn corrupt(reason: &str) -> std::io::Error {
+    std::io::Error::other(format!("the file is corrupt: {reason}"))
+}
+
+/// A packed checkpoint file's frame, unpacked a chunk at a time as it is read.
+struct Unpacking<R> {
+    file: R,
+    /// The frame's length.
+    len: u64,
+    chunk: usize,
+    /// Bytes of the frame unpacked so far.
+    done: u64,
+    /// The chunk unpacked last, and how much of it was read.
+    raw: Vec<u8>,
+    at: usize,
+    /// A chunk's stored bytes.
+    stored: Vec<u8>,
+}
+
+impl<R: std::io::Read> std::io::Read for Unpacking<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.raw.len() {
+            if self.done == self.len {
+                // the frame's end must be the file's
+                let mut more = [0u8; 1];
+                return match self.file.read(&mut more)? {
+                    0 => Ok(0),
+                    _ => Err(corrupt("bytes follow its last chunk")),
+                };
+            }
+            let raw = (self.len - self.done).min(self.chunk as u64) as usize;
+            let mut word = [0u8; 8];
+            self.file.read_exact(&mut word)?;
+            let stored = u64::from_le_bytes(word);
+            if stored > raw as u64 {
+                return Err(corrupt("a chunk runs past the end of the file"));
+            }
+            self.stored.resize(stored as usize, 0);
+            self.file.read_exact(&mut self.stored)?;
+            self.raw.resize(raw, 0);
+            if !chunk_into(&self.stored, &mut self.raw) {
+                return Err(corrupt("a chunk does not decompress"));
+            }
+            self.done += raw as u64;
+            self.at = 0;
+        }
+        let n = buf.len().min(self.raw.len() - self.at);
+        buf[..n].copy_from_slice(&self.raw[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
 /// The newest checkpoint of a model, read to resume from.
 pub struct Newest {
     /// Its bytes.
@@ -267,6 +351,34 @@ impl Newest {
             Err(RunError::Unreadable { path, source, .. }) => Err(RunError::Unreadable { path, older, source }),
             Err(e) => Err(e),
         }
+    }
+
+    /// The newest checkpoint of `model` in the checkpoint folder of output folder `out`, found but
+    /// not read ([`Newest::bytes`] empty): for [`Newest::resume_streamed`].
+    pub fn find(out: &Path, model: &str) -> Result<Self, RunError> {
+        let dir = folder(out);
+        let mut all = all(&dir, model);
+        let Some((_, path)) = all.pop() else { return Err(RunError::NoCheckpoint { folder: dir }) };
+        Ok(Self { bytes: Vec::new(), path, older: all.pop().map(|(_, p)| p) })
+    }
+
+    /// The model `resume` makes of this checkpoint's frame read as it unpacks (each call of the
+    /// opener it is given reads it from its start: see [`open_frame`]); an error names this file
+    /// and the older one to fall back on.
+    pub fn resume_streamed<M>(
+        &self,
+        resume: impl FnOnce(&erode::checkpoint::OpenFrame<'_>) -> Result<M, erode::SimError>,
+    ) -> Result<M, RunError> {
+        let open = || -> Result<Box<dyn std::io::Read>, erode::SimError> {
+            open_frame(&self.path)
+                .map(|r| r as Box<dyn std::io::Read>)
+                .map_err(|e| CheckpointError::Invalid(e.to_string()).into())
+        };
+        resume(&open).map_err(|source| RunError::Unreadable {
+            path: self.path.clone(),
+            older: self.older.clone(),
+            source,
+        })
     }
 
     /// The model `resume` makes of these bytes; an error names this file and the older one to
@@ -391,6 +503,38 @@ mod tests {
         assert_eq!(frame_head(&path).unwrap(), f[..28]);
         std::fs::write(&path, &f).unwrap();
         assert_eq!(frame_head(&path).unwrap(), f[..28]);
+    }
+
+    #[test]
+    fn a_file_read_as_it_unpacks_is_its_frame_and_damage_is_named() {
+        use std::io::Read;
+        let dir = tempfile::tempdir().unwrap();
+        let f = frame();
+        let path = write(dir.path(), "grid", 1, |s| {
+            s.start(f.len() as u64);
+            s.put(&f);
+        })
+        .unwrap();
+        let read = |p: &Path| -> std::io::Result<Vec<u8>> {
+            let mut out = Vec::new();
+            open_frame(p)?.read_to_end(&mut out)?;
+            Ok(out)
+        };
+        assert_eq!(read(&path).unwrap(), f);
+        // a frame alone (erode before compression) reads as it is
+        let alone = dir.path().join("alone.ckpt");
+        std::fs::write(&alone, &f).unwrap();
+        assert_eq!(read(&alone).unwrap(), f);
+        let file = std::fs::read(&path).unwrap();
+        let damaged = dir.path().join("damaged.ckpt");
+        for (bytes, why) in [
+            ([&file[..], &[0]].concat(), "follow its last chunk"),
+            (file[..file.len() - 10].to_vec(), "fill whole buffer"),
+        ] {
+            std::fs::write(&damaged, bytes).unwrap();
+            let e = read(&damaged).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
     }
 
     #[test]

@@ -119,13 +119,15 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let files = a.files();
     let ranks = crate::ranks::exchange();
     let work = match &ranks {
-        // a fresh start over ranks builds no state of the whole map (a resume reads one)
-        Some(ex) if !a.run.resume => crate::memory::Work::GridRanks { ranks: ex.ranks() as u64 },
+        // a run over ranks builds no state of the whole map, fresh or resumed (a resume reads the
+        // checkpoint a batch at a time)
+        Some(ex) => crate::memory::Work::GridRanks { ranks: ex.ranks() as u64 },
         _ => crate::memory::Work::Grid,
     };
     let input = Input::read(&a.maps, files, &a.run, "grid", work)?;
     let maps = start_maps(&input);
-    let checkpoint = a.run.checkpoint(GridRun::NAME)?;
+    let checkpoint =
+        if ranks.is_some() { a.run.checkpoint_unread(GridRun::NAME)? } else { a.run.checkpoint(GridRun::NAME)? };
     if ranks.is_some() && a.maps.backend == super::Backend::Gpu {
         let e = erode::SimError::from(grid::blocks::BlockError::Unsupported("the GPU backend"));
         return Err(anyhow::Error::new(e).context("running over MPI ranks"));
@@ -137,10 +139,14 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
             input.resume(c, resume, shape)?
         }
         (Some(c), Some(ex)) => {
-            // rank 0 of `mpirun -np K` resuming: it reads the checkpoint and hands every rank
-            // its window of it
-            let resume = |b: &[u8]| GridRun::resume_over_ranks(params.clone(), b, a.run.input.max_cells, ex.clone());
-            input.resume(c, resume, shape).context("running over MPI ranks")?
+            // rank 0 of `mpirun -np K` resuming: it reads the checkpoint as it unpacks and hands
+            // every rank its window's rows of it, a batch at a time
+            let model = c
+                .resume_streamed(|open| {
+                    GridRun::resume_over_ranks(params.clone(), open, a.run.input.max_cells, ex.clone())
+                })
+                .context("running over MPI ranks")?;
+            input.fits(c, model, shape)?
         }
         (None, Some(ex)) => {
             // rank 0 of `mpirun -np K`: every rank starts its own rows of the map, read by

@@ -113,6 +113,17 @@ impl Input {
         shape: impl FnOnce(&R) -> (usize, usize, erode::CellSize),
     ) -> anyhow::Result<R> {
         let model = c.resume(resume)?;
+        self.fits(c, model, shape)
+    }
+
+    /// `model`, resumed from checkpoint `c`, checked to fit this input (`shape`: its columns,
+    /// rows and cell size).
+    pub fn fits<R>(
+        &self,
+        c: &Newest,
+        model: R,
+        shape: impl FnOnce(&R) -> (usize, usize, erode::CellSize),
+    ) -> anyhow::Result<R> {
         let (w, h, cell) = shape(&model);
         self.check_size(&c.path, (w, h))?;
         let now = self.terrain().cell_size();

@@ -138,6 +138,12 @@ impl RunArgs {
         Ok(if self.resume { Some(Newest::read(&self.output, model)?) } else { None })
     }
 
+    /// The newest checkpoint of `model` in the output folder, when resuming, found but not read
+    /// (a run over ranks reads it as it hands it out: see [`Newest::resume_streamed`]).
+    fn checkpoint_unread(&self, model: &str) -> anyhow::Result<Option<Newest>> {
+        Ok(if self.resume { Some(Newest::find(&self.output, model)?) } else { None })
+    }
+
     /// The job of `model` and its `front`, to run `until`, from `checkpoint` when resuming;
     /// `files` are what it reads besides the parameter file.
     fn job<M, F>(

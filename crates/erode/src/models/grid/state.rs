@@ -786,9 +786,51 @@ impl State {
     /// Reads [`State::to_bytes`] back, checking magic, version, checksum, size and parameters.
     pub fn from_bytes(bytes: &[u8], params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
         let mut r = Reader::open(bytes, MAGIC, "grid")?;
-        r.expect_version(&[3, 4, 5, VERSION], |v| {
-            if v == 2 { " (hardness as resistance; version 2 held it as erodibility): start the run again" } else { "" }
-        })?;
+        let version = r.version;
+        let head = Self::read_head(&mut r, params_fingerprint, max_cells)?;
+        let height = head.height;
+        let mut st = head.with_rows(height);
+        for mut field in st.frame_cells_mut(version) {
+            let n = field.len() * field.bytes_per_cell();
+            field.fill(0, r.take(n)?);
+        }
+        r.finish()?;
+        Ok(st)
+    }
+
+    /// Bytes of the head of a frame of `version`, from its magic to its last flag: what
+    /// [`State::read_head`] reads.
+    pub(crate) fn head_len(version: u32) -> usize {
+        let input = if version >= 5 { 8 } else { 0 };
+        let nodata = if version >= 4 { 8 } else { 0 };
+        // magic, version, fingerprint; size, cell size, iteration, clocks, floor, start
+        // volumes, books, pipes, rain
+        12 + 8 + input + 16 + 16 + 8 + 24 + 8 + 16 + 8 * 12 + 8 + 8 + nodata
+    }
+
+    /// The version of a frame that begins with `first` (its magic and version: 12 bytes), checked
+    /// to be one this erode reads.
+    pub(crate) fn frame_version(first: &[u8]) -> Result<u32, SimError> {
+        if first.len() < 12 || &first[..8] != MAGIC {
+            return Err(CheckpointError::NotACheckpoint { model: "grid" }.into());
+        }
+        let version = u32::from_le_bytes([first[8], first[9], first[10], first[11]]);
+        if READABLE.contains(&version) {
+            return Ok(version);
+        }
+        let why = if version == 2 {
+            " (hardness as resistance; version 2 held it as erodibility): start the run again"
+        } else {
+            ""
+        };
+        Err(CheckpointError::Version { found: version, wanted: VERSION, why }.into())
+    }
+
+    /// A frame's head (see [`State::head_len`]) read from `r`, refusing other parameters and more
+    /// than `max_cells` cells: the state with no cells yet (its fields empty, as
+    /// [`State::with_rows`] fills them), `height` the whole map's.
+    pub(crate) fn read_head(r: &mut Reader<'_>, params_fingerprint: u64, max_cells: u64) -> Result<Self, SimError> {
+        Self::frame_version(&[&MAGIC[..], &r.version.to_le_bytes()].concat())?;
         let header = r.header(params_fingerprint, 5)?;
         let width = r.u64()?;
         let height = r.u64()?;
@@ -796,7 +838,6 @@ impl State {
             return Err(CheckpointError::Size(format!("size {width} x {height}")).into());
         }
         let (width, height) = (width as usize, height as usize);
-        let n = width * height;
         let cell_size = CellSize { x: r.f64()?, y: r.f64()? };
         let iteration = r.u64()?;
         let time = r.f64()?;
@@ -812,38 +853,24 @@ impl State {
         }
         let has_rain = r.u64()? == 1;
         let has_nodata = r.version >= 4 && r.u64()? == 1;
-        let terrain = r.f32s(n)?;
-        let water = r.f32s(n)?;
-        let sediment = r.f32s(n)?;
-        let hardness = r.f32s(n)?;
-        let velocity_x = r.f32s(n)?;
-        let velocity_y = r.f32s(n)?;
-        let eroded = r.f32s(n)?;
-        let deposited = r.f32s(n)?;
-        let discharge_integral = r.f32s(n)?;
-        let flux = (0..pipes).map(|_| r.f32s(n)).collect::<Result<Vec<_>, _>>()?;
-        let rain_map = if has_rain { Some(r.f32s(n)?) } else { None };
-        let nodata = if has_nodata { Some(r.mask(n)?) } else { None };
-        let sediment_depth = if r.version >= 6 { r.f32s(n)? } else { vec![0.0; n] };
-        r.finish()?;
         Ok(Self {
             input: header.input,
             width,
             height,
             cell_size,
-            terrain,
-            water,
-            sediment,
-            hardness,
-            sediment_depth,
-            flux,
-            velocity_x,
-            velocity_y,
-            eroded,
-            deposited,
-            discharge_integral,
-            rain_map,
-            nodata,
+            terrain: Vec::new(),
+            water: Vec::new(),
+            sediment: Vec::new(),
+            hardness: Vec::new(),
+            sediment_depth: Vec::new(),
+            flux: vec![Vec::new(); pipes as usize],
+            velocity_x: Vec::new(),
+            velocity_y: Vec::new(),
+            eroded: Vec::new(),
+            deposited: Vec::new(),
+            discharge_integral: Vec::new(),
+            rain_map: has_rain.then(Vec::new),
+            nodata: has_nodata.then(Vec::new),
             iteration,
             time,
             terrain_time,
@@ -853,6 +880,104 @@ impl State {
             start_soil,
             start_water,
         })
+    }
+
+    /// This state `rows` rows high, every per-cell field zeros (no cell nodata): what a frame's
+    /// cells are read into.
+    pub(crate) fn with_rows(self, rows: usize) -> Self {
+        let n = self.width * rows;
+        let z = || vec![0.0f32; n];
+        Self {
+            height: rows,
+            terrain: z(),
+            water: z(),
+            sediment: z(),
+            hardness: z(),
+            sediment_depth: z(),
+            flux: vec![z(); self.flux.len()],
+            velocity_x: z(),
+            velocity_y: z(),
+            eroded: z(),
+            deposited: z(),
+            discharge_integral: z(),
+            rain_map: self.rain_map.as_ref().map(|_| z()),
+            nodata: self.nodata.as_ref().map(|_| vec![false; n]),
+            books: self.books.clone(),
+            ..self
+        }
+    }
+
+    /// The per-cell fields a frame of `version` holds, in its order ([`State::frame_cells`]),
+    /// to be filled: a frame before version 6 has no sediment layer (it stays zeros).
+    pub(crate) fn frame_cells_mut(&mut self, version: u32) -> Vec<CellsMut<'_>> {
+        let mut v: Vec<CellsMut<'_>> = vec![
+            CellsMut::F32(&mut self.terrain),
+            CellsMut::F32(&mut self.water),
+            CellsMut::F32(&mut self.sediment),
+            CellsMut::F32(&mut self.hardness),
+            CellsMut::F32(&mut self.velocity_x),
+            CellsMut::F32(&mut self.velocity_y),
+            CellsMut::F32(&mut self.eroded),
+            CellsMut::F32(&mut self.deposited),
+            CellsMut::F32(&mut self.discharge_integral),
+        ];
+        v.extend(self.flux.iter_mut().map(|f| CellsMut::F32(f)));
+        if let Some(r) = &mut self.rain_map {
+            v.push(CellsMut::F32(r));
+        }
+        if let Some(m) = &mut self.nodata {
+            v.push(CellsMut::Mask(m));
+        }
+        if version >= 6 {
+            v.push(CellsMut::F32(&mut self.sediment_depth));
+        }
+        v
+    }
+}
+
+/// The frame versions this erode reads.
+const READABLE: [u32; 4] = [3, 4, 5, VERSION];
+
+/// One per-cell field of a state, to be filled from a frame's bytes
+/// ([`State::frame_cells_mut`]).
+pub(crate) enum CellsMut<'a> {
+    /// f32 values, 4 little-endian bytes a cell.
+    F32(&'a mut [f32]),
+    /// A mask, a byte a cell.
+    Mask(&'a mut [bool]),
+}
+
+impl CellsMut<'_> {
+    /// Bytes a cell takes in the frame.
+    pub(crate) fn bytes_per_cell(&self) -> usize {
+        match self {
+            CellsMut::F32(_) => 4,
+            CellsMut::Mask(_) => 1,
+        }
+    }
+
+    /// Cells.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            CellsMut::F32(v) => v.len(),
+            CellsMut::Mask(v) => v.len(),
+        }
+    }
+
+    /// Sets the cells from `at` on from `bytes`, as a frame holds them.
+    pub(crate) fn fill(&mut self, at: usize, bytes: &[u8]) {
+        match self {
+            CellsMut::F32(v) => {
+                for (d, b) in v[at..].iter_mut().zip(bytes.as_chunks::<4>().0) {
+                    *d = f32::from_le_bytes(*b);
+                }
+            }
+            CellsMut::Mask(v) => {
+                for (d, &b) in v[at..].iter_mut().zip(bytes) {
+                    *d = b != 0;
+                }
+            }
+        }
     }
 }
 

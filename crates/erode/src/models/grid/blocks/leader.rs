@@ -28,6 +28,9 @@ enum Order {
     Finite,
     /// Carry out the front end's task of this many bytes (they follow) with your block.
     Task(u64),
+    /// Take a block of a checkpoint rank 0 reads: the parameters (JSON of this many bytes) and
+    /// the frame's head follow, then the rows of your window, a batch at a time.
+    Resume { params_bytes: u64, height: u64 },
     /// Send your rows of each field of a checkpoint to rank 0, a batch at a time.
     Checkpoint,
     /// Stop.
@@ -46,6 +49,7 @@ impl Order {
             Order::Task(len) => (7, len, 0),
             Order::StartRows { params_bytes, height } => (8, params_bytes, height),
             Order::Checkpoint => (9, 0, 0),
+            Order::Resume { params_bytes, height } => (10, params_bytes, height),
         };
         let mut out = [0u8; 24];
         for (k, v) in [tag, a, b].into_iter().enumerate() {
@@ -66,6 +70,7 @@ impl Order {
             7 => Order::Task(word(1)?),
             8 => Order::StartRows { params_bytes: word(1)?, height: word(2)? },
             9 => Order::Checkpoint,
+            10 => Order::Resume { params_bytes: word(1)?, height: word(2)? },
             _ => return None,
         })
     }
@@ -125,6 +130,34 @@ impl Leader {
         crate::ranks::broadcast_sized(&*exchange, request);
         let block = Block::start_read(params, height, window, exchange)?;
         Ok(Self { block, stopped: false })
+    }
+
+    /// Resumes a run of `params` over the ranks of `exchange` (this one rank 0) from the
+    /// checkpoint frame `open` reads (written with the same parameters, of at most `max_cells`
+    /// cells), which no rank holds whole: rank 0 reads it a batch of rows of a field at a time
+    /// and hands each rank the rows of its window (see `resume.rs`). Returns the leader and the
+    /// run's state on rank 0: the frame's values without its cells but for the whole map's nodata
+    /// mask and rain map. Nothing is sent before the frame's head is read and fits the ranks.
+    pub fn resume(
+        params: Params,
+        open: &crate::checkpoint::OpenFrame<'_>,
+        max_cells: u64,
+        exchange: Arc<dyn Exchange>,
+    ) -> Result<(Self, State), SimError> {
+        let head = super::resume::read_head(open, crate::models::grid::params_fingerprint(&params), max_cells)?;
+        let layout = check(&params, head.state.height, exchange.ranks())?;
+        let json = serde_json::to_vec(&params).map_err(|e| BlockError::Message(e.to_string()))?;
+        let order = Order::Resume { params_bytes: json.len() as u64, height: head.state.height as u64 };
+        exchange.broadcast(&order.to_bytes(), 24);
+        exchange.broadcast(&json, json.len());
+        crate::ranks::broadcast_sized(&*exchange, &head.bytes);
+        let version = frame_version(&head.bytes);
+        let state = head.state.clone();
+        let (window, rates, kept) =
+            super::resume::windows(&params, &state, version, &layout, &exchange, Some((head, open)))?;
+        let block = Block::from_window(params, window, rates, layout, exchange)?;
+        let kept = kept.ok_or(BlockError::Message("rank 0 kept no state".into()))?;
+        Ok((Self { block, stopped: false }, kept))
     }
 
     fn order(&self, order: Order) {
@@ -242,6 +275,21 @@ pub fn follow(
                     Err(_) => return Ok(()),
                 }
             }
+            Order::Resume { params_bytes, height } => {
+                let json = exchange.broadcast(&[], params_bytes as usize);
+                let params: Params =
+                    serde_json::from_slice(&json).map_err(|e| BlockError::Message(format!("parameters: {e}")))?;
+                let head = crate::ranks::broadcast_sized(&*exchange, &[]);
+                let fingerprint = crate::models::grid::params_fingerprint(&params);
+                let state = super::resume::parse_head(&head, fingerprint, u64::MAX)?;
+                let layout = check(&params, height as usize, exchange.ranks())?;
+                let windows = super::resume::windows(&params, &state, frame_version(&head), &layout, &exchange, None);
+                match windows.and_then(|(window, rates, _)| Block::from_window(params, window, rates, layout, exchange.clone())) {
+                    Ok(b) => block = Some(b),
+                    // every rank failed with it; rank 0 says why
+                    Err(_) => return Ok(()),
+                }
+            }
             Order::Advance(n) => {
                 block.as_mut().ok_or(BlockError::Message("advance before start".into()))?.run(n);
             }
@@ -264,6 +312,11 @@ pub fn follow(
             Order::Done => return Ok(()),
         }
     }
+}
+
+/// The version of the frame whose head is `head`.
+fn frame_version(head: &[u8]) -> u32 {
+    head.get(8..12).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// A window's state and its sources' rates, as [`Leader::new`] sends them.

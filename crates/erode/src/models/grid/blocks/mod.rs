@@ -524,6 +524,7 @@ fn rows_of(rates: &[f32], width: usize, rows: &[usize]) -> Vec<f32> {
 }
 
 mod leader;
+mod resume;
 mod start;
 
 pub use leader::{Leader, ReadRows, follow, stop_followers};
