@@ -17,7 +17,7 @@ mod stream_power;
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use checkpoints::{Newest, read_frame};
+pub use checkpoints::{Newest, open_frame, read_frame};
 pub use droplet::DropletFront;
 use erode::contract::{Backend, Clock, Model};
 pub use grid::{GridFront, TiledGridFront};
