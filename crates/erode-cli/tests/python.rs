@@ -54,9 +54,9 @@ fn the_python_wheel_installs_without_rust_and_its_tests_pass() {
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
 
     // 1. the wheel: abi3 (one wheel for CPython 3.9 and later), linked by zig against glibc 2.17
-    // (manylinux2014), in the workspace's `wheel-test` profile (nothing optimised: zig's target
-    // shares no build with the tests, and the maps here are small) to keep CI short; a release
-    // adds --release
+    // (manylinux2014), in the workspace's `wheel-test` profile (only the library optimised, at
+    // opt-level 1: zig's target shares no build with the tests) to keep CI short; a release adds
+    // --release
     let tools = tmp.join("python-tools");
     if !tools.join("bin/maturin").exists() {
         fresh_venv(&python, &tools);
