@@ -14,8 +14,9 @@
 //!   hole moves to the cells outside it) and the noise hardness (one fBm over the whole map) run
 //!   on rank 0 from every rank's rows of the heights, the nodata mask and the rain map (9 bytes
 //!   a cell at most, against a state's ~100), which then hands each rank its rows of the water,
-//!   the sources' rates and the hardness. Barnes (2016)'s parallel Priority-Flood would split
-//!   this too, by tiles that trade their edges.
+//!   the sources' rates and the hardness. Barnes (2016)'s parallel Priority-Flood gives the
+//!   filled heights by tiles; the flood's ε path through flats and the order the discharge's
+//!   sums run in are whole-map orders still (`docs/ranks.md` says what splitting them takes).
 
 use std::sync::Arc;
 
