@@ -42,6 +42,7 @@ impl Threads {
     }
 
     /// Waits until every rank is here; panics if a rank panicked.
+    #[allow(clippy::panic, reason = "a rank's panic ends every rank, as MPI aborts them all when one dies")]
     fn meet(&self) {
         let shared = &*self.shared;
         let mut m = shared.meeting.lock().unwrap_or_else(|e| e.into_inner());
