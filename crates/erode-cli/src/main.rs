@@ -183,12 +183,13 @@ fn main() -> ExitCode {
                         };
                         // a start from every rank's own rows asks this one to read its rows
                         let mut read = cmd::simulate::read_rows;
-                        pool.install(|| erode::models::grid::blocks::follow(ex, &mut read, &mut task))
+                        pool.install(|| erode::models::grid::blocks::follow(ex.clone(), &mut read, &mut task))
                     }),
                 _ => Ok(()),
             };
             return match followed {
-                Ok(()) => ExitCode::SUCCESS,
+                // the status rank 0 ends the run with, whether it failed there or here
+                Ok(()) => ExitCode::from(ranks::finished(&*ex)),
                 Err(e) => {
                     eprintln!("erode: error: rank {rank}: {e}");
                     ExitCode::from(2)
@@ -226,18 +227,21 @@ fn main() -> ExitCode {
     };
     // rank 0 that stopped before handing out the blocks lets the others go
     ranks::stop_unstarted();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    let code = match result {
+        Ok(()) => 0,
         Err(e)
             if matches!(e.downcast_ref(), Some(erode_io::run::RunError::Interrupted { .. }))
                 || e.downcast_ref::<cmd::run::Stopped>().is_some() =>
         {
             eprintln!("erode: {e}");
-            ExitCode::from(130)
+            130
         }
         Err(e) => {
             eprintln!("erode: error: {}", short_digits(&one_line(&e)));
-            ExitCode::from(2)
+            2
         }
-    }
+    };
+    // the other ranks end with rank 0's status
+    ranks::finish(code);
+    ExitCode::from(code)
 }

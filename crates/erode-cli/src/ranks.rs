@@ -54,6 +54,21 @@ pub fn stop_unstarted() {
     }
 }
 
+/// Rank 0 ends a run over ranks with exit status `code`, after the others' part of it ended
+/// ([`finished`]): a run refused or failed on rank 0 ends every rank with its status, as
+/// `mpirun`'s and `srun`'s accounting of each rank expect.
+pub fn finish(code: u8) {
+    if let Some(ex) = exchange() {
+        ex.broadcast(&[code], 1);
+    }
+}
+
+/// The exit status rank 0 ended the run with ([`finish`]), on another rank whose part of it
+/// ended without an error of its own.
+pub fn finished(ex: &dyn Exchange) -> u8 {
+    ex.broadcast(&[], 1).first().copied().unwrap_or(2)
+}
+
 #[cfg(not(feature = "mpi"))]
 mod imp {
     use super::Role;

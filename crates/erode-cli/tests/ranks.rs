@@ -12,9 +12,16 @@ use std::process::{Command, Output};
 
 use common::{files_in, ok};
 
-/// `mpirun` with `ranks` ranks (more than this machine's cores allowed), or `None` when it is
-/// missing.
+/// `mpirun` with `ranks` ranks (more than this machine's cores allowed) starting erode, or
+/// `None` when it is missing.
 fn mpirun(ranks: usize) -> Option<Command> {
+    let mut c = launcher(ranks)?;
+    c.arg(env!("CARGO_BIN_EXE_erode"));
+    Some(c)
+}
+
+/// `mpirun` with `ranks` ranks and no program yet, or `None` when it is missing.
+fn launcher(ranks: usize) -> Option<Command> {
     let found = Command::new("mpirun").arg("--version").output().is_ok_and(|o| o.status.success());
     if !found {
         if std::env::var_os("ERODE_REQUIRE_MPI").is_some_and(|v| v == "1") {
@@ -26,8 +33,29 @@ fn mpirun(ranks: usize) -> Option<Command> {
     let mut c = Command::new("mpirun");
     // Open MPI refuses root (CI's containers) unless told
     c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    c.args(["--oversubscribe", "-np", &ranks.to_string(), env!("CARGO_BIN_EXE_erode")]);
+    c.args(["--oversubscribe", "-np", &ranks.to_string()]);
     Some(c)
+}
+
+/// `erode args` over `ranks` ranks in `dir`, and the exit status of each rank, in rank order
+/// (each rank's shell says it on stderr; mpirun's own status is then 0).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn over_each(ranks: usize, args: &[&str], dir: &Path) -> Option<(Output, Vec<i32>)> {
+    let say = r#""$0" "$@"; s=$?; echo "rank ${OMPI_COMM_WORLD_RANK} exit $s" >&2; exit $s"#;
+    let mut c = launcher(ranks)?;
+    // Open MPI ends the other ranks once one exits with an error: here each is let finish
+    c.env("OMPI_MCA_orte_abort_on_non_zero_status", "0");
+    let o = c.args(["sh", "-c", say, env!("CARGO_BIN_EXE_erode")]).args(args).current_dir(dir).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let status = |k: usize| -> i32 {
+        let line = err
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("rank {k} exit ")))
+            .unwrap_or_else(|| panic!("rank {k} said no status: {err}"));
+        line.trim().parse().unwrap()
+    };
+    let statuses = (0..ranks).map(status).collect();
+    Some((o, statuses))
 }
 
 /// `erode args` over `ranks` ranks in `dir`.
@@ -228,9 +256,12 @@ fn a_run_resumed_on_another_number_of_ranks_ends_in_the_same_bytes() {
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x55;
     std::fs::write(damaged.join(ckpt.file_name().unwrap()), bytes).unwrap();
-    let refused = over(2, &[&run("40")[..], &["-o", "damaged", "--resume"]].concat(), d).unwrap();
+    let resume = [&run("40")[..], &["-o", "damaged", "--resume"]].concat();
+    let refused = over(2, &resume, d).unwrap();
     let err = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{err}");
+    let (_, each) = over_each(2, &resume, d).unwrap();
+    assert_eq!(each, [2, 2], "every rank ends with rank 0's status");
     assert!(err.contains("grid-000000000020.ckpt") && err.contains("corrupt"), "{err}");
     assert!(!d.join("damaged/height.tif").exists());
     // resumed without --checkpoint-every, the run keeps its end as a checkpoint after its last
@@ -248,16 +279,20 @@ fn ranks_refuse_what_they_cannot_run_with_nothing_written() {
     let d = dir.path();
     ok(&["generate", "--width", "40", "--height", "19", "-o", "thin.tif"], d);
     map(d);
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["simulate", "grid", "thin.tif", "-o", "out", "-q"], "4 ranks for 19 rows"),
         (&["simulate", "grid", "m.tif", "-o", "out", "--set", "rain_mode=buckets", "-q"], "buckets"),
         (&["simulate", "grid", "m.tif", "-o", "out", "--tiles", "64", "-q"], "without --tiles"),
         (&["simulate", "droplet", "m.tif", "-o", "out", "-q"], "only `erode simulate grid`"),
+        // refused by the ranks together, as they start from their own rows (heights as hardness)
+        (&["simulate", "grid", "m.tif", "-o", "out", "--hardness-map", "m.tif", "-q"], "hardness"),
     ];
     for (args, needle) in cases {
         let Some(o) = over(4, args, d) else { return };
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let (_, each) = over_each(4, args, d).unwrap();
+        assert_eq!(each, [2; 4], "{args:?}: every rank ends with status 2");
         assert!(err.contains(needle), "{args:?} does not say `{needle}`: {err}");
         assert!(!d.join("out").exists(), "{args:?} left an output folder");
     }
