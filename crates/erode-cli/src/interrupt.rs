@@ -1,4 +1,6 @@
-//! Ctrl-C (SIGINT) and SIGTERM. Every command stops at once: the temporaries the process holds
+//! Ctrl-C (SIGINT), SIGTERM, SIGHUP and (on Unix) SIGUSR1, which Open MPI's `mpirun` passes
+//! on to every rank and Slurm's `--signal` sends ahead of a job's time limit. Every command
+//! stops at once: the temporaries the process holds
 //! (an atomic write's file, a staging folder, the output folder's lock, a folder it made and
 //! left empty) are removed first, a set being moved into place is let finish, and the process
 //! exits with status 130, leaving nothing partial.
@@ -15,22 +17,31 @@ static COOPERATING: AtomicBool = AtomicBool::new(false);
 /// The erode processes this one runs (`erode run`'s steps), which a signal reaches through it.
 static CHILDREN: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
 
-/// Catches SIGINT and SIGTERM for the rest of the process (a no-op if it cannot).
+/// Catches SIGINT, SIGTERM, SIGHUP and SIGUSR1 for the rest of the process (a no-op for those
+/// it cannot).
 pub fn install() {
-    let _ = ctrlc::set_handler(|| {
-        if COOPERATING.load(Ordering::SeqCst) && !REQUESTED.swap(true, Ordering::SeqCst) {
-            return;
+    let _ = ctrlc::set_handler(on_signal);
+    #[cfg(unix)]
+    if let Ok(mut usr1) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGUSR1]) {
+        std::thread::spawn(move || usr1.forever().for_each(|_| on_signal()));
+    }
+}
+
+/// A signal came: the run asked to stop at its next batch, or, for a second signal or outside a
+/// run, the process stopped at once.
+fn on_signal() {
+    if COOPERATING.load(Ordering::SeqCst) && !REQUESTED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    // a second signal: the steps running stop at once too
+    if let Ok(children) = CHILDREN.lock() {
+        for &pid in children.iter() {
+            signal(pid);
         }
-        // a second signal: the steps running stop at once too
-        if let Ok(children) = CHILDREN.lock() {
-            for &pid in children.iter() {
-                signal(pid);
-            }
-        }
-        erode_io::remove_temporaries_then(|| {
-            eprintln!("erode: interrupted: stopped at once, nothing partial left");
-            std::process::exit(130)
-        });
+    }
+    erode_io::remove_temporaries_then(|| {
+        eprintln!("erode: interrupted: stopped at once, nothing partial left");
+        std::process::exit(130)
     });
 }
 

@@ -170,6 +170,11 @@ fn main() -> ExitCode {
         ranks::Role::Follow(_) if !over_ranks => return ExitCode::from(2),
         ranks::Role::Follow(ex) => {
             let rank = ex.rank();
+            // a first signal is rank 0's to act on (it stops the run at its next batch and
+            // writes a checkpoint with every rank's rows): this rank goes on following it, and
+            // stops at once on a second
+            interrupt::install();
+            interrupt::cooperate();
             let followed = match &cli.command {
                 Command::Simulate(a) => cmd::simulate::rank_pool(a)
                     .map_err(|e| erode::SimError::from(erode::models::grid::blocks::BlockError::Message(e.to_string())))

@@ -274,6 +274,53 @@ fn a_run_resumed_on_another_number_of_ranks_ends_in_the_same_bytes() {
 
 #[cfg(feature = "mpi")]
 #[test]
+fn a_signal_through_mpirun_stops_every_rank_with_a_checkpoint_that_resumes_to_one_process_bytes() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["generate", "--size", "256", "--seed", "3", "-o", "t.tif"], d);
+    let run = ["simulate", "grid", "t.tif", "-q", "--checkpoint-every", "20"];
+    let Some(mut c) = mpirun(2) else { return };
+    let child = c
+        .args(run)
+        .args(["-o", "split", "--iterations", "100000"])
+        .current_dir(d)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // SIGUSR1 (which mpirun passes on to every rank; Slurm's --signal sends it before a time
+    // limit) once the run is under way: its first checkpoint is there
+    let ckpts = d.join("split/checkpoints");
+    let written = || {
+        std::fs::read_dir(&ckpts)
+            .is_ok_and(|mut r| r.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "ckpt"))))
+    };
+    let started = Instant::now();
+    while !written() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sent = Command::new("kill").args(["-USR1", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success(), "the run ended before the signal");
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted at") && err.contains("--resume"), "{err}");
+    // the newest checkpoint is where it stopped, past the first: resumed by one process a little
+    // further, it gives the bytes of one process run straight there
+    let stopped_at: u64 = files_in(&ckpts)
+        .iter()
+        .filter_map(|p| p.file_stem()?.to_str()?.rsplit('-').next()?.parse().ok())
+        .max()
+        .unwrap();
+    assert!(stopped_at > 20, "stopped at {stopped_at}: no checkpoint written on the signal");
+    let target = (stopped_at + 10).to_string();
+    ok(&[&run[..], &["-o", "split", "--iterations", &target, "--resume"]].concat(), d);
+    ok(&[&run[..], &["-o", "one", "--iterations", &target]].concat(), d);
+    assert_eq!(outputs(&d.join("split")), outputs(&d.join("one")));
+}
+
+#[cfg(feature = "mpi")]
+#[test]
 fn ranks_refuse_what_they_cannot_run_with_nothing_written() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
