@@ -29,7 +29,8 @@ pub struct InputArgs {
     #[arg(long, value_name = "VALUE", allow_negative_numbers = true)]
     pub nodata: Option<f64>,
     /// Most memory the command may use, e.g. `6G` or `512M` (it refuses maps whose estimate is
-    /// larger). Default: the memory available.
+    /// larger; over MPI ranks, rank 0's machine's for the ranks on it). Default: the memory
+    /// available.
     #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_size)]
     pub max_memory: Option<u64>,
     /// Refuse inputs with more cells than this.

@@ -6,7 +6,7 @@
 use anyhow::bail;
 
 /// Peak bytes per cell of each kind of work (measured 145, 58, 145 (231 with MFD), 66 and 12 B;
-/// rounded up).
+/// rounded up; over ranks, see the constants below).
 #[derive(Clone, Copy, Debug)]
 pub enum Work {
     /// The grid model (CPU; the GPU backend holds the same maps on the host).
@@ -15,12 +15,17 @@ pub enum Work {
     Droplet,
     /// The stream-power model (with multiple flow directions when true: their shares per cell).
     StreamPower(bool),
-    /// The grid model over `ranks` MPI ranks, on rank 0: the whole map's heights and maps as it
-    /// read them and the steady start's routing over them (as a tiled run's map), and its block
-    /// of the rows (a resume's the same: the checkpoint is read a batch of rows at a time).
+    /// The grid model over `ranks` MPI ranks, `local` of them on this machine with rank 0: rank
+    /// 0's peak (the steady start's routing over the whole map's gathered heights, or later the
+    /// whole map's heights as it read them beside its block of the rows) and the blocks of the
+    /// others here (a resume's the same: the checkpoint is read a batch of rows at a time). The
+    /// other machines are taken to have as much memory and no more ranks: each of their ranks
+    /// holds a block, less than rank 0.
     GridRanks {
         /// Ranks (more than one).
         ranks: u64,
+        /// Ranks on this machine, rank 0 among them.
+        local: u64,
     },
     /// The grid model tile by tile (`--tiles`): the map's own bytes per cell (the input, its
     /// copy, the start's water, the blended maps; the steady start's flow routing at its peak)
@@ -54,7 +59,10 @@ impl Work {
             Work::StreamPower(false) => 160,
             Work::StreamPower(true) => 280,
             Work::TiledGrid { .. } => TILED_BYTES_PER_CELL,
-            Work::GridRanks { ranks } => TILED_BYTES_PER_CELL + Work::Grid.bytes_per_cell().div_ceil(ranks.max(1)),
+            Work::GridRanks { ranks, local } => {
+                let block = RANK_BLOCK_BYTES_PER_CELL.div_ceil(ranks.max(1));
+                RANK0_ROUTING_BYTES_PER_CELL.max(RANK0_WHOLE_BYTES_PER_CELL + block) + local.saturating_sub(1) * block
+            }
             Work::Model { bytes_per_cell, .. } => bytes_per_cell,
             Work::Analyze(false) => 96,
             Work::Analyze(true) => 160,
@@ -69,7 +77,9 @@ impl Work {
             Work::Droplet => "the droplet model".into(),
             Work::StreamPower(_) => "the stream-power model".into(),
             Work::TiledGrid { .. } => "the grid model in tiles".into(),
-            Work::GridRanks { ranks } => format!("rank 0 of the grid model over {ranks} ranks"),
+            Work::GridRanks { ranks, local } => {
+                format!("the grid model over {ranks} ranks, {local} of them on this machine with rank 0,")
+            }
             Work::Model { name, .. } => format!("the {name} model"),
             Work::Analyze(_) => "the analysis".into(),
             Work::Resample => "the resampled map".into(),
@@ -140,12 +150,17 @@ fn show(bytes: u64) -> String {
 /// or, without one, the memory available.
 pub fn check(width: usize, height: usize, work: Work, limit: Option<u64>) -> anyhow::Result<()> {
     let cells = (width as u64).saturating_mul(height as u64);
-    let mut need = cells.saturating_mul(work.bytes_per_cell()).saturating_add(BASE);
+    // each process's own
+    let processes = match work {
+        Work::GridRanks { local, .. } => local.max(1),
+        _ => 1,
+    };
+    let mut need = cells.saturating_mul(work.bytes_per_cell()).saturating_add(BASE.saturating_mul(processes));
     let what = format!("{width} x {height} cells: {} needs", work.name());
     let mut per = format!("~{} B per cell", work.bytes_per_cell());
     let instead = match work {
         Work::Grid => "a smaller map, --tiles SIZE (the map tile by tile)",
-        Work::GridRanks { .. } => "more ranks, or --tiles SIZE as one process (the map tile by tile)",
+        Work::GridRanks { .. } => "more machines, or --tiles SIZE as one process (the map tile by tile)",
         Work::TiledGrid { window_cells } => {
             let tile = window_cells.min(cells).saturating_mul(Work::Grid.bytes_per_cell());
             need = need.saturating_add(tile);
@@ -160,6 +175,17 @@ pub fn check(width: usize, height: usize, work: Work, limit: Option<u64>) -> any
 /// The map's own bytes per cell of a tiled grid run at its peak, the steady start's flow
 /// routing (measured: see BENCHMARKS.md).
 const TILED_BYTES_PER_CELL: u64 = 48;
+
+/// Over MPI ranks (BENCHMARKS.md, 4096², the grid default; bytes per cell of the whole map):
+/// rank 0 at the steady start's routing, which it runs on every rank's heights gathered
+/// (measured 57.6 B over 4 ranks, where its block is smallest; rounded up) ...
+const RANK0_ROUTING_BYTES_PER_CELL: u64 = 64;
+/// ... or later what it holds of the whole map beside its block: the heights as it read them
+/// (rank 0 less rank 1 over 2 ranks: 59.1 - 49.7 = 9.4 B; rounded up) ...
+const RANK0_WHOLE_BYTES_PER_CELL: u64 = 12;
+/// ... and a rank's block, per cell of its own rows (its state, halos and scratch; measured 99
+/// B over 2 ranks, 110 B over 4; rounded up).
+const RANK_BLOCK_BYTES_PER_CELL: u64 = 120;
 
 /// Peak bytes of an SPH run per particle alive (measured 1.16 KB from 80,000 to 290,000
 /// particles, tank scene; rounded up) and per face of its mesh (measured ~130 B).
@@ -230,6 +256,27 @@ mod tests {
         assert_eq!(parse_size("1.5k").unwrap(), 1536);
         assert_eq!(parse_size("1000").unwrap(), 1000);
         assert!(parse_size("6X").is_err() && parse_size("-1G").is_err() && parse_size("").is_err());
+    }
+
+    #[test]
+    fn over_ranks_the_estimate_covers_every_rank_on_this_machine() {
+        // the peaks measured at 4096² (BENCHMARKS.md), KiB: rank 0 and rank 1 over 2 ranks; rank
+        // 0 and each other rank over 4, all on this machine
+        for (ranks, peaks) in [(2, [968_916u64, 814_984]), (4, [943_108, 453_392])] {
+            let [first, other] = peaks.map(|kib| kib * 1024);
+            let all = first + (ranks - 1) * other;
+            // rank 0 alone on its machine, then with all the others: refused with as much memory
+            // as they took (the estimate is above it), run with half as much again
+            for (local, measured) in [(1, first), (ranks, all)] {
+                let work = Work::GridRanks { ranks, local };
+                assert!(check(4096, 4096, work, Some(measured)).is_err(), "{ranks} ranks, {local} here");
+                assert!(check(4096, 4096, work, Some(measured * 3 / 2)).is_ok(), "{ranks} ranks, {local} here");
+            }
+        }
+        // the message says how many share this machine
+        let err = check(8192, 8192, Work::GridRanks { ranks: 4, local: 4 }, Some(6 << 30)).unwrap_err().to_string();
+        assert!(err.contains("over 4 ranks, 4 of them on this machine"), "{err}");
+        assert!(check(8192, 8192, Work::GridRanks { ranks: 4, local: 1 }, Some(6 << 30)).is_ok());
     }
 
     #[test]

@@ -20,9 +20,18 @@ fn launched() -> Option<(usize, usize)> {
         .find_map(|(size, rank)| Some((var(size)?, var(rank).unwrap_or(0))))
 }
 
+/// How many ranks share this machine (MPI's shared-memory group), once [`start`] found more
+/// than one rank.
+static LOCAL: OnceLock<usize> = OnceLock::new();
+
 /// The exchange of the ranks, on rank 0 of a run over more than one.
 pub fn exchange() -> Option<Arc<dyn Exchange>> {
     RANKS.get().cloned()
+}
+
+/// How many ranks run on this machine, this one among them (1 outside a run over ranks).
+pub fn local() -> usize {
+    LOCAL.get().copied().unwrap_or(1)
 }
 
 /// What `main` does as one of several ranks.
@@ -123,6 +132,8 @@ mod imp {
         if (got_size, got_rank) != (size, rank) {
             anyhow::bail!("the launcher says rank {rank} of {size}, MPI says {got_rank} of {got_size}");
         }
+        // every rank takes part: the ranks on this machine, for the memory check
+        let _ = super::LOCAL.set(world.split_shared(got_rank as i32).size().max(1) as usize);
         let ex: Arc<dyn Exchange> = Arc::new(Mpi { rank, size });
         let role = if rank == 0 {
             let _ = super::RANKS.set(ex);

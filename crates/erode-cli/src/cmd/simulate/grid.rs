@@ -121,7 +121,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let work = match &ranks {
         // a run over ranks builds no state of the whole map, fresh or resumed (a resume reads the
         // checkpoint a batch at a time)
-        Some(ex) => crate::memory::Work::GridRanks { ranks: ex.ranks() as u64 },
+        Some(ex) => crate::memory::Work::GridRanks { ranks: ex.ranks() as u64, local: crate::ranks::local() as u64 },
         _ => crate::memory::Work::Grid,
     };
     let input = Input::read(&a.maps, files, &a.run, "grid", work)?;
