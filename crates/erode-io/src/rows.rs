@@ -1,6 +1,6 @@
 //! A map's rows read and written by the processes that own them (the ranks of a run over MPI,
 //! each holding a block of rows): each reads its own rows of a TIFF or BigTIFF, decoding only
-//! the strips or tiles they cross, and writes its own rows' strips into the one output file,
+//! the strips or tiles they cross (of an uncompressed strip, only its rows), and writes its own rows' strips into the one output file,
 //! which comes out the bytes one process writes. No process holds the whole map.
 
 use std::ops::Range;
@@ -27,7 +27,8 @@ pub struct Rows {
 }
 
 /// Rows `rows` of the TIFF or BigTIFF at `path` (its first row the map's row `rows.start`),
-/// decoding only the strips or tiles they cross. The georeference, nodata value and cell size
+/// decoding only the strips or tiles they cross, and reading only the rows of an uncompressed
+/// strip (a file of one strip is not read whole). The georeference, nodata value and cell size
 /// are the whole map's.
 pub fn read_rows(path: &Path, rows: Range<usize>, options: &ReadOptions) -> Result<Rows, Error> {
     if Format::from_path(path)? != Format::Tiff {

@@ -308,6 +308,7 @@ pub(crate) fn decode_rows<R: Read + Seek>(
         return Err(corrupt(NAME, "strips or tiles of no size"));
     }
     let n = width * rows.len();
+    let raw = RawStrips::of(&mut d, len)?;
     let mut window: Option<(Samples, &'static str)> = None;
     for down in rows.start / ch..=(rows.end - 1) / ch {
         for across_k in 0..across {
@@ -316,7 +317,21 @@ pub(crate) fn decode_rows<R: Read + Seek>(
             // the strip's or tile's cells within the map (those at its right and bottom edges
             // are cut short)
             let (dw, dh) = (cw.min(width - x0), ch.min(height - y0));
-            let (samples, kind) = samples_of(d.read_chunk(index).map_err(read_error)?)?;
+            // an uncompressed strip: only its rows among `rows` are read (a file of one strip,
+            // as some writers make them, is not read whole by every rank); the rows of the
+            // strip that `samples` holds from here on start at `y0`
+            let (samples, kind, y0, dh) = match &raw {
+                Some(raw) => {
+                    let (from, to) = (y0.max(rows.start), (y0 + dh).min(rows.end));
+                    let result = raw.rows(&mut d, index, (from - y0)..(to - y0), dw)?;
+                    let (samples, kind) = samples_of(result)?;
+                    (samples, kind, from, to - from)
+                }
+                None => {
+                    let (samples, kind) = samples_of(d.read_chunk(index).map_err(read_error)?)?;
+                    (samples, kind, y0, dh)
+                }
+            };
             if samples_len(&samples) != dw * dh {
                 return Err(corrupt(NAME, format!("strip or tile {index} holds another number of samples")));
             }
@@ -340,6 +355,97 @@ pub(crate) fn decode_rows<R: Read + Seek>(
     }
     let (samples, sample_type) = window.ok_or_else(|| corrupt(NAME, "no strips or tiles"))?;
     Ok(Decoded { width, height: rows.len(), samples, sample_type, mask: None, meta })
+}
+
+/// Where the rows of an uncompressed little-endian TIFF in strips lie, one grey sample a cell:
+/// read straight from the file, a strip's rows without the rest of it.
+struct RawStrips {
+    offsets: Vec<u64>,
+    byte_counts: Vec<u64>,
+    /// Bytes a sample.
+    bytes: usize,
+    /// The samples' kind: 1 unsigned, 2 signed, 3 float (TIFF's SampleFormat).
+    format: u16,
+    /// The file's length, bytes.
+    len: u64,
+}
+
+impl RawStrips {
+    /// The strips of the image `d` decodes (from a file of `len` bytes), or `None` when they
+    /// are compressed, tiles, big-endian or of samples the decoder must unpack itself.
+    fn of<R: Read + Seek>(d: &mut Decoder<R>, len: u64) -> Result<Option<Self>, FormatError> {
+        let tag = |d: &mut Decoder<R>, t: Tag| -> Result<Option<u16>, FormatError> {
+            d.find_tag(t).map_err(read_error)?.map(|v| v.into_u16().map_err(read_error)).transpose()
+        };
+        if d.get_chunk_type() != ::tiff::decoder::ChunkType::Strip
+            || d.byte_order() != ::tiff::tags::ByteOrder::LittleEndian
+            || tag(d, Tag::Compression)?.unwrap_or(1) != 1
+            || tag(d, Tag::Predictor)?.unwrap_or(1) != 1
+            || tag(d, Tag::SamplesPerPixel)?.unwrap_or(1) != 1
+            || tag(d, Tag::FillOrder)?.unwrap_or(1) != 1
+        {
+            return Ok(None);
+        }
+        let bits = match d.colortype().map_err(read_error)? {
+            ColorType::Gray(b @ (8 | 16 | 32 | 64)) => b,
+            _ => return Ok(None),
+        };
+        let format = tag(d, Tag::SampleFormat)?.unwrap_or(1);
+        if !(1..=3).contains(&format) || (format == 3 && bits < 32) {
+            return Ok(None);
+        }
+        let offsets = d.get_tag_u64_vec(Tag::StripOffsets).map_err(read_error)?;
+        let byte_counts = d.get_tag_u64_vec(Tag::StripByteCounts).map_err(read_error)?;
+        Ok(Some(Self { offsets, byte_counts, bytes: usize::from(bits / 8), format, len }))
+    }
+
+    /// Rows `rows` of strip `index`, `width` samples each, read from the file `d` decodes.
+    fn rows<R: Read + Seek>(
+        &self,
+        d: &mut Decoder<R>,
+        index: u32,
+        rows: Range<usize>,
+        width: usize,
+    ) -> Result<DecodingResult, FormatError> {
+        let k = index as usize;
+        let (Some(&offset), Some(&count)) = (self.offsets.get(k), self.byte_counts.get(k)) else {
+            return Err(corrupt(NAME, format!("strip {index} has no offset or length")));
+        };
+        let row_bytes = (width * self.bytes) as u64;
+        let (start, end) = (rows.start as u64 * row_bytes, rows.end as u64 * row_bytes);
+        if end > count || offset.saturating_add(end) > self.len {
+            return Err(FormatError::Truncated(format!(
+                "strip {index} ends before its rows {} to {}",
+                rows.start, rows.end
+            )));
+        }
+        let mut buffer = vec![0u8; usize::try_from(end - start).map_err(|_| corrupt(NAME, "a strip too large"))?];
+        let reader = d.inner();
+        reader.seek(std::io::SeekFrom::Start(offset + start)).map_err(|e| read_error(e.into()))?;
+        reader.read_exact(&mut buffer).map_err(|e| read_error(e.into()))?;
+        macro_rules! le {
+            ($t:ty, $variant:ident) => {
+                DecodingResult::$variant(
+                    buffer
+                        .chunks_exact(size_of::<$t>())
+                        .map(|b| <$t>::from_le_bytes(b.try_into().unwrap_or_default()))
+                        .collect(),
+                )
+            };
+        }
+        Ok(match (self.format, self.bytes) {
+            (3, 4) => le!(f32, F32),
+            (3, _) => le!(f64, F64),
+            (1, 1) => DecodingResult::U8(buffer),
+            (2, 1) => le!(i8, I8),
+            (1, 2) => le!(u16, U16),
+            (2, 2) => le!(i16, I16),
+            (1, 4) => le!(u32, U32),
+            (2, 4) => le!(i32, I32),
+            (1, _) => le!(u64, U64),
+            _ => le!(i64, I64),
+        })
+    }
 }
 
 /// The cells of a float32 image in strips (what erode and GDAL write), inflated on every thread:
@@ -499,6 +605,81 @@ mod tests {
         file.extend(data);
         file.extend(super::tiff_strips::directory(&entries, at, false).unwrap());
         file
+    }
+
+    /// An uncompressed TIFF of `width` x `height` cells in one strip (as tifffile writes one
+    /// by default), its samples `bits` wide of kind `format` (TIFF's SampleFormat) from
+    /// `sample`'s little-endian bytes.
+    fn one_strip(width: usize, height: usize, bits: u16, format: u16, sample: impl Fn(usize) -> Vec<u8>) -> Vec<u8> {
+        one_strip_of(width, height, bits, format, sample, None)
+    }
+
+    /// [`one_strip`], its strip said to hold `declared` bytes (its own when `None`).
+    fn one_strip_of(
+        width: usize,
+        height: usize,
+        bits: u16,
+        format: u16,
+        sample: impl Fn(usize) -> Vec<u8>,
+        declared: Option<u32>,
+    ) -> Vec<u8> {
+        let data: Vec<u8> = (0..width * height).flat_map(sample).collect();
+        let at = 8 + data.len() as u64;
+        let entries: Tags = vec![
+            (256, Value::Long(vec![width as u32])),
+            (257, Value::Long(vec![height as u32])),
+            (258, Value::Short(vec![bits])),
+            (259, Value::Short(vec![1])),
+            (262, Value::Short(vec![1])),
+            (273, Value::Long(vec![8])),
+            (277, Value::Short(vec![1])),
+            (278, Value::Long(vec![height as u32])),
+            (279, Value::Long(vec![declared.unwrap_or(data.len() as u32)])),
+            (339, Value::Short(vec![format])),
+        ];
+        let mut file = b"II".to_vec();
+        file.extend(42u16.to_le_bytes());
+        file.extend((at as u32).to_le_bytes());
+        file.extend(data);
+        file.extend(super::tiff_strips::directory(&entries, at, false).unwrap());
+        file
+    }
+
+    #[test]
+    fn rows_of_a_file_in_one_strip_are_read_without_the_rest_of_it() {
+        let (w, h) = (60, 50);
+        let floats: Vec<f32> = (0..w * h).map(|i| i as f32 * 0.25 - 7.0).collect();
+        let float_file = one_strip(w, h, 32, 3, |i| floats[i].to_le_bytes().to_vec());
+        let int_file = one_strip(w, h, 16, 1, |i| ((i * 37 % 65536) as u16).to_le_bytes().to_vec());
+        let options = ReadOptions { cell_size: Some(erode::CellSize::square(10.0)), ..ReadOptions::default() };
+        for file in [&float_file, &int_file] {
+            let whole = decode(file, &options).unwrap();
+            for rows in [0..50, 0..1, 7..19, 49..50] {
+                let part = decode_rows(Cursor::new(&file[..]), file.len() as u64, rows.clone(), &options).unwrap();
+                assert_eq!((part.width, part.height, part.sample_type), (w, rows.len(), whole.sample_type));
+                let cells = rows.start * w..rows.end * w;
+                match (&part.samples, &whole.samples) {
+                    (Samples::Float(got), Samples::Float(all)) => assert_eq!(got[..], all[cells], "rows {rows:?}"),
+                    (Samples::Int { values: got, .. }, Samples::Int { values: all, .. }) => {
+                        assert_eq!(got[..], all[cells], "rows {rows:?}");
+                    }
+                    _ => panic!("other samples"),
+                }
+            }
+        }
+        // a rank's rows of it within a cells' limit far below the strip's: the strip is never
+        // decoded whole
+        let small = ReadOptions { max_cells: (w * 5) as u64, ..options.clone() };
+        let part = decode_rows(Cursor::new(&float_file[..]), float_file.len() as u64, 20..25, &small).unwrap();
+        let Samples::Float(got) = &part.samples else { panic!("not floats") };
+        assert_eq!(got[..], floats[20 * w..25 * w]);
+        // a strip said to end before the rows asked for is refused, not read past its end
+        let short = one_strip_of(w, h, 32, 3, |i| floats[i].to_le_bytes().to_vec(), Some((w * 40 * 4) as u32));
+        let Err(err) = decode_rows(Cursor::new(&short[..]), short.len() as u64, 45..50, &options) else {
+            panic!("rows past the strip's end were read")
+        };
+        assert!(err.to_string().contains("strip 0 ends before"), "{err}");
+        assert!(decode_rows(Cursor::new(&short[..]), short.len() as u64, 30..40, &options).is_ok());
     }
 
     #[test]
