@@ -377,6 +377,7 @@ impl RawStrips {
         let tag = |d: &mut Decoder<R>, t: Tag| -> Result<Option<u16>, FormatError> {
             d.find_tag(t).map_err(read_error)?.map(|v| v.into_u16().map_err(read_error)).transpose()
         };
+        // an absent tag holds TIFF's default: 1 for each of those read here
         if d.get_chunk_type() != ::tiff::decoder::ChunkType::Strip
             || d.byte_order() != ::tiff::tags::ByteOrder::LittleEndian
             || tag(d, Tag::Compression)?.unwrap_or(1) != 1
@@ -585,7 +586,6 @@ mod tests {
                 }
             }
         }
-        let at = 8 + data.len() as u64;
         let entries: Tags = vec![
             (256, Value::Long(vec![width as u32])),
             (257, Value::Long(vec![height as u32])),
@@ -599,11 +599,18 @@ mod tests {
             (325, Value::Long(vec![16 * 16 * 4; offsets.len()])),
             (339, Value::Short(vec![3])),
         ];
+        little_endian_file(data, &entries)
+    }
+
+    /// A little-endian TIFF of the image bytes `data` (right after the header) and the
+    /// directory `entries` (after them).
+    fn little_endian_file(data: Vec<u8>, entries: &Tags) -> Vec<u8> {
+        let at = 8 + data.len() as u64;
         let mut file = b"II".to_vec();
         file.extend(42u16.to_le_bytes());
         file.extend((at as u32).to_le_bytes());
         file.extend(data);
-        file.extend(super::tiff_strips::directory(&entries, at, false).unwrap());
+        file.extend(super::tiff_strips::directory(entries, at, false).unwrap());
         file
     }
 
@@ -624,7 +631,6 @@ mod tests {
         declared: Option<u32>,
     ) -> Vec<u8> {
         let data: Vec<u8> = (0..width * height).flat_map(sample).collect();
-        let at = 8 + data.len() as u64;
         let entries: Tags = vec![
             (256, Value::Long(vec![width as u32])),
             (257, Value::Long(vec![height as u32])),
@@ -637,12 +643,7 @@ mod tests {
             (279, Value::Long(vec![declared.unwrap_or(data.len() as u32)])),
             (339, Value::Short(vec![format])),
         ];
-        let mut file = b"II".to_vec();
-        file.extend(42u16.to_le_bytes());
-        file.extend((at as u32).to_le_bytes());
-        file.extend(data);
-        file.extend(super::tiff_strips::directory(&entries, at, false).unwrap());
-        file
+        little_endian_file(data, &entries)
     }
 
     #[test]
