@@ -17,15 +17,20 @@ pub enum Work {
     StreamPower(bool),
     /// The grid model over `ranks` MPI ranks, `local` of them on this machine with rank 0: rank
     /// 0's peak (the steady start's routing over the whole map's gathered heights, or later the
-    /// whole map's heights as it read them beside its block of the rows) and the blocks of the
-    /// others here (a resume's the same: the checkpoint is read a batch of rows at a time). The
-    /// other machines are taken to have as much memory and no more ranks: each of their ranks
-    /// holds a block, less than rank 0.
+    /// whole map's heights as it read them beside its block of the rows), the maps it read whole
+    /// (`maps` of them, the rain map's when `rain_map`), and the blocks of the others here (a
+    /// resume's the same: the checkpoint is read a batch of rows at a time). The other machines
+    /// are taken to have as much memory and no more ranks: each of their ranks holds a block,
+    /// less than rank 0.
     GridRanks {
         /// Ranks (more than one).
         ranks: u64,
         /// Ranks on this machine, rank 0 among them.
         local: u64,
+        /// Maps given besides the heights (hardness, rain, sediment depth).
+        maps: u64,
+        /// Whether the rain map is among them.
+        rain_map: bool,
     },
     /// The grid model tile by tile (`--tiles`): the map's own bytes per cell (the input, its
     /// copy, the start's water, the blended maps; the steady start's flow routing at its peak)
@@ -59,9 +64,13 @@ impl Work {
             Work::StreamPower(false) => 160,
             Work::StreamPower(true) => 280,
             Work::TiledGrid { .. } => TILED_BYTES_PER_CELL,
-            Work::GridRanks { ranks, local } => {
-                let block = RANK_BLOCK_BYTES_PER_CELL.div_ceil(ranks.max(1));
-                RANK0_ROUTING_BYTES_PER_CELL.max(RANK0_WHOLE_BYTES_PER_CELL + block) + local.saturating_sub(1) * block
+            Work::GridRanks { ranks, local, maps, rain_map } => {
+                let rain = if rain_map { RAIN_MAP_BYTES_PER_CELL } else { 0 };
+                let block = (RANK_BLOCK_BYTES_PER_CELL + rain).div_ceil(ranks.max(1));
+                let first = RANK0_ROUTING_BYTES_PER_CELL.max(RANK0_WHOLE_BYTES_PER_CELL + block)
+                    + maps * RANK0_MAP_BYTES_PER_CELL
+                    + rain;
+                first + local.saturating_sub(1) * block
             }
             Work::Model { bytes_per_cell, .. } => bytes_per_cell,
             Work::Analyze(false) => 96,
@@ -77,7 +86,7 @@ impl Work {
             Work::Droplet => "the droplet model".into(),
             Work::StreamPower(_) => "the stream-power model".into(),
             Work::TiledGrid { .. } => "the grid model in tiles".into(),
-            Work::GridRanks { ranks, local } => {
+            Work::GridRanks { ranks, local, .. } => {
                 format!("the grid model over {ranks} ranks, {local} of them on this machine with rank 0,")
             }
             Work::Model { name, .. } => format!("the {name} model"),
@@ -186,6 +195,15 @@ const RANK0_WHOLE_BYTES_PER_CELL: u64 = 12;
 /// ... and a rank's block, per cell of its own rows (its state, halos and scratch; measured 99
 /// B over 2 ranks, 110 B over 4; rounded up).
 const RANK_BLOCK_BYTES_PER_CELL: u64 = 120;
+/// Rank 0's more for each map given (hardness, rain, sediment depth), per cell of the whole map:
+/// the map it read whole beside its block (measured 11.1 B over 2 ranks, 4.7 B over 4, for the
+/// hardness map and for the sediment depth map alike; rounded up) ...
+const RANK0_MAP_BYTES_PER_CELL: u64 = 12;
+/// ... and more for the rain map, per cell of the whole map on rank 0 (which gathers it for the
+/// steady start's routing and keeps it for the checkpoints: measured 19.1 B over 2 ranks, 9.7 B
+/// over 4, the map's 12 B above included) and per cell of its rows on every rank (its block's
+/// rain: measured 4.2 B over 2 ranks, 6.5 B over 4).
+const RAIN_MAP_BYTES_PER_CELL: u64 = 8;
 
 /// Peak bytes of an SPH run per particle alive (measured 1.16 KB from 80,000 to 290,000
 /// particles, tank scene; rounded up) and per face of its mesh (measured ~130 B).
@@ -260,23 +278,36 @@ mod tests {
 
     #[test]
     fn over_ranks_the_estimate_covers_every_rank_on_this_machine() {
-        // the peaks measured at 4096² (BENCHMARKS.md), KiB: rank 0 and rank 1 over 2 ranks; rank
-        // 0 and each other rank over 4, all on this machine
-        for (ranks, peaks) in [(2, [968_916u64, 814_984]), (4, [943_108, 453_392])] {
+        // the peaks measured at 4096² (BENCHMARKS.md), KiB: rank 0 and the largest other rank
+        // over 2 and 4 ranks, all on this machine; without maps, with the hardness map alone,
+        // with the rain map alone, and with those and the sediment depth map
+        let runs: [(u64, u64, bool, [u64; 2]); 8] = [
+            (2, 0, false, [968_916, 814_984]),
+            (4, 0, false, [943_108, 453_392]),
+            (2, 1, false, [1_130_884, 819_504]),
+            (4, 1, false, [1_039_808, 450_884]),
+            (2, 1, true, [1_262_216, 852_544]),
+            (4, 1, true, [1_122_172, 483_960]),
+            (2, 3, true, [1_515_108, 852_388]),
+            (4, 3, true, [1_284_484, 470_580]),
+        ];
+        for (ranks, maps, rain_map, peaks) in runs {
             let [first, other] = peaks.map(|kib| kib * 1024);
             let all = first + (ranks - 1) * other;
             // rank 0 alone on its machine, then with all the others: refused with as much memory
             // as they took (the estimate is above it), run with half as much again
             for (local, measured) in [(1, first), (ranks, all)] {
-                let work = Work::GridRanks { ranks, local };
-                assert!(check(4096, 4096, work, Some(measured)).is_err(), "{ranks} ranks, {local} here");
-                assert!(check(4096, 4096, work, Some(measured * 3 / 2)).is_ok(), "{ranks} ranks, {local} here");
+                let work = Work::GridRanks { ranks, local, maps, rain_map };
+                let run = format!("{ranks} ranks, {local} here, {maps} maps");
+                assert!(check(4096, 4096, work, Some(measured)).is_err(), "{run}");
+                assert!(check(4096, 4096, work, Some(measured * 3 / 2)).is_ok(), "{run}");
             }
         }
         // the message says how many share this machine
-        let err = check(8192, 8192, Work::GridRanks { ranks: 4, local: 4 }, Some(6 << 30)).unwrap_err().to_string();
+        let four = |local| Work::GridRanks { ranks: 4, local, maps: 0, rain_map: false };
+        let err = check(8192, 8192, four(4), Some(6 << 30)).unwrap_err().to_string();
         assert!(err.contains("over 4 ranks, 4 of them on this machine"), "{err}");
-        assert!(check(8192, 8192, Work::GridRanks { ranks: 4, local: 1 }, Some(6 << 30)).is_ok());
+        assert!(check(8192, 8192, four(1), Some(6 << 30)).is_ok());
     }
 
     #[test]

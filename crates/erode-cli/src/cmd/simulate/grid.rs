@@ -121,7 +121,12 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
     let work = match &ranks {
         // a run over ranks builds no state of the whole map, fresh or resumed (a resume reads the
         // checkpoint a batch at a time)
-        Some(ex) => crate::memory::Work::GridRanks { ranks: ex.ranks() as u64, local: crate::ranks::local() as u64 },
+        Some(ex) => crate::memory::Work::GridRanks {
+            ranks: ex.ranks() as u64,
+            local: crate::ranks::local() as u64,
+            maps: files.named().iter().filter(|(_, file)| file.is_some()).count() as u64,
+            rain_map: files.rain.is_some(),
+        },
         _ => crate::memory::Work::Grid,
     };
     let input = Input::read(&a.maps, files, &a.run, "grid", work)?;
