@@ -33,6 +33,7 @@
 mod atomic;
 pub mod engine;
 pub mod error;
+mod footprint;
 mod formats;
 mod geotiff;
 pub mod mesh;
@@ -51,6 +52,7 @@ use std::path::Path;
 pub use atomic::{check_not_input, check_output, write_atomic, write_atomic_with};
 pub use erode::{CellSize, Heightmap};
 pub use error::{Error, FormatError};
+pub use footprint::Footprint;
 pub use geotiff::{CrsKind, GeoRef};
 pub use temporaries::remove_all_then as remove_temporaries_then;
 

@@ -6,25 +6,20 @@ use std::path::Path;
 use erode::Heightmap;
 use erode::preview::{PreviewStyle, render};
 
-use crate::{Error, Format, Loaded, WriteOptions};
+use crate::{Error, Footprint, Format, WriteOptions};
 
 /// Writes `field` (row-major, the input's shape) as `dir/<name>.<ext>` in every format, with the
-/// input's nodata cells and georeference. Returns the map written.
+/// nodata cells and georeference of `input`, the heightmap's footprint. Returns the map written.
 pub fn write_map(
     dir: &Path,
     name: &str,
     formats: &[Format],
-    input: &Loaded,
+    input: &Footprint,
     field: Vec<f32>,
 ) -> Result<Heightmap, Error> {
-    let g = &input.map.heights;
-    let mask = input.map.nodata_mask().map(<[bool]>::to_vec);
     let options =
         WriteOptions { range: None, georef: input.info.georef.clone(), nodata_value: input.info.nodata_value };
-    let out = |e: erode::GridError| Error::format(dir, crate::FormatError::Grid(e));
-    let map =
-        Heightmap::with_nodata(erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), field).map_err(out)?, mask)
-            .map_err(out)?;
+    let map = input.map_of(field).map_err(|e| Error::format(dir, crate::FormatError::Grid(e)))?;
     for f in formats {
         crate::write(&dir.join(format!("{name}.{}", f.extension())), &map, &options)?;
     }
@@ -97,7 +92,7 @@ impl MapOutputs {
     pub fn write(
         &self,
         dir: &Path,
-        input: &Loaded,
+        input: &Footprint,
         names: &[&'static str],
         map: &(dyn Fn(&str) -> Option<Vec<f32>> + Sync),
     ) -> Result<(), Error> {
@@ -123,7 +118,7 @@ impl MapOutputs {
     pub(crate) fn write_preview(
         &self,
         dir: &Path,
-        input: &Loaded,
+        input: &Footprint,
         height: Vec<f32>,
         mut overlay: Option<Vec<f32>>,
     ) -> Result<(), Error> {
@@ -136,12 +131,9 @@ impl MapOutputs {
                 *v = if *v > low { (*v / low).ln() } else { 0.0 };
             }
         }
-        let g = &input.map.heights;
         let bad = |e| Error::format(dir, crate::FormatError::Grid(e));
-        let grid = |v| erode::Grid::from_vec(g.width(), g.height(), g.cell_size(), v).map_err(bad);
-        let mask = input.map.nodata_mask().map(<[bool]>::to_vec);
-        let terrain = Heightmap::with_nodata(grid(height)?, mask).map_err(bad)?;
-        let overlay = overlay.map(grid).transpose()?;
+        let terrain = input.map_of(height).map_err(bad)?;
+        let overlay = overlay.map(|v| input.grid_of(v).map_err(bad)).transpose()?;
         let (terrain, overlay) = erode::preview::fit(&terrain, overlay.as_ref(), erode::preview::PREVIEW_MAX_SIDE)
             .map_err(|e| preview_error(dir, e))?;
         draw_preview(dir, &terrain, overlay.as_ref())
@@ -159,10 +151,10 @@ pub(crate) fn draw_preview(dir: &Path, terrain: &Heightmap, overlay: Option<&ero
     crate::write_rgb_png(&dir.join("preview.png"), &image)
 }
 
-/// Notes how the nodata cells of `map` take part in a run: outside the domain, with their edges
+/// Notes how the nodata cells of `input` (the heightmap's footprint) take part in a run: outside the domain, with their edges
 /// open or closed (`nodata_border`).
-pub fn note_nodata(map: &Heightmap, open: bool, watch: &dyn crate::run::Watch) {
-    let n = map.nodata_count();
+pub fn note_nodata(input: &Footprint, open: bool, watch: &dyn crate::run::Watch) {
+    let n = input.nodata_count();
     if n > 0 {
         let edges = if open { "open: what flows into them leaves, booked as outflow" } else { "closed" };
         watch.note(&format!(

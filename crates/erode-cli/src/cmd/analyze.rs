@@ -144,8 +144,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             &maps.depression_depth,
             &maps.fine_relief,
         ];
+        let footprint = erode_io::Footprint::of(&loaded.map, loaded.info.clone());
         for (name, field) in MAP_NAMES.into_iter().zip(fields) {
-            erode_io::outputs::write_map(dir, name, &formats, &loaded, field.to_vec()).map_err(placed)?;
+            erode_io::outputs::write_map(dir, name, &formats, &footprint, field.to_vec()).map_err(placed)?;
         }
         // the channel network in blue over the hillshade, stronger with log drainage area
         let threshold = a.channel_area * loaded.map.heights.cell_size().area();

@@ -141,11 +141,11 @@ impl Front<GridRun> for DemoFront {
     fn preset(&self) -> Option<&str> {
         self.grid.preset()
     }
+    fn footprint(&self) -> Option<&erode_io::Footprint> {
+        self.grid.footprint()
+    }
     fn params(&self, model: &GridRun) -> Value {
         self.grid.params(model)
-    }
-    fn heightmap(&self) -> Option<&Heightmap> {
-        Some(&self.before)
     }
     fn details(&self, model: &GridRun) -> Map<String, Value> {
         self.grid.details(model)

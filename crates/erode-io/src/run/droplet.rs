@@ -19,13 +19,13 @@ impl DropletFront {
     /// The outputs of a run started from preset `preset` on `input`: the maps `wanted`, in `formats`.
     pub fn new(input: Loaded, formats: Vec<Format>, wanted: Wanted, preset: &str) -> Self {
         let outputs = MapOutputs { formats, wanted, overlay: "flow", log_overlay: false };
-        Self { set: MapSet { input, outputs, preset: preset.into() } }
+        Self { set: MapSet { input: input.into(), outputs, preset: preset.into() } }
     }
 }
 
 impl Front<DropletRun> for DropletFront {
     fn begin(&mut self, model: &DropletRun, _out: &Path, _fresh: bool, watch: &dyn Watch) -> Result<(), RunError> {
-        note_nodata(&self.set.input.map, model.params().nodata_border == droplet::NodataBorder::Open, watch);
+        note_nodata(&self.set.input, model.params().nodata_border == droplet::NodataBorder::Open, watch);
         Ok(())
     }
     fn map_set(&self) -> Option<&MapSet> {

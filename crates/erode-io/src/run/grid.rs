@@ -23,14 +23,14 @@ impl GridFront {
     /// The outputs of `model`, started from preset `preset` on `input`: the maps `wanted`, in `formats`.
     pub fn new(model: &GridRun, input: Loaded, formats: Vec<Format>, wanted: Wanted, preset: &str) -> Self {
         let outputs = MapOutputs { formats, wanted, overlay: "water", log_overlay: false };
-        let set = MapSet { input, outputs, preset: preset.into() };
+        let set = MapSet { input: input.into(), outputs, preset: preset.into() };
         Self { set, first: model.derived().clone(), most_substeps: 0 }
     }
 }
 
 impl Front<GridRun> for GridFront {
     fn begin(&mut self, model: &GridRun, _out: &Path, _fresh: bool, watch: &dyn Watch) -> Result<(), RunError> {
-        note_nodata(&self.set.input.map, model.params().nodata_border == grid::NodataBorder::Open, watch);
+        note_nodata(&self.set.input, model.params().nodata_border == grid::NodataBorder::Open, watch);
         Ok(())
     }
     fn after_advance(&mut self, model: &GridRun, watch: &dyn Watch) {
@@ -97,7 +97,7 @@ impl TiledGridFront {
     /// `formats`.
     pub fn new(input: Loaded, formats: Vec<Format>, wanted: Wanted, preset: &str) -> Self {
         let outputs = MapOutputs { formats, wanted, overlay: "water", log_overlay: false };
-        Self { set: MapSet { input, outputs, preset: preset.into() } }
+        Self { set: MapSet { input: input.into(), outputs, preset: preset.into() } }
     }
 
     /// The maps a run writing `wanted` must blend: those and the preview's overlay.
@@ -110,7 +110,7 @@ impl TiledGridFront {
 
 impl Front<TiledGridRun> for TiledGridFront {
     fn begin(&mut self, model: &TiledGridRun, _out: &Path, _fresh: bool, watch: &dyn Watch) -> Result<(), RunError> {
-        note_nodata(&self.set.input.map, model.tiled().params().nodata_border == grid::NodataBorder::Open, watch);
+        note_nodata(&self.set.input, model.tiled().params().nodata_border == grid::NodataBorder::Open, watch);
         let layout = model.tiled().layout();
         let (down, across) = layout.grid();
         watch.note(&format!(

@@ -21,7 +21,7 @@ impl MadeFront {
     /// `input`: the maps `wanted`, in `formats`.
     pub fn new(input: Loaded, formats: Vec<Format>, wanted: Wanted, preset: &str, params: Table) -> Self {
         let outputs = MapOutputs { formats, wanted, overlay: "", log_overlay: false };
-        Self { set: MapSet { input, outputs, preset: preset.into() }, params }
+        Self { set: MapSet { input: input.into(), outputs, preset: preset.into() }, params }
     }
 }
 

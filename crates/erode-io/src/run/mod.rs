@@ -221,9 +221,10 @@ pub trait Front<M: Model>: Send + Sync {
     fn preset(&self) -> Option<&str> {
         self.map_set().map(|set| set.preset.as_str())
     }
-    /// The heightmap the model erodes, if it erodes one (its size goes into `report.json`).
-    fn heightmap(&self) -> Option<&erode::Heightmap> {
-        self.map_set().map(|set| &set.input.map)
+    /// The footprint of the heightmap the model erodes, if it erodes one (its size goes into
+    /// `report.json`).
+    fn footprint(&self) -> Option<&crate::Footprint> {
+        self.map_set().map(|set| &set.input)
     }
     /// The parameters the run uses, as `report.json` gives them.
     fn params(&self, model: &M) -> Value;
@@ -231,11 +232,12 @@ pub trait Front<M: Model>: Send + Sync {
     fn details(&self, model: &M) -> Map<String, Value>;
 }
 
-/// What a heightmap model's run writes and reports of its input: the heightmap read (its
-/// nodata and georeference go to every map written), the maps' formats and preview, the preset.
+/// What a heightmap model's run writes and reports of its input: the footprint of the heightmap
+/// read (its nodata and georeference go to every map written; the run holds the heights), the
+/// maps' formats and preview, the preset.
 pub struct MapSet {
-    /// The heightmap the run began from.
-    pub input: crate::Loaded,
+    /// The footprint of the heightmap the run began from.
+    pub input: crate::Footprint,
     /// The formats and preview of the maps.
     pub outputs: crate::outputs::MapOutputs,
     /// The preset the parameters started from.
@@ -504,10 +506,9 @@ fn report<M: Model, F: Front<M>>(
         Backend::Cpu => ("cpu", None),
         Backend::Gpu { adapter } => ("gpu", Some(adapter)),
     };
-    let map = front.heightmap().map(|m| {
-        let g = &m.heights;
-        json!({ "width": g.width(), "height": g.height(), "cell_size": { "x": g.cell_size().x, "y": g.cell_size().y } })
-    });
+    let map = front.footprint().map(
+        |m| json!({ "width": m.width, "height": m.height, "cell_size": { "x": m.cell_size.x, "y": m.cell_size.y } }),
+    );
     let Progress { start, done, resumed, seconds } = progress;
     json!({
         "report": REPORT_VERSION,

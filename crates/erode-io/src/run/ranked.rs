@@ -14,7 +14,7 @@ use erode::transform::{Across, ByRows, Filter};
 use serde::{Deserialize, Serialize};
 
 use crate::outputs::{MapOutputs, draw_preview, preview_error};
-use crate::{Error, Format, FormatError, Loaded, WriteOptions};
+use crate::{Error, Footprint, Format, FormatError, WriteOptions};
 
 /// What every rank writes: the maps, their formats and the preview, into one folder.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,7 +37,7 @@ pub struct RowsTask {
 impl RowsTask {
     /// The task of writing `maps` (the height first) of a run on `input` into `dir` as
     /// `outputs` says.
-    pub fn new(dir: &Path, outputs: &MapOutputs, input: &Loaded, maps: &[&str]) -> Self {
+    pub fn new(dir: &Path, outputs: &MapOutputs, input: &Footprint, maps: &[&str]) -> Self {
         Self {
             dir: dir.as_os_str().as_encoded_bytes().to_vec(),
             maps: maps.iter().map(|m| m.to_string()).collect(),
@@ -63,10 +63,10 @@ impl RowsTask {
 /// Carries out the task `bytes` ([`RowsTask::to_bytes`]) with this rank's `block`, every rank
 /// together: its rows of every TIFF written into the one file, the other formats gathered on
 /// rank 0 and written there, the preview drawn there from the rows each rank shrank across
-/// ([`erode::transform::ByRows`]). `input` is the heightmap the run began from, on rank 0 (the
-/// others give `None`). Every rank goes through the same exchanges whatever fails, and fails
+/// ([`erode::transform::ByRows`]). `input` is the footprint of the heightmap the run began from,
+/// on rank 0 (the others give `None`). Every rank goes through the same exchanges whatever fails, and fails
 /// with the others.
-pub fn write_owned_rows(bytes: &[u8], block: &Block, input: Option<&Loaded>) -> Result<(), Error> {
+pub fn write_owned_rows(bytes: &[u8], block: &Block, input: Option<&Footprint>) -> Result<(), Error> {
     let task = RowsTask::from_bytes(bytes);
     let dir = crate::rows::path_of(task.as_ref().map_or(&[][..], |t| &t.dir));
     let task = task.map_err(|e| Error::format(&dir, FormatError::Options(e)))?;

@@ -19,13 +19,13 @@ impl StreamPowerFront {
     /// The outputs of a run started from preset `preset` on `input`: the maps `wanted`, in `formats`.
     pub fn new(input: Loaded, formats: Vec<Format>, wanted: Wanted, preset: &str) -> Self {
         let outputs = MapOutputs { formats, wanted, overlay: "drainage_area", log_overlay: true };
-        Self { set: MapSet { input, outputs, preset: preset.into() } }
+        Self { set: MapSet { input: input.into(), outputs, preset: preset.into() } }
     }
 }
 
 impl Front<StreamPowerRun> for StreamPowerFront {
     fn begin(&mut self, _model: &StreamPowerRun, _out: &Path, _fresh: bool, watch: &dyn Watch) -> Result<(), RunError> {
-        note_nodata(&self.set.input.map, true, watch);
+        note_nodata(&self.set.input, true, watch);
         Ok(())
     }
     fn map_set(&self) -> Option<&MapSet> {
