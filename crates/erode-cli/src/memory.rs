@@ -17,8 +17,8 @@ pub enum Work {
     StreamPower(bool),
     /// The grid model over `ranks` MPI ranks, `local` of them on this machine with rank 0: rank
     /// 0's peak (the steady start's routing over the whole map's gathered heights, or later the
-    /// whole map's heights as it read them beside its block of the rows), the maps it read whole
-    /// (`maps` of them, the rain map's when `rain_map`), and the blocks of the others here (a
+    /// whole map's heights as it read them beside its block of the rows), more when maps are
+    /// given (`maps`; the rain map's, `rain_map`, more still), and the blocks of the others here (a
     /// resume's the same: the checkpoint is read a batch of rows at a time). The other machines
     /// are taken to have as much memory and no more ranks: each of their ranks holds a block,
     /// less than rank 0.
@@ -27,8 +27,8 @@ pub enum Work {
         ranks: u64,
         /// Ranks on this machine, rank 0 among them.
         local: u64,
-        /// Maps given besides the heights (hardness, rain, sediment depth).
-        maps: u64,
+        /// Whether any map is given besides the heights (hardness, rain, sediment depth).
+        maps: bool,
         /// Whether the rain map is among them.
         rain_map: bool,
     },
@@ -67,9 +67,8 @@ impl Work {
             Work::GridRanks { ranks, local, maps, rain_map } => {
                 let rain = if rain_map { RAIN_MAP_BYTES_PER_CELL } else { 0 };
                 let block = (RANK_BLOCK_BYTES_PER_CELL + rain).div_ceil(ranks.max(1));
-                let first = RANK0_ROUTING_BYTES_PER_CELL.max(RANK0_WHOLE_BYTES_PER_CELL + block)
-                    + maps * RANK0_MAP_BYTES_PER_CELL
-                    + rain;
+                let maps = if maps { RANK0_MAPS_BYTES_PER_CELL } else { 0 };
+                let first = RANK0_ROUTING_BYTES_PER_CELL.max(RANK0_WHOLE_BYTES_PER_CELL + block) + maps + rain;
                 first + local.saturating_sub(1) * block
             }
             Work::Model { bytes_per_cell, .. } => bytes_per_cell,
@@ -187,23 +186,25 @@ const TILED_BYTES_PER_CELL: u64 = 48;
 
 /// Over MPI ranks (BENCHMARKS.md, 4096², the grid default; bytes per cell of the whole map):
 /// rank 0 at the steady start's routing, which it runs on every rank's heights gathered
-/// (measured 57.6 B over 4 ranks, where its block is smallest; rounded up) ...
+/// (measured 57.6 B over 4 ranks, where its block is smallest, and 54.8 B since it lets the
+/// heights it read go before the start; rounded up) ...
 const RANK0_ROUTING_BYTES_PER_CELL: u64 = 64;
-/// ... or later what it holds of the whole map beside its block: the heights as it read them
-/// (rank 0 less rank 1 over 2 ranks: 59.1 - 49.7 = 9.4 B; rounded up) ...
+/// ... or later what it holds of the whole map beside its block (rank 0 less rank 1 over 2
+/// ranks: 59.1 - 49.7 = 9.4 B when it kept the heights it read, 4.0 B since; kept at 12 B) ...
 const RANK0_WHOLE_BYTES_PER_CELL: u64 = 12;
 /// ... and a rank's block, per cell of its own rows (its state, halos and scratch; measured 99
 /// B over 2 ranks, 110 B over 4; rounded up).
 const RANK_BLOCK_BYTES_PER_CELL: u64 = 120;
-/// Rank 0's more for each map given (hardness, rain, sediment depth), per cell of the whole map:
-/// the map it read whole beside its block (measured 11.1 B over 2 ranks, 4.7 B over 4, for the
-/// hardness map and for the sediment depth map alike; rounded up) ...
-const RANK0_MAP_BYTES_PER_CELL: u64 = 12;
+/// Rank 0's more when maps are given (hardness, rain, sediment depth), per cell of the whole map
+/// (it reads them whole and lets them go before the start, as it does the heights; measured 7.2
+/// B over 2 ranks and 0.7 B over 4 with the hardness map, 16.5 B and 11.6 B with all three, the
+/// hardness map sparing the noise hardness's pass; rounded up, the rain map's more below) ...
+const RANK0_MAPS_BYTES_PER_CELL: u64 = 8;
 /// ... and more for the rain map, per cell of the whole map on rank 0 (which gathers it for the
-/// steady start's routing and keeps it for the checkpoints: measured 19.1 B over 2 ranks, 9.7 B
-/// over 4, the map's 12 B above included) and per cell of its rows on every rank (its block's
-/// rain: measured 4.2 B over 2 ranks, 6.5 B over 4).
-const RAIN_MAP_BYTES_PER_CELL: u64 = 8;
+/// steady start's routing and keeps it for the checkpoints: measured 19.2 B over 2 ranks, 9.7 B
+/// over 4, with the 8 B above) and per cell of its rows on every rank (its block's rain:
+/// measured 4.2 B over 2 ranks, 6.6 B over 4).
+const RAIN_MAP_BYTES_PER_CELL: u64 = 12;
 
 /// Peak bytes of an SPH run per particle alive (measured 1.16 KB from 80,000 to 290,000
 /// particles, tank scene; rounded up) and per face of its mesh (measured ~130 B).
@@ -281,15 +282,15 @@ mod tests {
         // the peaks measured at 4096² (BENCHMARKS.md), KiB: rank 0 and the largest other rank
         // over 2 and 4 ranks, all on this machine; without maps, with the hardness map alone,
         // with the rain map alone, and with those and the sediment depth map
-        let runs: [(u64, u64, bool, [u64; 2]); 8] = [
-            (2, 0, false, [968_916, 814_984]),
-            (4, 0, false, [943_108, 453_392]),
-            (2, 1, false, [1_130_884, 819_504]),
-            (4, 1, false, [1_039_808, 450_884]),
-            (2, 1, true, [1_262_216, 852_544]),
-            (4, 1, true, [1_122_172, 483_960]),
-            (2, 3, true, [1_515_108, 852_388]),
-            (4, 3, true, [1_284_484, 470_580]),
+        let runs: [(u64, bool, bool, [u64; 2]); 8] = [
+            (2, false, false, [882_988, 818_024]),
+            (4, false, false, [898_160, 456_604]),
+            (2, true, false, [1_000_464, 818_940]),
+            (4, true, false, [909_040, 450_820]),
+            (2, true, true, [1_197_088, 852_168]),
+            (4, true, true, [1_056_816, 483_508]),
+            (2, true, true, [1_152_776, 852_072]),
+            (4, true, true, [1_087_748, 470_336]),
         ];
         for (ranks, maps, rain_map, peaks) in runs {
             let [first, other] = peaks.map(|kib| kib * 1024);
@@ -298,13 +299,13 @@ mod tests {
             // as they took (the estimate is above it), run with half as much again
             for (local, measured) in [(1, first), (ranks, all)] {
                 let work = Work::GridRanks { ranks, local, maps, rain_map };
-                let run = format!("{ranks} ranks, {local} here, {maps} maps");
+                let run = format!("{ranks} ranks, {local} here, maps {maps}, rain map {rain_map}");
                 assert!(check(4096, 4096, work, Some(measured)).is_err(), "{run}");
                 assert!(check(4096, 4096, work, Some(measured * 3 / 2)).is_ok(), "{run}");
             }
         }
         // the message says how many share this machine
-        let four = |local| Work::GridRanks { ranks: 4, local, maps: 0, rain_map: false };
+        let four = |local| Work::GridRanks { ranks: 4, local, maps: false, rain_map: false };
         let err = check(8192, 8192, four(4), Some(6 << 30)).unwrap_err().to_string();
         assert!(err.contains("over 4 ranks, 4 of them on this machine"), "{err}");
         assert!(check(8192, 8192, four(1), Some(6 << 30)).is_ok());

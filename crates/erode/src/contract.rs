@@ -439,30 +439,27 @@ impl GridRun {
 
     /// A new run of `params` over the ranks of `exchange`, this process rank 0, that never builds
     /// the whole map's state: each rank starts its block from its own rows of the inputs
-    /// ([`grid::blocks::Leader::start`]), rank 0 from its rows of the heights `terrain` (m) and
-    /// `maps` it read whole, the others from those their front ends read by `request` (see
-    /// [`grid::blocks::follow`]). Rank 0 keeps of the whole map only what a checkpoint needs
-    /// beside the cells it gathers (the nodata mask and the rain map); the rest is on the ranks.
+    /// ([`grid::blocks::Leader::start`]), rank 0 from `start`, its window of the map it read
+    /// ([`grid::blocks::LeaderWindow::cut`], before it let the whole map go), the others from
+    /// those their front ends read by `request` (see [`grid::blocks::follow`]). Rank 0 keeps of
+    /// the whole map only what a checkpoint needs beside the cells it gathers (the nodata mask
+    /// and the rain map); the rest is on the ranks.
     pub fn start_over_ranks(
         params: grid::Params,
-        terrain: &crate::Grid<f32>,
-        maps: grid::StartMaps<'_>,
+        start: grid::blocks::LeaderWindow,
         request: &[u8],
         exchange: std::sync::Arc<dyn crate::ranks::Exchange>,
     ) -> Result<Self, SimError> {
-        let height = terrain.height();
-        let layout = grid::blocks::Layout::new(height, exchange.ranks(), params.border == grid::Border::Wrap);
-        let window =
-            layout.map_err(SimError::from).and_then(|l| grid::blocks::Window::of_rows(terrain, maps, &l.window(0)));
+        let grid::blocks::LeaderWindow { width, height, window, nodata, rain } = start;
         let leader = grid::blocks::Leader::start(params, height, request, window, exchange)?;
         let block = leader.block().state();
         // the state a checkpoint gathers the cells into: the run's values, the whole map's
         // masks, no cells
         let state = grid::State {
-            width: terrain.width(),
+            width,
             height,
-            nodata: maps.nodata.filter(|m| m.contains(&true)).map(<[bool]>::to_vec),
-            rain_map: block.rain_map.as_ref().and(maps.rain).map(|m| m.as_slice().to_vec()),
+            nodata,
+            rain_map: block.rain_map.as_ref().and(rain),
             terrain: Vec::new(),
             water: Vec::new(),
             sediment: Vec::new(),

@@ -389,7 +389,7 @@ fn the_grid_model_over_ranks_holds_rank_0_to_its_block_and_gathers_the_bytes_of_
 
 #[test]
 fn the_grid_model_started_over_ranks_from_their_own_rows_checkpoints_the_bytes_of_one_process() {
-    use erode::models::grid::blocks::{Window, follow};
+    use erode::models::grid::blocks::{LeaderWindow, Window, follow};
     use erode::ranks::Threads;
     let params = Params { rain_mode: erode::models::grid::RainMode::Map, ..Params::default() };
     let terrain = terrain();
@@ -410,7 +410,8 @@ fn the_grid_model_started_over_ranks_from_their_own_rows_checkpoints_the_bytes_o
                 follow(ex, &mut read, &mut |_, _| {}).unwrap();
             });
         }
-        let mut run = GridRun::start_over_ranks(params, &terrain, maps, b"", rank0).unwrap();
+        let start = LeaderWindow::cut(&terrain, maps, 3, params.border == erode::models::grid::Border::Wrap);
+        let mut run = GridRun::start_over_ranks(params, start, b"", rank0).unwrap();
         assert_eq!(run.ranks(), 3);
         assert_eq!(run.input_hash(), one.input_hash(), "the inputs' hash carried through the ranks");
         // no state of the whole map on rank 0

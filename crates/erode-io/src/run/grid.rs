@@ -21,7 +21,13 @@ pub struct GridFront {
 
 impl GridFront {
     /// The outputs of `model`, started from preset `preset` on `input`: the maps `wanted`, in `formats`.
-    pub fn new(model: &GridRun, input: Loaded, formats: Vec<Format>, wanted: Wanted, preset: &str) -> Self {
+    pub fn new(
+        model: &GridRun,
+        input: impl Into<crate::Footprint>,
+        formats: Vec<Format>,
+        wanted: Wanted,
+        preset: &str,
+    ) -> Self {
         let outputs = MapOutputs { formats, wanted, overlay: "water", log_overlay: false };
         let set = MapSet { input: input.into(), outputs, preset: preset.into() };
         Self { set, first: model.derived().clone(), most_substeps: 0 }

@@ -124,7 +124,7 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         Some(ex) => crate::memory::Work::GridRanks {
             ranks: ex.ranks() as u64,
             local: crate::ranks::local() as u64,
-            maps: files.named().iter().filter(|(_, file)| file.is_some()).count() as u64,
+            maps: files.named().iter().any(|(_, file)| file.is_some()),
             rain_map: files.rain.is_some(),
         },
         _ => crate::memory::Work::Grid,
@@ -138,10 +138,15 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         return Err(anyhow::Error::new(e).context("running over MPI ranks"));
     }
     let shape = |m: &GridRun| (m.state().width, m.state().height, m.state().cell_size);
-    let mut model = match (&checkpoint, &ranks) {
+    let (name, cell) = (input.name.clone(), input.terrain().cell_size());
+    // the model, the hash of the inputs it began from (a resumed one's, checked to be the
+    // checkpoint's by the job) and what the run keeps of the input: its footprint (the model
+    // holds the heights)
+    let (mut model, hash, footprint) = match (&checkpoint, &ranks) {
         (Some(c), None) => {
             let resume = |b: &[u8]| GridRun::resume(params.clone(), b, a.run.input.max_cells);
-            input.resume(c, resume, shape)?
+            let model = input.resume(c, resume, shape)?;
+            (model, maps.input_hash(input.terrain()), input.into_footprint())
         }
         (Some(c), Some(ex)) => {
             // rank 0 of `mpirun -np K` resuming: it reads the checkpoint as it unpacks and hands
@@ -151,25 +156,32 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
                     GridRun::resume_over_ranks(params.clone(), open, a.run.input.max_cells, ex.clone())
                 })
                 .context("running over MPI ranks")?;
-            input.fits(c, model, shape)?
+            let model = input.fits(c, model, shape)?;
+            (model, maps.input_hash(input.terrain()), input.into_footprint())
         }
         (None, Some(ex)) => {
             // rank 0 of `mpirun -np K`: every rank starts its own rows of the map, read by
-            // itself, and steps them with the others (no rank builds the whole state)
+            // itself, and steps them with the others (no rank builds the whole state); rank 0
+            // cuts its rows and lets the whole map go first, for the start's routing is its peak
             let path = a.maps.input_file.as_deref().unwrap_or(std::path::Path::new(""));
             let request = super::rows::Request::new(path, &a.run.input, &input, files).to_bytes();
-            GridRun::start_over_ranks(params.clone(), input.terrain(), maps, &request, ex.clone())
+            let wrap = params.border == grid::Border::Wrap;
+            let start = grid::blocks::LeaderWindow::cut(input.terrain(), maps, ex.ranks(), wrap);
+            let footprint = input.into_footprint();
+            let model = GridRun::start_over_ranks(params.clone(), start, &request, ex.clone())
                 .map_err(|e| name_the_map_file(e, files))
-                .context("running over MPI ranks")?
+                .context("running over MPI ranks")?;
+            let hash = model.input_hash();
+            (model, hash, footprint)
         }
         (None, None) => {
             let st = State::new(input.terrain(), &params, maps).map_err(|e| name_the_map_file(e, files))?;
-            GridRun::new(params.clone(), st)?
+            let model = GridRun::new(params.clone(), st)?;
+            let hash = model.input_hash();
+            (model, hash, input.into_footprint())
         }
     };
-    // a new state hashed its inputs; a resumed one holds the hash of those it began from
-    let hash = if checkpoint.is_some() { maps.input_hash(input.terrain()) } else { model.input_hash() };
-    let stamp = input.stamp(hash, files.named());
+    let stamp = super::heightmap::stamp(name, hash, files.named());
     if ranks.is_none() {
         a.maps.backend.place(&mut model, quiet, GridRun::use_gpu)?;
     }
@@ -184,8 +196,8 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         Some(total) => Until::Seconds { total, text: a.duration.clone().unwrap_or_default() },
         None => Until::Count(a.iterations),
     };
-    super::say_scale(params.scale_note(input.terrain().cell_size()));
-    let front = GridFront::new(&model, input.loaded, formats, wanted, &preset);
+    super::say_scale(params.scale_note(cell));
+    let front = GridFront::new(&model, footprint, formats, wanted, &preset);
     let files = [a.maps.input_file.as_deref(), a.hardness_map.as_deref(), a.rain_map.as_deref()];
     a.run.job(model, front, until, checkpoint, stamp, &files)
 }

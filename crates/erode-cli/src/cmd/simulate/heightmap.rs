@@ -96,7 +96,13 @@ impl Input {
     /// Which input the checkpoints belong to: `hash`, the model's hash of its inputs (the
     /// heightmap and `maps`, the options and files of those given).
     pub fn stamp<'a>(&self, hash: u64, maps: impl IntoIterator<Item = (&'a str, Option<&'a Path>)>) -> Stamp {
-        Stamp { hash, input: self.name.clone() }.with_maps(hash, maps)
+        stamp(self.name.clone(), hash, maps)
+    }
+
+    /// What a run keeps of the input once the model holds its heights and maps: its footprint
+    /// (the heights and the maps let go).
+    pub fn into_footprint(self) -> erode_io::Footprint {
+        self.loaded.into()
     }
 
     /// The heights.
@@ -158,6 +164,12 @@ impl Input {
         }
         Ok(())
     }
+}
+
+/// Which input the checkpoints belong to: `hash`, the model's hash of its inputs (the heightmap
+/// named `name` and `maps`, the options and files of those given).
+pub fn stamp<'a>(name: String, hash: u64, maps: impl IntoIterator<Item = (&'a str, Option<&'a Path>)>) -> Stamp {
+    Stamp { hash, input: name }.with_maps(hash, maps)
 }
 
 /// The files of a heightmap model's input maps.

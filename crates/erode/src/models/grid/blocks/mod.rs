@@ -528,7 +528,7 @@ mod resume;
 mod start;
 
 pub use leader::{Leader, ReadRows, follow, stop_followers};
-pub use start::Window;
+pub use start::{LeaderWindow, Window};
 
 #[cfg(test)]
 mod tests {

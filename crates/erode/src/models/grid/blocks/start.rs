@@ -92,6 +92,39 @@ impl Window {
     }
 }
 
+/// What rank 0 of a run over ranks starts from: its window of the map, cut from the whole map it
+/// read so that it can let that go before the start (whose routing is its peak), and of the whole
+/// map only what it keeps for the run's checkpoints: the nodata mask and the rain map.
+pub struct LeaderWindow {
+    /// The map's columns.
+    pub width: usize,
+    /// The map's rows.
+    pub height: usize,
+    /// Rank 0's window ([`Window::of_rows`] of [`Layout::window`]), or why there is none (too many
+    /// ranks, maps of other sizes): the start says so on every rank.
+    pub window: Result<Window, SimError>,
+    /// Cells outside the domain, if any is.
+    pub nodata: Option<Vec<bool>>,
+    /// The rain map, if one was given.
+    pub rain: Option<Vec<f32>>,
+}
+
+impl LeaderWindow {
+    /// Rank 0's of the heights `terrain` (m) and `maps`, over `ranks` ranks (`wrap`: the map's
+    /// top and bottom rows are neighbours).
+    pub fn cut(terrain: &Grid<f32>, maps: StartMaps<'_>, ranks: usize, wrap: bool) -> Self {
+        let layout = Layout::new(terrain.height(), ranks, wrap);
+        let window = layout.map_err(SimError::from).and_then(|l| Window::of_rows(terrain, maps, &l.window(0)));
+        Self {
+            width: terrain.width(),
+            height: terrain.height(),
+            window,
+            nodata: maps.nodata.filter(|m| m.contains(&true)).map(<[bool]>::to_vec),
+            rain: maps.rain.map(|m| m.as_slice().to_vec()),
+        }
+    }
+}
+
 impl Block {
     /// [`Block::start`] from `window` as this rank's front end read it: a rank that could not
     /// read its rows fails the start on every rank.
