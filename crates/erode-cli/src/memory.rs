@@ -16,9 +16,9 @@ pub enum Work {
     /// The stream-power model (with multiple flow directions when true: their shares per cell).
     StreamPower(bool),
     /// The grid model over `ranks` MPI ranks, `local` of them on this machine with rank 0: rank
-    /// 0's peak (the steady start's routing over the whole map's gathered heights, or later the
-    /// whole map's heights as it read them beside its block of the rows), more when maps are
-    /// given (`maps`; the rain map's, `rain_map`, more still), and the blocks of the others here (a
+    /// 0's peak (the steady start's routing over the whole map's gathered heights, or later what
+    /// it keeps of the whole map beside its block of the rows), more when maps are given
+    /// (`maps`; the rain map's, `rain_map`, more still), and the blocks of the others here (a
     /// resume's the same: the checkpoint is read a batch of rows at a time). The other machines
     /// are taken to have as much memory and no more ranks: each of their ranks holds a block,
     /// less than rank 0.
@@ -186,25 +186,25 @@ const TILED_BYTES_PER_CELL: u64 = 48;
 
 /// Over MPI ranks (BENCHMARKS.md, 4096², the grid default; bytes per cell of the whole map):
 /// rank 0 at the steady start's routing, which it runs on every rank's heights gathered
-/// (measured 57.6 B over 4 ranks, where its block is smallest, and 54.8 B since it lets the
-/// heights it read go before the start; rounded up) ...
-const RANK0_ROUTING_BYTES_PER_CELL: u64 = 64;
+/// (measured 50.8 B over 4 ranks, where its block is smallest, since it lets the heights it
+/// read go before the start and the gathered rows' bytes before the routing; rounded up) ...
+const RANK0_ROUTING_BYTES_PER_CELL: u64 = 56;
 /// ... or later what it holds of the whole map beside its block (rank 0 less rank 1 over 2
-/// ranks: 59.1 - 49.7 = 9.4 B when it kept the heights it read, 4.0 B since; kept at 12 B) ...
-const RANK0_WHOLE_BYTES_PER_CELL: u64 = 12;
+/// ranks: 4.0 B, the nodata mask and what the front keeps; rounded up) ...
+const RANK0_WHOLE_BYTES_PER_CELL: u64 = 8;
 /// ... and a rank's block, per cell of its own rows (its state, halos and scratch; measured 99
 /// B over 2 ranks, 110 B over 4; rounded up).
 const RANK_BLOCK_BYTES_PER_CELL: u64 = 120;
 /// Rank 0's more when maps are given (hardness, rain, sediment depth), per cell of the whole map
-/// (it reads them whole and lets them go before the start, as it does the heights; measured 7.2
-/// B over 2 ranks and 0.7 B over 4 with the hardness map, 16.5 B and 11.6 B with all three, the
+/// (it reads them whole and lets them go before the start, as it does the heights; measured 3.2
+/// B over 2 ranks and 0.6 B over 4 with the hardness map, 8.5 B and 7.6 B with all three, the
 /// hardness map sparing the noise hardness's pass; rounded up, the rain map's more below) ...
 const RANK0_MAPS_BYTES_PER_CELL: u64 = 8;
 /// ... and more for the rain map, per cell of the whole map on rank 0 (which gathers it for the
-/// steady start's routing and keeps it for the checkpoints: measured 19.2 B over 2 ranks, 9.7 B
+/// steady start's routing and keeps it for the checkpoints: measured 11.1 B over 2 ranks, 5.7 B
 /// over 4, with the 8 B above) and per cell of its rows on every rank (its block's rain:
 /// measured 4.2 B over 2 ranks, 6.6 B over 4).
-const RAIN_MAP_BYTES_PER_CELL: u64 = 12;
+const RAIN_MAP_BYTES_PER_CELL: u64 = 8;
 
 /// Peak bytes of an SPH run per particle alive (measured 1.16 KB from 80,000 to 290,000
 /// particles, tank scene; rounded up) and per face of its mesh (measured ~130 B).
@@ -283,14 +283,14 @@ mod tests {
         // over 2 and 4 ranks, all on this machine; without maps, with the hardness map alone,
         // with the rain map alone, and with those and the sediment depth map
         let runs: [(u64, bool, bool, [u64; 2]); 8] = [
-            (2, false, false, [882_988, 818_024]),
-            (4, false, false, [898_160, 456_604]),
-            (2, true, false, [1_000_464, 818_940]),
-            (4, true, false, [909_040, 450_820]),
-            (2, true, true, [1_197_088, 852_168]),
-            (4, true, true, [1_056_816, 483_508]),
-            (2, true, true, [1_152_776, 852_072]),
-            (4, true, true, [1_087_748, 470_336]),
+            (2, false, false, [883_164, 818_176]),
+            (4, false, false, [832_632, 456_644]),
+            (2, true, false, [934_888, 819_112]),
+            (4, true, false, [843_076, 449_812]),
+            (2, true, true, [1_065_728, 852_412]),
+            (4, true, true, [925_700, 483_664]),
+            (2, true, true, [1_021_756, 852_072]),
+            (4, true, true, [956_684, 469_920]),
         ];
         for (ranks, maps, rain_map, peaks) in runs {
             let [first, other] = peaks.map(|kib| kib * 1024);

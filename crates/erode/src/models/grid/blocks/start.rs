@@ -300,6 +300,15 @@ impl Team<'_> {
     }
 }
 
+/// The whole map's fields that rank 0's passes run over, gathered from every rank's rows.
+struct WholeFields {
+    terrain: Grid<f32>,
+    /// Cells outside the domain, when any is.
+    mask: Option<Vec<bool>>,
+    /// The rain map, when the starting water needs it.
+    rain_map: Option<Vec<f32>>,
+}
+
 /// What rank 0 needs of every rank's rows for the passes over the whole map.
 struct Whole<'a> {
     params: &'a Params,
@@ -344,8 +353,12 @@ impl Whole<'_> {
         let counts: Vec<usize> = (0..layout.len()).map(|k| layout.owned(k).len() * w * bytes_per_cell).collect();
         let gathered = team.ex.gather(&mine, &counts);
         drop(mine);
-        // rank 0: the passes over the whole map
-        let done = gathered.map(|all| self.over_the_whole(&all, &counts, (water, sources, noise), rain.is_some()));
+        // rank 0: the passes over the whole map, its rows' bytes let go once read into fields
+        // (the routing is rank 0's peak)
+        let done = gathered.map(|all| {
+            let fields = self.fields_of(all, &counts, rain.is_some())?;
+            self.over_the_whole(fields, (water, sources, noise))
+        });
         let done = team.agree(done.transpose())?;
         // every rank's window of them, as each field's f32 bytes one after the other
         let fields = usize::from(water) + usize::from(sources) + usize::from(noise);
@@ -373,15 +386,9 @@ impl Whole<'_> {
         Ok((water, rates, noise))
     }
 
-    /// Rank 0's passes from every rank's rows `all` (each `counts[k]` bytes): the starting
-    /// water, the sources' rates and the noise hardness, those asked for, over the whole map.
-    fn over_the_whole(
-        &self,
-        all: &[u8],
-        counts: &[usize],
-        (water, sources, noise): (bool, bool, bool),
-        rain: bool,
-    ) -> Result<Vec<Vec<f32>>, SimError> {
+    /// The whole map's heights, nodata mask and rain map (those the map has and the passes
+    /// need) from every rank's rows `all` (each `counts[k]` bytes), which it lets go.
+    fn fields_of(&self, all: Vec<u8>, counts: &[usize], rain: bool) -> Result<WholeFields, SimError> {
         let (w, cell) = (self.terrain.width(), self.terrain.cell_size());
         let total = w * self.height;
         let mut heights = Vec::with_capacity(total);
@@ -405,8 +412,20 @@ impl Whole<'_> {
                 r.extend(rest.as_chunks::<4>().0.iter().map(|b| f32::from_le_bytes(*b)));
             }
         }
-        let terrain = Grid::from_vec(w, self.height, cell, heights)?;
-        let shape = (w, self.height, cell);
+        drop(all);
+        Ok(WholeFields { terrain: Grid::from_vec(w, self.height, cell, heights)?, mask, rain_map })
+    }
+
+    /// Rank 0's passes over the whole map's `fields`: the starting water, the sources' rates
+    /// and the noise hardness, those asked for.
+    fn over_the_whole(
+        &self,
+        fields: WholeFields,
+        (water, sources, noise): (bool, bool, bool),
+    ) -> Result<Vec<Vec<f32>>, SimError> {
+        let WholeFields { terrain, mask, rain_map } = fields;
+        let total = terrain.len();
+        let shape = (terrain.width(), terrain.height(), terrain.cell_size());
         let mut out = Vec::new();
         if water {
             use crate::models::grid::start::{Inflow, start_water};
