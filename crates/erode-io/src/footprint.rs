@@ -30,6 +30,13 @@ impl Footprint {
         Self { width: g.width(), height: g.height(), cell_size: g.cell_size(), nodata, info }
     }
 
+    /// The footprint of a map `width` x `height` of cells `cell_size`, read with `info`, whose
+    /// cells `nodata` marks have no data (a mask marking none is none).
+    pub fn new(width: usize, height: usize, cell_size: CellSize, nodata: Option<Vec<bool>>, info: SourceInfo) -> Self {
+        let nodata = nodata.filter(|m| m.contains(&true));
+        Self { width, height, cell_size, nodata, info }
+    }
+
     /// The nodata mask, if any cell has no data.
     pub fn nodata_mask(&self) -> Option<&[bool]> {
         self.nodata.as_deref()

@@ -7,10 +7,10 @@ use std::ops::Range;
 use std::path::Path;
 
 use erode::ranks::Exchange;
-use erode::{Grid, HeightStats, RowStats};
+use erode::{Grid, HeightStats, RowStats, ValidCells};
 
 use crate::formats::tiff_strips::{self, RowsError, Strips};
-use crate::{Error, Format, FormatError, ReadOptions, SourceInfo, WriteOptions};
+use crate::{Error, Footprint, Format, FormatError, ReadOptions, SourceInfo, WriteOptions};
 
 /// A block of a map's rows: its heights (metres; the first row the map's row where the block
 /// starts), which of them are nodata, and what the file said. Unlike a whole map's, a block's
@@ -31,6 +31,75 @@ pub struct Rows {
 /// strip (a file of one strip is not read whole). The georeference, nodata value and cell size
 /// are the whole map's.
 pub fn read_rows(path: &Path, rows: Range<usize>, options: &ReadOptions) -> Result<Rows, Error> {
+    let file = tiff_file(path)?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let decoded = crate::formats::tiff::decode_rows(reader, len, rows, options).map_err(|e| Error::format(path, e))?;
+    let (heights, nodata, info) =
+        crate::samples::finish_cells(decoded, Format::Tiff, options).map_err(|e| Error::format(path, e))?;
+    Ok(Rows { heights, nodata, info })
+}
+
+/// What [`scan`] found of a map it read a batch of rows at a time: its footprint (shape, cell
+/// size, nodata cells and what the file said, as [`crate::read`] reads them) and the value its
+/// nodata cells take in a heightmap (the mean of its valid cells), if it has any.
+#[derive(Clone, Debug)]
+pub struct Scan {
+    /// The map's footprint.
+    pub footprint: Footprint,
+    /// The nodata cells' value in a heightmap, metres; `None` when no cell is nodata.
+    pub fill: Option<f32>,
+}
+
+/// Cells in a batch of [`scan`]'s rows, at most (a batch is one row at least): 1 MB of heights,
+/// a small part of any map that needs reading by rows, and enough to make reopening the file for
+/// each batch cheap.
+const SCAN_CELLS: usize = 1 << 18;
+
+/// Reads the TIFF or BigTIFF at `path` a batch of rows at a time (as [`read_rows`] reads them),
+/// never holding it whole, and hands each batch to `visit` in map order (its nodata cells keep
+/// the file's value): a map's footprint and fill for a process that must not hold its heights.
+/// Refuses what [`crate::read`] refuses of a heightmap: more than `options.max_cells` cells, a
+/// cell neither finite nor nodata (naming the first), no valid cell.
+pub fn scan(path: &Path, options: &ReadOptions, visit: impl FnMut(&Rows)) -> Result<Scan, Error> {
+    scan_by(path, options, SCAN_CELLS, visit)
+}
+
+/// [`scan`] in batches of at most `cells` cells.
+fn scan_by(path: &Path, options: &ReadOptions, cells: usize, mut visit: impl FnMut(&Rows)) -> Result<Scan, Error> {
+    let (width, height) = size_of(path, options)?;
+    let batch = (cells / width.max(1)).max(1);
+    let (mut valid, mut mask, mut any, mut first) = (ValidCells::new(width), Vec::new(), false, None);
+    for start in (0..height).step_by(batch) {
+        let rows = read_rows(path, start..(start + batch).min(height), options)?;
+        valid.add(rows.heights.as_slice(), rows.nodata.as_deref());
+        match &rows.nodata {
+            Some(m) => {
+                any = true;
+                mask.extend_from_slice(m);
+            }
+            None => mask.resize(mask.len() + rows.heights.len(), false),
+        }
+        visit(&rows);
+        first.get_or_insert((rows.heights.cell_size(), rows.info));
+    }
+    let fill = valid.fill().map_err(|e| Error::format(path, e.into()))?;
+    let (cell, info) = first.ok_or_else(|| Error::format(path, FormatError::Empty))?;
+    let footprint = Footprint::new(width, height, cell, any.then_some(mask), info);
+    let fill = footprint.nodata_mask().is_some().then_some(fill);
+    Ok(Scan { footprint, fill })
+}
+
+/// The size (columns, rows) of the TIFF or BigTIFF at `path`, from its header alone, held to
+/// `options.max_cells` as [`crate::read`] holds a whole map.
+pub fn size_of(path: &Path, options: &ReadOptions) -> Result<(usize, usize), Error> {
+    let file = tiff_file(path)?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    crate::formats::tiff::dimensions(std::io::BufReader::new(file), len, options).map_err(|e| Error::format(path, e))
+}
+
+/// The file at `path`, refused unless it is a TIFF or BigTIFF (the maps read by rows).
+fn tiff_file(path: &Path) -> Result<std::fs::File, Error> {
     if Format::from_path(path)? != Format::Tiff {
         return Err(Error::format(
             path,
@@ -40,13 +109,7 @@ pub fn read_rows(path: &Path, rows: Range<usize>, options: &ReadOptions) -> Resu
             ),
         ));
     }
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    let reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let decoded = crate::formats::tiff::decode_rows(reader, len, rows, options).map_err(|e| Error::format(path, e))?;
-    let (heights, nodata, info) =
-        crate::samples::finish_cells(decoded, Format::Tiff, options).map_err(|e| Error::format(path, e))?;
-    Ok(Rows { heights, nodata, info })
+    std::fs::File::open(path).map_err(|e| Error::io(path, e))
 }
 
 /// Rows `rows` of the TIFF or BigTIFF in `bytes`, as [`read_rows`] reads them from a file.
@@ -183,6 +246,38 @@ mod tests {
         let g =
             Grid::from_vec(w, rows.len(), m.heights.cell_size(), m.heights.as_slice()[cells.clone()].to_vec()).unwrap();
         (g, m.nodata_mask().map(|k| k[cells].to_vec()))
+    }
+
+    #[test]
+    fn a_scan_by_rows_finds_what_a_whole_read_does() {
+        let dir = tempfile::tempdir().unwrap();
+        for holes in [false, true] {
+            let whole = map(300, 101, holes);
+            let path = dir.path().join("map.tif");
+            crate::write(&path, &whole, &WriteOptions::default()).unwrap();
+            let read = crate::read(&path, &ReadOptions::default()).unwrap();
+            let mut seen = Vec::new();
+            // batches of 7 rows and a last one of 3: the fill's sum runs on across them
+            let scan = scan_by(&path, &ReadOptions::default(), 300 * 7, |r| seen.push(r.heights.height())).unwrap();
+            assert_eq!(seen.iter().sum::<usize>(), 101);
+            assert_eq!((seen.len(), seen.last()), (15, Some(&3)));
+            let fill = read.map.nodata_mask().map(|m| read.map.heights.as_slice()[m.iter().position(|&b| b).unwrap()]);
+            assert_eq!(scan.fill.map(f32::to_bits), fill.map(f32::to_bits));
+            assert_eq!(scan.fill.is_some(), holes);
+            // (by their words: a NaN nodata value is not equal to itself)
+            assert_eq!(format!("{:?}", scan.footprint), format!("{:?}", Footprint::from(read)));
+        }
+        // refused as a whole read refuses it, naming the same cell
+        let mut bad = map(300, 101, false);
+        bad.heights.as_mut_slice()[57 * 300 + 9] = f32::INFINITY;
+        let path = dir.path().join("bad.tif");
+        crate::write(&path, &bad, &WriteOptions::default()).unwrap();
+        let whole = crate::read(&path, &ReadOptions::default()).unwrap_err().to_string();
+        let by_rows = scan_by(&path, &ReadOptions::default(), 300 * 7, |_| {}).unwrap_err().to_string();
+        assert_eq!(by_rows, whole);
+        assert!(whole.contains("57"), "{whole}");
+        let few = ReadOptions { max_cells: 1000, ..Default::default() };
+        assert!(scan(&path, &few, |_| {}).is_err());
     }
 
     #[test]

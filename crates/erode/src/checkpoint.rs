@@ -237,11 +237,11 @@ pub fn inputs_hash(
 /// [`inputs_hash`] taken a piece at a time, each piece continuing the hash the one before left:
 /// the pieces of a map cut into blocks of rows, hashed block after block in map order, give
 /// the hash of the whole (a run over ranks carries it from rank to rank).
-pub(crate) struct InputsHash;
+pub struct InputsHash;
 
 impl InputsHash {
     /// The hash of a heightmap `width` x `height` before its cells.
-    pub(crate) fn heights_start(width: usize, height: usize) -> u64 {
+    pub fn heights_start(width: usize, height: usize) -> u64 {
         let mut h = Fnv::new();
         h.bytes(&(width as u64).to_le_bytes());
         h.bytes(&(height as u64).to_le_bytes());
@@ -249,7 +249,7 @@ impl InputsHash {
     }
 
     /// `h` continued over heights `cells` (a nodata cell, `nodata[i]`, as NaN).
-    pub(crate) fn heights(h: u64, cells: &[f32], nodata: Option<&[bool]>) -> u64 {
+    pub fn heights(h: u64, cells: &[f32], nodata: Option<&[bool]>) -> u64 {
         let mut h = Fnv(h);
         for (i, v) in cells.iter().enumerate() {
             let v = if nodata.is_some_and(|m| m.get(i).copied().unwrap_or(false)) { f32::NAN } else { *v };
@@ -259,7 +259,7 @@ impl InputsHash {
     }
 
     /// `h` continued over a map's name and size, before its cells.
-    pub(crate) fn map_start(h: u64, name: &str, width: usize, height: usize) -> u64 {
+    pub fn map_start(h: u64, name: &str, width: usize, height: usize) -> u64 {
         let mut h = Fnv(h);
         h.bytes(name.as_bytes());
         h.bytes(&(width as u64).to_le_bytes());
@@ -268,7 +268,7 @@ impl InputsHash {
     }
 
     /// `h` continued over a map's `cells`.
-    pub(crate) fn cells(h: u64, cells: &[f32]) -> u64 {
+    pub fn cells(h: u64, cells: &[f32]) -> u64 {
         let mut h = Fnv(h);
         for v in cells {
             h.bytes(&v.to_bits().to_le_bytes());

@@ -194,31 +194,9 @@ impl Heightmap {
                 len: mask.len(),
             });
         }
-        let is_nodata = |i: usize| nodata.as_ref().is_some_and(|m| m[i]);
-        let width = heights.width();
-        let mut bad = 0usize;
-        let mut first = None;
-        let mut sum = 0.0f64;
-        let mut valid = 0usize;
-        for (i, &h) in heights.as_slice().iter().enumerate() {
-            if is_nodata(i) {
-                continue;
-            }
-            if h.is_finite() {
-                sum += f64::from(h);
-                valid += 1;
-            } else {
-                bad += 1;
-                first.get_or_insert((i / width, i % width));
-            }
-        }
-        if let Some((row, col)) = first {
-            return Err(GridError::NonFinite { count: bad, row, col });
-        }
-        if valid == 0 {
-            return Err(GridError::AllNodata);
-        }
-        let fill = (sum / valid as f64) as f32;
+        let mut valid = ValidCells::new(heights.width());
+        valid.add(heights.as_slice(), nodata.as_deref());
+        let fill = valid.fill()?;
         let nodata = nodata.filter(|m| m.iter().any(|&b| b));
         if let Some(mask) = &nodata {
             for (h, &m) in heights.as_mut_slice().iter_mut().zip(mask) {
@@ -253,6 +231,59 @@ impl Heightmap {
             let mask = self.nodata.as_ref().map(|m| &m[r * w..(r + 1) * w]);
             RowStats::of(self.heights.row(r), mask)
         }))
+    }
+}
+
+/// The fold [`Heightmap::with_nodata`] runs over a map's cells in row-major order: the valid
+/// cells' serial f64 sum and count, and the first cell that is neither finite nor nodata. Fed a
+/// block of rows at a time, in order, it gives the bits of the whole map's (what a reader that
+/// never holds the whole map needs to fill its nodata cells as a heightmap does).
+#[derive(Clone, Copy, Debug)]
+pub struct ValidCells {
+    width: usize,
+    /// Cells added so far.
+    cells: usize,
+    sum: f64,
+    valid: usize,
+    bad: usize,
+    first: Option<(usize, usize)>,
+}
+
+impl ValidCells {
+    /// Nothing added yet, of a map `width` cells across.
+    pub fn new(width: usize) -> Self {
+        Self { width: width.max(1), cells: 0, sum: 0.0, valid: 0, bad: 0, first: None }
+    }
+
+    /// Continues over `heights`, the map's next cells in row-major order (`nodata[i]`: cell
+    /// `i` of them has no data).
+    pub fn add(&mut self, heights: &[f32], nodata: Option<&[bool]>) {
+        for (i, &h) in heights.iter().enumerate() {
+            if nodata.is_some_and(|m| m.get(i).copied().unwrap_or(false)) {
+                continue;
+            }
+            if h.is_finite() {
+                self.sum += f64::from(h);
+                self.valid += 1;
+            } else {
+                self.bad += 1;
+                let at = self.cells + i;
+                self.first.get_or_insert((at / self.width, at % self.width));
+            }
+        }
+        self.cells += heights.len();
+    }
+
+    /// The value the nodata cells take: the mean of the valid cells, metres. Refuses a map with
+    /// a cell neither finite nor nodata (naming the first) or with no valid cell.
+    pub fn fill(&self) -> Result<f32, GridError> {
+        if let Some((row, col)) = self.first {
+            return Err(GridError::NonFinite { count: self.bad, row, col });
+        }
+        if self.valid == 0 {
+            return Err(GridError::AllNodata);
+        }
+        Ok((self.sum / self.valid as f64) as f32)
     }
 }
 
@@ -327,6 +358,33 @@ mod tests {
         assert_eq!(g.get(2, 0), None);
         assert_eq!(g.row(1), &[3, 4, 5]);
         assert_eq!(g.cell_size().area(), 92.0 * 71.0);
+    }
+
+    #[test]
+    fn valid_cells_by_rows_give_the_whole_maps_fill() {
+        // a fill taken a block of rows at a time must be the bits a whole heightmap's is
+        let (w, h) = (7, 9);
+        let v: Vec<f32> = (0..w * h).map(|i| (i as f32 * 0.37).sin() * 1e3 + 1e-3 * i as f32).collect();
+        let mask: Vec<bool> = (0..w * h).map(|i| i % 5 == 0).collect();
+        let g = Grid::from_vec(w, h, CellSize::default(), v.clone()).unwrap();
+        let whole = Heightmap::with_nodata(g, Some(mask.clone())).unwrap();
+        let mut by_rows = ValidCells::new(w);
+        for rows in [0..2, 2..3, 3..9] {
+            let cells = rows.start * w..rows.end * w;
+            by_rows.add(&v[cells.clone()], Some(&mask[cells]));
+        }
+        assert_eq!(by_rows.fill().unwrap().to_bits(), whole.heights.as_slice()[0].to_bits());
+        // a non-finite cell is named by its place in the whole map, whichever block holds it
+        let mut bad = v.clone();
+        bad[4 * w + 3] = f32::NAN;
+        bad[6 * w + 1] = f32::INFINITY;
+        let mut by_rows = ValidCells::new(w);
+        by_rows.add(&bad[..3 * w], None);
+        by_rows.add(&bad[3 * w..], None);
+        assert_eq!(by_rows.fill(), Err(GridError::NonFinite { count: 2, row: 4, col: 3 }));
+        let mut none = ValidCells::new(w);
+        none.add(&v[..w], Some(&[true; 7]));
+        assert_eq!(none.fill(), Err(GridError::AllNodata));
     }
 
     #[test]

@@ -55,4 +55,4 @@ pub use checkpoint::CheckpointError;
 pub use error::{
     AnalysisError, GridError, MeshError, ParamError, SimError, TerrainError, TextureError, TransformError,
 };
-pub use grid::{CellSize, Grid, HeightStats, Heightmap, RowStats};
+pub use grid::{CellSize, Grid, HeightStats, Heightmap, RowStats, ValidCells};

@@ -277,6 +277,18 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
     Ok(Decoded { width, height, samples, sample_type, mask: None, meta })
 }
 
+/// The size (columns, rows) of the TIFF that `reader` reads (`len` bytes long), from its
+/// header alone, held to `options.max_cells` as a whole map is.
+pub(crate) fn dimensions<R: Read + Seek>(
+    reader: R,
+    len: u64,
+    options: &ReadOptions,
+) -> Result<(usize, usize), FormatError> {
+    let mut d = Decoder::new(reader).map_err(read_error)?.with_limits(limits(len, options));
+    let Header { width, height, .. } = header(&mut d, options, true)?;
+    Ok((width, height))
+}
+
 /// Rows `rows` of the TIFF that `reader` reads (`len` bytes long), decoding only the strips or
 /// tiles that they cross: what one rank of a run over MPI reads of a map that no rank holds
 /// whole. The georeference, nodata value and cell size are the whole map's; the result is the
