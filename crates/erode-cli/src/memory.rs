@@ -186,24 +186,26 @@ const TILED_BYTES_PER_CELL: u64 = 48;
 
 /// Over MPI ranks (BENCHMARKS.md, 4096², the grid default; bytes per cell of the whole map):
 /// rank 0 at the steady start's routing, which it runs on every rank's heights gathered
-/// (measured 50.8 B over 4 ranks, where its block is smallest, since it lets the heights it
-/// read go before the start and the gathered rows' bytes before the routing; rounded up) ...
+/// (measured 47.6 B over 4 ranks, where its block is smallest: it reads a TIFF input a batch of
+/// rows at a time, and lets the gathered rows' bytes go before the routing; rounded up) ...
 const RANK0_ROUTING_BYTES_PER_CELL: u64 = 56;
 /// ... or later what it holds of the whole map beside its block (rank 0 less rank 1 over 2
-/// ranks: 4.0 B, the nodata mask and what the front keeps; rounded up) ...
+/// ranks: 4.0 to 7.8 B as the allocator places the fields, the nodata mask and what the front
+/// keeps; rounded up) ...
 const RANK0_WHOLE_BYTES_PER_CELL: u64 = 8;
 /// ... and a rank's block, per cell of its own rows (its state, halos and scratch; measured 99
 /// B over 2 ranks, 110 B over 4; rounded up).
 const RANK_BLOCK_BYTES_PER_CELL: u64 = 120;
 /// Rank 0's more when maps are given (hardness, rain, sediment depth), per cell of the whole map
-/// (it reads them whole and lets them go before the start, as it does the heights; measured 3.2
-/// B over 2 ranks and 0.6 B over 4 with the hardness map, 8.5 B and 7.6 B with all three, the
-/// hardness map sparing the noise hardness's pass; rounded up, the rain map's more below) ...
-const RANK0_MAPS_BYTES_PER_CELL: u64 = 8;
+/// (measured with TIFF maps read a batch of rows at a time: -0.9 B over 2 ranks and +1.9 B over 4
+/// with the hardness map, 4.5 B and 11.1 B with all three, the hardness map sparing the noise
+/// hardness's pass and the 4-rank figures inside the routing's; rounded up, the rain map's more
+/// below) ...
+const RANK0_MAPS_BYTES_PER_CELL: u64 = 4;
 /// ... and more for the rain map, per cell of the whole map on rank 0 (which gathers it for the
-/// steady start's routing and keeps it for the checkpoints: measured 11.1 B over 2 ranks, 5.7 B
+/// steady start's routing and keeps it for the checkpoints: measured 1.7 B over 2 ranks, 8.8 B
 /// over 4, with the 8 B above) and per cell of its rows on every rank (its block's rain:
-/// measured 4.2 B over 2 ranks, 6.6 B over 4).
+/// measured 4.1 B over 2 ranks, 6.6 B over 4).
 const RAIN_MAP_BYTES_PER_CELL: u64 = 8;
 
 /// Peak bytes of an SPH run per particle alive (measured 1.16 KB from 80,000 to 290,000
@@ -283,14 +285,14 @@ mod tests {
         // over 2 and 4 ranks, all on this machine; without maps, with the hardness map alone,
         // with the rain map alone, and with those and the sediment depth map
         let runs: [(u64, bool, bool, [u64; 2]); 8] = [
-            (2, false, false, [883_164, 818_176]),
-            (4, false, false, [832_632, 456_644]),
-            (2, true, false, [934_888, 819_112]),
-            (4, true, false, [843_076, 449_812]),
-            (2, true, true, [1_065_728, 852_412]),
-            (4, true, true, [925_700, 483_664]),
-            (2, true, true, [1_021_756, 852_072]),
-            (4, true, true, [956_684, 469_920]),
+            (2, false, false, [950_152, 819_028]),
+            (4, false, false, [779_292, 457_232]),
+            (2, true, false, [935_556, 820_232]),
+            (4, true, false, [810_440, 450_748]),
+            (2, true, true, [978_280, 852_460]),
+            (4, true, true, [924_128, 484_460]),
+            (2, true, true, [1_023_572, 852_212]),
+            (4, true, true, [961_416, 470_904]),
         ];
         for (ranks, maps, rain_map, peaks) in runs {
             let [first, other] = peaks.map(|kib| kib * 1024);

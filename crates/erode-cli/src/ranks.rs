@@ -1,6 +1,7 @@
 //! Running as one of several MPI ranks (`mpirun -np K erode simulate grid ...`): rank 0 runs the
-//! command, reads the input and writes every output; the others take a block of the map's rows
-//! each and step it with it (see the library's `models::grid::blocks`). MPI comes with the
+//! command (checks the input, tells the others what to read and do, writes the report); every
+//! rank reads, steps and writes a block of the map's rows (see the library's
+//! `models::grid::blocks`). MPI comes with the
 //! `mpi` feature (rsmpi over the system's MPI, e.g. Debian's OpenMPI); a build without it
 //! launched by `mpirun` says how to build one.
 

@@ -185,7 +185,8 @@ fn ranks_write_their_rows_of_every_format_with_nodata_and_add_up_the_books_of_on
 fn ranks_read_their_own_rows_of_the_maps_in_any_format_to_the_bytes_of_one_process() {
     // each rank reads its rows: of a TIFF (the hardness, with nodata cells the rows' reader
     // fills as the whole map's reader does) just its strips; of a PNG (the heights, the rain)
-    // the whole file, cut
+    // the whole file, cut. Of inputs all TIFF, rank 0 too reads only its rows, and learns the
+    // fills and (resuming) the inputs' hash a batch of rows at a time
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     map(d);
@@ -203,35 +204,48 @@ fn ranks_read_their_own_rows_of_the_maps_in_any_format_to_the_bytes_of_one_proce
     let rain = erode::Heightmap::new(unit(&|i, _| 0.25 + 0.5 * ((i % 80) as f32 / 80.0))).unwrap();
     let unit_range = erode_io::WriteOptions { range: Some((0.0, 1.0)), ..Default::default() };
     erode_io::write(&d.join("rain.png"), &rain, &unit_range).unwrap();
+    let rain_holes: Vec<bool> = (0..80 * 101).map(|i| (70..90).contains(&(i / 80)) && i % 80 > 70).collect();
+    let holed_rain = erode::Heightmap::with_nodata(rain.heights.clone(), Some(rain_holes)).unwrap();
+    erode_io::write(&d.join("rain.tif"), &holed_rain, &with_nodata).unwrap();
     erode_io::write(&d.join("m.png"), &m.map, &erode_io::WriteOptions::default()).unwrap();
-    let run = [
-        "simulate",
-        "grid",
-        "m.png",
-        "--max-height",
-        "300",
-        "--min-height",
-        "0",
-        "--hardness-map",
-        "hard.tif",
-        "--rain-map",
-        "rain.png",
-        "--iterations",
-        "20",
-        "--outputs",
-        "hardness,water",
-        "-q",
-    ];
-    ok(&[&run[..], &["-o", "one"]].concat(), d);
-    let one = outputs(&d.join("one"));
-    for ranks in [2, 3] {
-        let out = format!("r{ranks}");
-        let Some(o) = over(ranks, &[&run[..], &["-o", &out]].concat(), d) else { return };
-        assert!(o.status.success(), "{ranks} ranks: {}", String::from_utf8_lossy(&o.stderr));
-        for ((name, a), (_, b)) in one.iter().zip(&outputs(&d.join(&out))) {
-            assert!(a == b, "{ranks} ranks: {name} differs from one process's");
+    let png =
+        ["m.png", "--max-height", "300", "--min-height", "0", "--hardness-map", "hard.tif", "--rain-map", "rain.png"];
+    let tiff = ["m.tif", "--hardness-map", "hard.tif", "--rain-map", "rain.tif"];
+    for inputs in [&png[..], &tiff[..]] {
+        let run = [&["simulate", "grid"][..], inputs, &["--outputs", "hardness,water", "-q"]].concat();
+        let to = |n: &'static str, out: &'static str| {
+            [&run[..], &["--iterations", n, "--checkpoint-every", "10", "-o", out]].concat()
+        };
+        ok(&to("20", "one"), d);
+        let one = outputs(&d.join("one"));
+        for ranks in [2, 3] {
+            let out = format!("r{ranks}");
+            let args = [&run[..], &["--iterations", "20", "--checkpoint-every", "10", "-o", &out]].concat();
+            let Some(o) = over(ranks, &args, d) else { return };
+            assert!(o.status.success(), "{inputs:?}, {ranks} ranks: {}", String::from_utf8_lossy(&o.stderr));
+            for ((name, a), (_, b)) in one.iter().zip(&outputs(&d.join(&out))) {
+                assert!(a == b, "{inputs:?}, {ranks} ranks: {name} differs from one process's");
+            }
+            assert_eq!(books(&d.join(&out)), books(&d.join("one")), "{ranks} ranks");
         }
-        assert_eq!(books(&d.join(&out)), books(&d.join("one")), "{ranks} ranks");
+        // half on 2 ranks, resumed on 3: the inputs' hash rank 0 takes is the checkpoint's
+        let Some(half) = over(2, &to("10", "split"), d) else { return };
+        assert!(half.status.success(), "{inputs:?}: {}", String::from_utf8_lossy(&half.stderr));
+        let resumed = over(3, &[&to("20", "split")[..], &["--resume"]].concat(), d).unwrap();
+        assert!(resumed.status.success(), "{inputs:?}: {}", String::from_utf8_lossy(&resumed.stderr));
+        assert_eq!(outputs(&d.join("split")), one, "{inputs:?}: resumed on 3 ranks");
+        // the hardness changed under the same name is another input: the resume is refused
+        let harder =
+            erode::Heightmap::with_nodata(unit(&|_, u| 0.3 + 0.5 * u), hardness.nodata_mask().map(<[bool]>::to_vec));
+        erode_io::write(&d.join("hard.tif"), &harder.unwrap(), &with_nodata).unwrap();
+        let refused = over(2, &[&to("20", "split")[..], &["--resume"]].concat(), d).unwrap();
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{inputs:?}: {err}");
+        assert!(err.contains("input"), "{inputs:?}: {err}");
+        erode_io::write(&d.join("hard.tif"), &hardness, &with_nodata).unwrap();
+        for out in ["one", "r2", "r3", "split"] {
+            std::fs::remove_dir_all(d.join(out)).unwrap();
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use erode::models::grid::{self, StartMaps, State};
 use erode_io::run::{GridFront, Job, TiledGridFront, Until};
 
 use super::heightmap::{Input, MapArgs, MapFiles, name_the_map_file};
+use super::outline::Outline;
 
 /// Shallow water in virtual pipes eroding a heightmap (Mei et al. 2007; Jákó & Tóth 2011).
 #[derive(clap::Args)]
@@ -101,7 +102,7 @@ impl Args {
 }
 
 /// The maps a run starts from besides the heights: those read with `input`, its nodata.
-fn start_maps(input: &Input) -> StartMaps<'_> {
+pub(super) fn start_maps(input: &Input) -> StartMaps<'_> {
     StartMaps {
         hardness: input.hardness.as_ref(),
         rain: input.rain.as_ref(),
@@ -129,58 +130,70 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
         },
         _ => crate::memory::Work::Grid,
     };
-    let input = Input::read(&a.maps, files, &a.run, "grid", work)?;
-    let maps = start_maps(&input);
-    let checkpoint =
-        if ranks.is_some() { a.run.checkpoint_unread(GridRun::NAME)? } else { a.run.checkpoint(GridRun::NAME)? };
-    if ranks.is_some() && a.maps.backend == super::Backend::Gpu {
-        let e = erode::SimError::from(grid::blocks::BlockError::Unsupported("the GPU backend"));
-        return Err(anyhow::Error::new(e).context("running over MPI ranks"));
-    }
     let shape = |m: &GridRun| (m.state().width, m.state().height, m.state().cell_size);
-    let (name, cell) = (input.name.clone(), input.terrain().cell_size());
     // the model, the hash of the inputs it began from (a resumed one's, checked to be the
-    // checkpoint's by the job) and what the run keeps of the input: its footprint (the model
-    // holds the heights)
-    let (mut model, hash, footprint) = match (&checkpoint, &ranks) {
-        (Some(c), None) => {
-            let resume = |b: &[u8]| GridRun::resume(params.clone(), b, a.run.input.max_cells);
-            let model = input.resume(c, resume, shape)?;
-            (model, maps.input_hash(input.terrain()), input.into_footprint())
+    // checkpoint's by the job), what the run keeps of the input (its footprint: the model holds
+    // the heights), the input's name and the checkpoint resumed
+    let (mut model, hash, footprint, name, checkpoint) = match &ranks {
+        Some(ex) => {
+            // rank 0 of `mpirun -np K`: it learns the whole map's outline without holding it
+            // (of a TIFF, a batch of rows at a time), and every rank, rank 0 among them, reads
+            // its own window's rows
+            let mut outline = Outline::read(&a.maps, files, &a.run, work)?;
+            let checkpoint = a.run.checkpoint_unread(GridRun::NAME)?;
+            if a.maps.backend == super::Backend::Gpu {
+                let e = erode::SimError::from(grid::blocks::BlockError::Unsupported("the GPU backend"));
+                return Err(anyhow::Error::new(e).context("running over MPI ranks"));
+            }
+            let model = match &checkpoint {
+                // resuming: rank 0 reads the checkpoint as it unpacks and hands every rank its
+                // window's rows of it, a batch at a time
+                Some(c) => {
+                    let model = c
+                        .resume_streamed(|open| {
+                            GridRun::resume_over_ranks(params.clone(), open, a.run.input.max_cells, ex.clone())
+                        })
+                        .context("running over MPI ranks")?;
+                    let f = &outline.footprint;
+                    super::heightmap::fits((f.width, f.height, f.cell_size), c, model, shape)?
+                }
+                None => {
+                    let path = a.maps.input_file.as_deref().unwrap_or(std::path::Path::new(""));
+                    let request = super::rows::Request::new(path, &a.run.input, outline.fills(), files).to_bytes();
+                    let wrap = params.border == grid::Border::Wrap;
+                    let start = outline.leader_window(&request, ex.ranks(), wrap);
+                    GridRun::start_over_ranks(params.clone(), start, &request, ex.clone())
+                        .map_err(|e| name_the_map_file(e, files))
+                        .context("running over MPI ranks")?
+                }
+            };
+            let hash = match &checkpoint {
+                Some(_) => outline.input_hash(&a.run.input.options()?, files)?,
+                None => model.input_hash(),
+            };
+            (model, hash, outline.footprint, outline.name, checkpoint)
         }
-        (Some(c), Some(ex)) => {
-            // rank 0 of `mpirun -np K` resuming: it reads the checkpoint as it unpacks and hands
-            // every rank its window's rows of it, a batch at a time
-            let model = c
-                .resume_streamed(|open| {
-                    GridRun::resume_over_ranks(params.clone(), open, a.run.input.max_cells, ex.clone())
-                })
-                .context("running over MPI ranks")?;
-            let model = input.fits(c, model, shape)?;
-            (model, maps.input_hash(input.terrain()), input.into_footprint())
-        }
-        (None, Some(ex)) => {
-            // rank 0 of `mpirun -np K`: every rank starts its own rows of the map, read by
-            // itself, and steps them with the others (no rank builds the whole state); rank 0
-            // cuts its rows and lets the whole map go first, for the start's routing is its peak
-            let path = a.maps.input_file.as_deref().unwrap_or(std::path::Path::new(""));
-            let request = super::rows::Request::new(path, &a.run.input, &input, files).to_bytes();
-            let wrap = params.border == grid::Border::Wrap;
-            let start = grid::blocks::LeaderWindow::cut(input.terrain(), maps, ex.ranks(), wrap);
-            let footprint = input.into_footprint();
-            let model = GridRun::start_over_ranks(params.clone(), start, &request, ex.clone())
-                .map_err(|e| name_the_map_file(e, files))
-                .context("running over MPI ranks")?;
-            let hash = model.input_hash();
-            (model, hash, footprint)
-        }
-        (None, None) => {
-            let st = State::new(input.terrain(), &params, maps).map_err(|e| name_the_map_file(e, files))?;
-            let model = GridRun::new(params.clone(), st)?;
-            let hash = model.input_hash();
-            (model, hash, input.into_footprint())
+        None => {
+            let input = Input::read(&a.maps, files, &a.run, "grid", work)?;
+            let maps = start_maps(&input);
+            let checkpoint = a.run.checkpoint(GridRun::NAME)?;
+            let (model, hash) = match &checkpoint {
+                Some(c) => {
+                    let resume = |b: &[u8]| GridRun::resume(params.clone(), b, a.run.input.max_cells);
+                    (input.resume(c, resume, shape)?, maps.input_hash(input.terrain()))
+                }
+                None => {
+                    let st = State::new(input.terrain(), &params, maps).map_err(|e| name_the_map_file(e, files))?;
+                    let model = GridRun::new(params.clone(), st)?;
+                    let hash = model.input_hash();
+                    (model, hash)
+                }
+            };
+            let name = input.name.clone();
+            (model, hash, input.into_footprint(), name, checkpoint)
         }
     };
+    let cell = footprint.cell_size;
     let stamp = super::heightmap::stamp(name, hash, files.named());
     if ranks.is_none() {
         a.maps.backend.place(&mut model, quiet, GridRun::use_gpu)?;

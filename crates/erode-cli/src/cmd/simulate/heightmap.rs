@@ -130,40 +130,38 @@ impl Input {
         model: R,
         shape: impl FnOnce(&R) -> (usize, usize, erode::CellSize),
     ) -> anyhow::Result<R> {
-        let (w, h, cell) = shape(&model);
-        self.check_size(&c.path, (w, h))?;
-        let now = self.terrain().cell_size();
-        if now != cell {
-            // the run's cells are its own: a --cell-size (or a georeference) that says otherwise
-            // was kept silently before
-            bail!(
-                "{}: the run has cells of {} x {} m, the input now {} x {} m (--cell-size or its georeference): \
-                 give the cell size it began with, or start afresh without --resume",
-                c.path.display(),
-                cell.x,
-                cell.y,
-                now.x,
-                now.y
-            );
-        }
-        Ok(model)
-    }
-
-    /// A checkpoint of `got` cells across must fit the input it resumes.
-    fn check_size(&self, checkpoint: &Path, got: (usize, usize)) -> anyhow::Result<()> {
         let t = self.terrain();
-        if got != (t.width(), t.height()) {
-            bail!(
-                "{}: checkpoint is {} x {}, the input {} x {}",
-                checkpoint.display(),
-                got.0,
-                got.1,
-                t.width(),
-                t.height()
-            );
-        }
-        Ok(())
+        fits((t.width(), t.height(), t.cell_size()), c, model, shape)
     }
+}
+
+/// `model`, resumed from checkpoint `c`, checked to fit an input of `input`'s columns, rows and
+/// cell size (`shape`: the model's).
+pub fn fits<R>(
+    input: (usize, usize, erode::CellSize),
+    c: &Newest,
+    model: R,
+    shape: impl FnOnce(&R) -> (usize, usize, erode::CellSize),
+) -> anyhow::Result<R> {
+    let (w, h, cell) = shape(&model);
+    let (width, height, now) = input;
+    if (w, h) != (width, height) {
+        bail!("{}: checkpoint is {w} x {h}, the input {width} x {height}", c.path.display());
+    }
+    if now != cell {
+        // the run's cells are its own: a --cell-size (or a georeference) that says otherwise
+        // was kept silently before
+        bail!(
+            "{}: the run has cells of {} x {} m, the input now {} x {} m (--cell-size or its georeference): \
+             give the cell size it began with, or start afresh without --resume",
+            c.path.display(),
+            cell.x,
+            cell.y,
+            now.x,
+            now.y
+        );
+    }
+    Ok(model)
 }
 
 /// Which input the checkpoints belong to: `hash`, the model's hash of its inputs (the heightmap

@@ -5,6 +5,7 @@ mod droplet;
 mod grid;
 mod heightmap;
 mod made;
+mod outline;
 mod rows;
 mod sph;
 mod stream_power;

@@ -1,12 +1,11 @@
-//! A rank's rows of a grid run's inputs (`mpirun -np K erode simulate grid`): rank 0, which
-//! reads the input whole to check it and to write and report the run, tells the other ranks
-//! what to read ([`Request`]), and each reads only the rows of its window of the heightmap and
-//! the maps: of a TIFF or BigTIFF just the strips or tiles they cross
-//! (`erode_io::rows::read_rows`); a file in another format is read whole and cut.
+//! A rank's rows of a grid run's inputs (`mpirun -np K erode simulate grid`): rank 0 tells
+//! every rank what to read ([`Request`]), and each, rank 0 among them, reads only the rows of its
+//! window of the heightmap and the maps: of a TIFF or BigTIFF just the strips or tiles they
+//! cross (`erode_io::rows::read_rows`); a file in another format is read whole and cut.
 //!
 //! A heightmap's nodata cells hold the mean of its valid cells (`erode::Heightmap`), a value
-//! of the whole map: rank 0 sends it along, so every rank's cells are the bits one process
-//! reads.
+//! of the whole map: rank 0 finds it ([`super::outline`]) and sends it along, so every rank's
+//! cells are the bits one process reads.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -55,16 +54,11 @@ fn bits(v: Option<f64>) -> Option<u64> {
 }
 
 impl Request {
-    /// What rank 0 read: `input` from the heightmap at `path` with `args`, and the maps' `files`.
-    pub fn new(
-        path: &Path,
-        args: &InputArgs,
-        input: &super::heightmap::Input,
-        files: super::heightmap::MapFiles<'_>,
-    ) -> Self {
-        let map = &input.loaded.map;
-        let fill = (0..map.heights.len()).find(|&i| map.is_nodata(i)).map(|i| map.heights.as_slice()[i]);
-        let [hardness, rain, depth] = input.fills;
+    /// What every rank reads: the heightmap at `path` with `args`, and the maps' `files`; the
+    /// nodata cells of the heights and of the hardness, rain and sediment depth maps hold `fills`
+    /// (the mean of their valid cells, which rank 0 found: [`super::outline::Outline`]).
+    pub fn new(path: &Path, args: &InputArgs, fills: [Option<f32>; 4], files: super::heightmap::MapFiles<'_>) -> Self {
+        let [fill, hardness, rain, depth] = fills;
         let file = |path: Option<&Path>, fill: Option<f32>| path.map(|p| File::of(p, fill));
         Self {
             input: File::of(path, fill),
