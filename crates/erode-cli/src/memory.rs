@@ -186,7 +186,7 @@ const TILED_BYTES_PER_CELL: u64 = 48;
 
 /// Over MPI ranks (BENCHMARKS.md, 4096², the grid default; bytes per cell of the whole map):
 /// rank 0 at the steady start's routing, which it runs on every rank's heights gathered
-/// (measured 47.6 B over 4 ranks, where its block is smallest: it reads a TIFF input a batch of
+/// (measured 43.5 B over 4 ranks, where its block is smallest: it reads a TIFF input a batch of
 /// rows at a time, and lets the gathered rows' bytes go before the routing; rounded up) ...
 const RANK0_ROUTING_BYTES_PER_CELL: u64 = 56;
 /// ... or later what it holds of the whole map beside its block (rank 0 less rank 1 over 2
@@ -197,15 +197,15 @@ const RANK0_WHOLE_BYTES_PER_CELL: u64 = 8;
 /// B over 2 ranks, 110 B over 4; rounded up).
 const RANK_BLOCK_BYTES_PER_CELL: u64 = 120;
 /// Rank 0's more when maps are given (hardness, rain, sediment depth), per cell of the whole map
-/// (measured with TIFF maps read a batch of rows at a time: -0.9 B over 2 ranks and +1.9 B over 4
-/// with the hardness map, 4.5 B and 11.1 B with all three, the hardness map sparing the noise
+/// (measured with TIFF maps read a batch of rows at a time: -0.2 B over 2 ranks and +1.9 B over 4
+/// with the hardness map, 3.9 B and 11.1 B with all three, the hardness map sparing the noise
 /// hardness's pass and the 4-rank figures inside the routing's; rounded up, the rain map's more
 /// below) ...
 const RANK0_MAPS_BYTES_PER_CELL: u64 = 4;
 /// ... and more for the rain map, per cell of the whole map on rank 0 (which gathers it for the
-/// steady start's routing and keeps it for the checkpoints: measured 1.7 B over 2 ranks, 8.8 B
+/// steady start's routing and keeps it for the checkpoints: measured 3.7 B over 2 ranks, 8.9 B
 /// over 4, with the 8 B above) and per cell of its rows on every rank (its block's rain:
-/// measured 4.1 B over 2 ranks, 6.6 B over 4).
+/// measured 4.2 B over 2 ranks, 6.6 B over 4).
 const RAIN_MAP_BYTES_PER_CELL: u64 = 8;
 
 /// Peak bytes of an SPH run per particle alive (measured 1.16 KB from 80,000 to 290,000
@@ -285,14 +285,14 @@ mod tests {
         // over 2 and 4 ranks, all on this machine; without maps, with the hardness map alone,
         // with the rain map alone, and with those and the sediment depth map
         let runs: [(u64, bool, bool, [u64; 2]); 8] = [
-            (2, false, false, [950_152, 819_028]),
-            (4, false, false, [779_292, 457_232]),
-            (2, true, false, [935_556, 820_232]),
-            (4, true, false, [810_440, 450_748]),
-            (2, true, true, [978_280, 852_460]),
-            (4, true, true, [924_128, 484_460]),
-            (2, true, true, [1_023_572, 852_212]),
-            (4, true, true, [961_416, 470_904]),
+            (2, false, false, [916_820, 818_584]),
+            (4, false, false, [713_028, 456_736]),
+            (2, true, false, [913_128, 819_136]),
+            (4, true, false, [744_448, 450_596]),
+            (2, true, true, [977_032, 852_768]),
+            (4, true, true, [858_600, 483_704]),
+            (2, true, true, [980_576, 852_620]),
+            (4, true, true, [894_640, 470_284]),
         ];
         for (ranks, maps, rain_map, peaks) in runs {
             let [first, other] = peaks.map(|kib| kib * 1024);

@@ -25,8 +25,6 @@ pub struct D8 {
     pub length: Vec<f32>,
     /// Cells inside the domain, every donor before its receiver.
     pub order: Vec<u32>,
-    /// Cells that drain through each cell, itself included (0 outside the domain).
-    pub cells: Vec<u32>,
 }
 
 /// The flow graph of `domain` on the `routed` surface: every cell inside it routed (no base
@@ -40,11 +38,13 @@ fn graph(domain: &Domain<'_>, routed: &[f64]) -> (Cells, Routing) {
     (cells, routing)
 }
 
-/// Steepest-descent receivers of every cell of `domain` on the `routed` surface, and their order.
+/// Steepest-descent receivers of every cell of `domain` on the `routed` surface, and their order
+/// (what the steady start and the analysis share; the catchments' counts, which the start does
+/// not need, are [`d8_counts`]).
 pub fn d8(domain: &Domain<'_>, routed: &[f64]) -> D8 {
     let (cells, mut routing) = graph(domain, routed);
-    routing.accumulate();
-    // the routing's own buffers become the answer's (no copies: analyze's peak memory)
+    // the routing's own buffers become the answer's (no copies: analyze's and the steady
+    // start's peak memory)
     let length = routing
         .direction
         .iter()
@@ -58,16 +58,28 @@ pub fn d8(domain: &Domain<'_>, routed: &[f64]) -> D8 {
     }
     let mut order = std::mem::take(&mut routing.stack);
     order.reverse();
-    let cells = routing.take_counts();
-    D8 { receiver, length, order, cells }
+    D8 { receiver, length, order }
+}
+
+/// Cells that drain through each cell of `domain`, itself included (0 outside the domain):
+/// counted in integers along the flow's order, exactly.
+pub fn d8_counts(domain: &Domain<'_>, flow: &D8) -> Vec<u32> {
+    let mut count: Vec<u32> = (0..domain.len()).map(|i| u32::from(domain.inside(i))).collect();
+    for &i in &flow.order {
+        let r = flow.receiver[i as usize];
+        if r != NONE {
+            count[r as usize] += count[i as usize];
+        }
+    }
+    count
 }
 
 /// D8 drainage area of every cell, m² (its own cell included; 0 outside the domain): the cells
-/// that drain through it, counted exactly, times a cell's area, so an area of `k` cells is
-/// never rounded below `k` cells' area.
+/// that drain through it, counted exactly ([`d8_counts`]), times a cell's area, so an area of
+/// `k` cells is never rounded below `k` cells' area.
 pub fn d8_area(domain: &Domain<'_>, flow: &D8) -> Vec<f64> {
     let a = domain.cell.area();
-    flow.cells.iter().map(|&c| f64::from(c) * a).collect()
+    d8_counts(domain, flow).into_iter().map(|c| f64::from(c) * a).collect()
 }
 
 /// The sum of `own(i)` over every cell that drains through each cell, itself included (0

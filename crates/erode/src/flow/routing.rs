@@ -370,13 +370,6 @@ impl Routing {
     pub fn count(&self, i: usize) -> u32 {
         self.count[i].load(Ordering::Relaxed)
     }
-
-    /// The cells that drain through each cell ([`Routing::count`] of every cell), taken out of
-    /// the routing without a copy: [`Routing::accumulate`] must run again before the next
-    /// `count`.
-    pub fn take_counts(&mut self) -> Vec<u32> {
-        std::mem::take(&mut self.count).into_iter().map(AtomicU32::into_inner).collect()
-    }
 }
 
 /// `data` (one item per place of the stack) cut at the groups' bounds: each group's start and
@@ -454,10 +447,18 @@ pub(super) fn collect_trees(cells: &Cells, donors: &[u8], roots: &[u32], into: T
     if let Some(l) = all_links.as_deref_mut() {
         l.clear();
     }
-    for (tree, ranges, links) in &trees {
+    // each group's trees let go as they are copied, into room made once: the stack's peak is
+    // about one copy of it, not two and the doublings of growing ones
+    let total: usize = trees.iter().map(|t| t.0.len()).sum();
+    into.cells.reserve_exact(total);
+    if let Some(l) = all_links.as_deref_mut() {
+        l.reserve_exact(total);
+    }
+    for (tree, ranges, links) in trees {
         let at = into.cells.len() as u32;
         into.groups.push(into.cells.len());
-        into.cells.extend_from_slice(tree);
+        into.cells.extend_from_slice(&tree);
+        drop(tree);
         if let Some(r) = all_ranges.as_deref_mut() {
             r.extend(ranges.iter().map(|&(s, e)| (at + s, at + e)));
         }

@@ -93,7 +93,7 @@ pub fn steady_flow(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params
     let d8 = flow::d8(&domain, &filled.routed);
     let cell_area = domain.cell.area();
     let discharge = flow::d8_accumulate(&domain, &d8, |i| inflow.at(i) * cell_area);
-    // the stack and catchment counts are done with (a gigabyte each at 16384²)
+    // the stack is done with (a gigabyte at 16384²)
     let flow::D8 { receiver, length, .. } = d8;
     let width = domain.cell.x.min(domain.cell.y);
     let depth = (0..z.len()).into_par_iter().map(|i| {
