@@ -309,8 +309,10 @@ impl Routing {
     }
 
     /// Builds the stack from the receivers: each root's tree (roots in index order) breadth-first
-    /// from the root, trees in groups that run in parallel (a tree never spans two groups).
-    pub fn build_stack(&mut self, cells: &Cells) {
+    /// from the root, trees in groups that run in parallel (a tree never spans two groups); with
+    /// `links`, each place's [`Routing::link`] too (what [`Routing::accumulate`] and the stream
+    /// power's implicit erosion walk; a graph only read in the stack's order leaves them out).
+    pub fn build_stack(&mut self, cells: &Cells, links: bool) {
         let w = cells.width;
         let direction = &self.direction;
         let roots: Vec<u32> = (0..cells.height)
@@ -326,8 +328,16 @@ impl Routing {
             cells,
             &self.donors,
             &roots,
-            Trees { cells: &mut self.stack, groups: &mut self.groups, ranges: None, links: Some(&mut self.link) },
+            Trees {
+                cells: &mut self.stack,
+                groups: &mut self.groups,
+                ranges: None,
+                links: if links { Some(&mut self.link) } else { None },
+            },
         );
+        if !links {
+            self.link = Vec::new();
+        }
     }
 
     /// Where the stack's groups start, and its end: runs of whole trees, independent of each

@@ -89,30 +89,32 @@ pub fn start_water(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params
 pub fn steady_flow(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params, inflow: &Inflow<'_>) -> SteadyFlow {
     let domain = Domain { width: terrain.width(), height: terrain.height(), cell: terrain.cell_size(), nodata };
     let z = terrain.as_slice();
-    let filled = fill::priority_flood(&domain, z);
-    let d8 = flow::d8(&domain, &filled.routed);
+    let fill::Filled { spill, routed } = fill::priority_flood(&domain, z);
+    // the lakes' depths, where the depth will be: the spill heights are done with
+    let mut depth: Vec<f32> = spill.par_iter().zip(z).map(|(s, z)| s - z).collect();
+    drop(spill);
+    let d8 = flow::d8(&domain, &routed);
     let cell_area = domain.cell.area();
     let discharge = flow::d8_accumulate(&domain, &d8, |i| inflow.at(i) * cell_area);
     // the stack is done with (a gigabyte at 16384²)
     let flow::D8 { receiver, length, .. } = d8;
     let width = domain.cell.x.min(domain.cell.y);
-    let depth = (0..z.len()).into_par_iter().map(|i| {
-        let lake = filled.spill[i] - z[i];
+    depth.par_iter_mut().enumerate().for_each(|(i, d)| {
+        let lake = *d;
         if !domain.inside(i) || lake > 0.0 {
-            return lake;
+            return;
         }
         let q = discharge[i] / width;
         let slope = match receiver[i] {
             flow::NONE => MIN_SLOPE,
-            r => ((filled.routed[i] - filled.routed[r as usize]) / f64::from(length[i])).max(MIN_SLOPE),
+            r => ((routed[i] - routed[r as usize]) / f64::from(length[i])).max(MIN_SLOPE),
         };
         let h = if params.friction > 0.0 {
             (q * (params.friction / (params.gravity * slope)).sqrt()).powf(2.0 / 3.0)
         } else {
             (q * q / params.gravity).cbrt()
         };
-        h as f32
+        *d = h as f32;
     });
-    let depth = depth.collect();
     SteadyFlow { depth, receiver, discharge }
 }

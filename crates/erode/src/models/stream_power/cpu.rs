@@ -236,7 +236,7 @@ impl CpuSim {
             filled += self.routing.fill_depressions(cells, &mut st.terrain);
         }
         lap(&mut self.times, Stage::Depressions);
-        self.routing.build_stack(cells);
+        self.routing.build_stack(cells, true);
         if let Some((multiple, _)) = &mut self.multiple {
             multiple.route(cells, &self.routing, &st.terrain, p.flow_exponent);
         }
