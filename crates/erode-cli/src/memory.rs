@@ -186,27 +186,27 @@ const TILED_BYTES_PER_CELL: u64 = 48;
 
 /// Over MPI ranks (BENCHMARKS.md, 4096², the grid default; bytes per cell of the whole map):
 /// rank 0 at the steady start's routing, which it runs on every rank's heights gathered
-/// (measured 39.5 B over 4 ranks, where its block is smallest: it reads a TIFF input a batch of
+/// (measured 35.5 B over 4 ranks, where its block is smallest: it reads a TIFF input a batch of
 /// rows at a time, lets the gathered rows' bytes go before the routing, and the routing keeps
 /// no more than the start needs; rounded up) ...
-const RANK0_ROUTING_BYTES_PER_CELL: u64 = 48;
+const RANK0_ROUTING_BYTES_PER_CELL: u64 = 44;
 /// ... or later what it holds of the whole map beside its block (rank 0 less rank 1 over 2
-/// ranks: 3.9 to 7.8 B as the allocator places the fields, the nodata mask and what the front
+/// ranks: 3.8 to 7.8 B as the allocator places the fields, the nodata mask and what the front
 /// keeps; rounded up) ...
 const RANK0_WHOLE_BYTES_PER_CELL: u64 = 8;
 /// ... and a rank's block, per cell of its own rows (its state, halos and scratch; measured 99
 /// B over 2 ranks, 110 B over 4; rounded up).
 const RANK_BLOCK_BYTES_PER_CELL: u64 = 120;
 /// Rank 0's more when maps are given (hardness, rain, sediment depth), per cell of the whole map
-/// (measured with TIFF maps read a batch of rows at a time: 0.0 B over 2 ranks and +1.2 B over 4
-/// with the hardness map, 6.1 B and 11.1 B with all three, the hardness map sparing the noise
+/// (measured with TIFF maps read a batch of rows at a time: 0.1 B over 2 ranks and +1.3 B over 4
+/// with the hardness map, 6.2 B and 11.1 B with all three, the hardness map sparing the noise
 /// hardness's pass and the 4-rank figures inside the routing's; rounded up, the rain map's more
 /// below) ...
 const RANK0_MAPS_BYTES_PER_CELL: u64 = 4;
 /// ... and more for the rain map, per cell of the whole map on rank 0 (which gathers it for the
-/// steady start's routing and keeps it for the checkpoints: measured 6.2 B over 2 ranks, 9.3 B
+/// steady start's routing and keeps it for the checkpoints: measured 6.3 B over 2 ranks, 9.3 B
 /// over 4, with the 8 B above) and per cell of its rows on every rank (its block's rain:
-/// measured 4.2 B over 2 ranks, 8.5 B over 4, inside the block's own margin).
+/// measured 4.1 B over 2 ranks, 6.6 to 8.5 B over 4, inside the block's own margin).
 const RAIN_MAP_BYTES_PER_CELL: u64 = 8;
 
 /// Peak bytes of an SPH run per particle alive (measured 1.16 KB from 80,000 to 290,000
@@ -286,14 +286,14 @@ mod tests {
         // over 2 and 4 ranks, all on this machine; without maps, with the hardness map alone,
         // with the rain map alone, and with those and the sediment depth map
         let runs: [(u64, bool, bool, [u64; 2]); 8] = [
-            (2, false, false, [881_588, 818_244]),
-            (4, false, false, [647_176, 448_612]),
-            (2, true, false, [881_864, 819_012]),
-            (4, true, false, [667_420, 450_656]),
-            (2, true, true, [983_628, 852_584]),
-            (4, true, true, [798_808, 483_568]),
-            (2, true, true, [980_868, 852_444]),
-            (4, true, true, [828_836, 470_068]),
+            (2, false, false, [880_912, 818_880]),
+            (4, false, false, [581_804, 456_556]),
+            (2, true, false, [882_916, 819_588]),
+            (4, true, false, [602_344, 450_644]),
+            (2, true, true, [983_452, 852_184]),
+            (4, true, true, [733_764, 483_748]),
+            (2, true, true, [981_808, 852_204]),
+            (4, true, true, [763_912, 470_708]),
         ];
         for (ranks, maps, rain_map, peaks) in runs {
             let [first, other] = peaks.map(|kib| kib * 1024);

@@ -93,11 +93,24 @@ pub fn steady_flow(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params
     // the lakes' depths, where the depth will be: the spill heights are done with
     let mut depth: Vec<f32> = spill.par_iter().zip(z).map(|(s, z)| s - z).collect();
     drop(spill);
-    let d8 = flow::d8(&domain, &routed);
+    let mut d8 = flow::d8(&domain, &routed);
+    // each cell's slope to its receiver, in place of its routed height: a cell's donors come
+    // before it in the order, so its height is read by them all before it is overwritten (the
+    // routed heights and the lengths are done with)
+    let mut slope = routed;
+    let length = std::mem::take(&mut d8.length);
+    for &i in &d8.order {
+        let i = i as usize;
+        slope[i] = match d8.receiver[i] {
+            flow::NONE => MIN_SLOPE,
+            r => ((slope[i] - slope[r as usize]) / f64::from(length[i])).max(MIN_SLOPE),
+        };
+    }
+    drop(length);
     let cell_area = domain.cell.area();
     let discharge = flow::d8_accumulate(&domain, &d8, |i| inflow.at(i) * cell_area);
     // the stack is done with (a gigabyte at 16384²)
-    let flow::D8 { receiver, length, .. } = d8;
+    let flow::D8 { receiver, .. } = d8;
     let width = domain.cell.x.min(domain.cell.y);
     depth.par_iter_mut().enumerate().for_each(|(i, d)| {
         let lake = *d;
@@ -105,10 +118,7 @@ pub fn steady_flow(terrain: &Grid<f32>, nodata: Option<&[bool]>, params: &Params
             return;
         }
         let q = discharge[i] / width;
-        let slope = match receiver[i] {
-            flow::NONE => MIN_SLOPE,
-            r => ((routed[i] - routed[r as usize]) / f64::from(length[i])).max(MIN_SLOPE),
-        };
+        let slope = slope[i];
         let h = if params.friction > 0.0 {
             (q * (params.friction / (params.gravity * slope)).sqrt()).powf(2.0 / 3.0)
         } else {
