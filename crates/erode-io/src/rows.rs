@@ -51,7 +51,7 @@ pub struct Scan {
     pub fill: Option<f32>,
 }
 
-/// Cells in a batch of [`scan`]'s rows, at most (a batch is one row at least): 1 MB of heights,
+/// Cells in a batch of [`scan`]'s rows (rounded up to whole strips or tiles): 1 MB of heights,
 /// a small part of any map that needs reading by rows, and enough to make reopening the file for
 /// each batch cheap.
 const SCAN_CELLS: usize = 1 << 18;
@@ -67,8 +67,8 @@ pub fn scan(path: &Path, options: &ReadOptions, visit: impl FnMut(&Rows)) -> Res
 
 /// [`scan`] in batches of at most `cells` cells.
 fn scan_by(path: &Path, options: &ReadOptions, cells: usize, mut visit: impl FnMut(&Rows)) -> Result<Scan, Error> {
-    let (width, height) = size_of(path, options)?;
-    let batch = (cells / width.max(1)).max(1);
+    let (width, height, chunk) = layout_of(path, options)?;
+    let batch = batch_rows(cells, width, chunk);
     let (mut valid, mut mask, mut any, mut first) = (ValidCells::new(width), Vec::new(), false, None);
     for start in (0..height).step_by(batch) {
         let rows = read_rows(path, start..(start + batch).min(height), options)?;
@@ -93,9 +93,22 @@ fn scan_by(path: &Path, options: &ReadOptions, cells: usize, mut visit: impl FnM
 /// The size (columns, rows) of the TIFF or BigTIFF at `path`, from its header alone, held to
 /// `options.max_cells` as [`crate::read`] holds a whole map.
 pub fn size_of(path: &Path, options: &ReadOptions) -> Result<(usize, usize), Error> {
+    layout_of(path, options).map(|(w, h, _)| (w, h))
+}
+
+/// [`size_of`], and the rows of the file's strips or tiles.
+fn layout_of(path: &Path, options: &ReadOptions) -> Result<(usize, usize, usize), Error> {
     let file = tiff_file(path)?;
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     crate::formats::tiff::dimensions(std::io::BufReader::new(file), len, options).map_err(|e| Error::format(path, e))
+}
+
+/// Rows in a batch of at most about `cells` cells of a map `width` across whose strips or tiles
+/// are `chunk` rows high: a whole number of them, at least one, so that no strip or tile is
+/// decoded for two batches.
+fn batch_rows(cells: usize, width: usize, chunk: usize) -> usize {
+    let chunk = chunk.max(1);
+    (cells / width.max(1)).div_ceil(chunk).max(1) * chunk
 }
 
 /// The file at `path`, refused unless it is a TIFF or BigTIFF (the maps read by rows).
@@ -250,34 +263,49 @@ mod tests {
 
     #[test]
     fn a_scan_by_rows_finds_what_a_whole_read_does() {
+        // a map wide enough for erode's strips of ~1 MiB to be 8 rows high
+        let (w, h) = (1 << 15, 37);
         let dir = tempfile::tempdir().unwrap();
         for holes in [false, true] {
-            let whole = map(300, 101, holes);
+            let whole = map(w, h, holes);
             let path = dir.path().join("map.tif");
             crate::write(&path, &whole, &WriteOptions::default()).unwrap();
             let read = crate::read(&path, &ReadOptions::default()).unwrap();
             let mut seen = Vec::new();
-            // batches of 7 rows and a last one of 3: the fill's sum runs on across them
-            let scan = scan_by(&path, &ReadOptions::default(), 300 * 7, |r| seen.push(r.heights.height())).unwrap();
-            assert_eq!(seen.iter().sum::<usize>(), 101);
-            assert_eq!((seen.len(), seen.last()), (15, Some(&3)));
+            // batches of 7 rows' cells rounded up to whole strips, 8 rows, and a last one of 5:
+            // the fill's sum runs on across them
+            let scan = scan_by(&path, &ReadOptions::default(), w * 7, |r| seen.push(r.heights.height())).unwrap();
+            assert_eq!(seen, [8, 8, 8, 8, 5]);
             let fill = read.map.nodata_mask().map(|m| read.map.heights.as_slice()[m.iter().position(|&b| b).unwrap()]);
             assert_eq!(scan.fill.map(f32::to_bits), fill.map(f32::to_bits));
             assert_eq!(scan.fill.is_some(), holes);
             // (by their words: a NaN nodata value is not equal to itself)
             assert_eq!(format!("{:?}", scan.footprint), format!("{:?}", Footprint::from(read)));
         }
-        // refused as a whole read refuses it, naming the same cell
-        let mut bad = map(300, 101, false);
-        bad.heights.as_mut_slice()[57 * 300 + 9] = f32::INFINITY;
+        // refused as a whole read refuses it, naming the same cell, in the fourth batch
+        let mut bad = map(w, h, false);
+        bad.heights.as_mut_slice()[27 * w + 9] = f32::INFINITY;
         let path = dir.path().join("bad.tif");
         crate::write(&path, &bad, &WriteOptions::default()).unwrap();
         let whole = crate::read(&path, &ReadOptions::default()).unwrap_err().to_string();
-        let by_rows = scan_by(&path, &ReadOptions::default(), 300 * 7, |_| {}).unwrap_err().to_string();
+        let by_rows = scan_by(&path, &ReadOptions::default(), w * 7, |_| {}).unwrap_err().to_string();
         assert_eq!(by_rows, whole);
-        assert!(whole.contains("57"), "{whole}");
+        assert!(whole.contains("27"), "{whole}");
         let few = ReadOptions { max_cells: 1000, ..Default::default() };
         assert!(scan(&path, &few, |_| {}).is_err());
+    }
+
+    #[test]
+    fn a_scan_decodes_each_strip_or_tile_for_one_batch() {
+        // 1 MB of heights over 4096 columns: 64 rows, a whole number of 16-row strips; of 256-row
+        // tiles one tile row, not a quarter of one four times; of 1-row strips 64 rows
+        assert_eq!(batch_rows(1 << 18, 4096, 16), 64);
+        assert_eq!(batch_rows(1 << 18, 4096, 256), 256);
+        assert_eq!(batch_rows(1 << 18, 4096, 1), 64);
+        assert_eq!(batch_rows(1 << 18, 4096, 48), 96);
+        // wider than a batch: one chunk's rows
+        assert_eq!(batch_rows(1 << 18, 1 << 20, 1), 1);
+        assert_eq!(batch_rows(1 << 18, 1 << 20, 8), 8);
     }
 
     #[test]

@@ -278,15 +278,17 @@ pub(crate) fn decode(bytes: &[u8], options: &ReadOptions) -> Result<Decoded, For
 }
 
 /// The size (columns, rows) of the TIFF that `reader` reads (`len` bytes long), from its
-/// header alone, held to `options.max_cells` as a whole map is.
+/// header alone, held to `options.max_cells` as a whole map is, and the rows of its strips or
+/// tiles (what a reader by rows decodes at once).
 pub(crate) fn dimensions<R: Read + Seek>(
     reader: R,
     len: u64,
     options: &ReadOptions,
-) -> Result<(usize, usize), FormatError> {
+) -> Result<(usize, usize, usize), FormatError> {
     let mut d = Decoder::new(reader).map_err(read_error)?.with_limits(limits(len, options));
     let Header { width, height, .. } = header(&mut d, options, true)?;
-    Ok((width, height))
+    let (_, chunk_rows) = d.chunk_dimensions();
+    Ok((width, height, (chunk_rows as usize).clamp(1, height.max(1))))
 }
 
 /// Rows `rows` of the TIFF that `reader` reads (`len` bytes long), decoding only the strips or
