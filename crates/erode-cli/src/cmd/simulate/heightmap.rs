@@ -85,10 +85,11 @@ impl Input {
         let loaded = erode_io::read(path, &run.input.options()?)?;
         let terrain = &loaded.map.heights;
         crate::memory::check(terrain.width(), terrain.height(), work, run.input.max_memory)?;
-        let (hardness, hardness_fill) = read_filled(files.hardness, "hardness", terrain, &unit_options())?;
-        let (rain, rain_fill) = read_filled(files.rain, "rain", terrain, &unit_options())?;
-        let (sediment_depth, depth_fill) =
-            read_filled(files.sediment_depth, "sediment depth", terrain, &Default::default())?;
+        let read = |m: MapRead| read_filled(m.file, m.what, terrain, &m.options);
+        let [h, r, d] = files.reads();
+        let (hardness, hardness_fill) = read(h)?;
+        let (rain, rain_fill) = read(r)?;
+        let (sediment_depth, depth_fill) = read(d)?;
         let fills = [hardness_fill, rain_fill, depth_fill];
         Ok(Self { loaded, name: path.display().to_string(), hardness, rain, sediment_depth, fills })
     }
@@ -181,7 +182,30 @@ pub struct MapFiles<'a> {
     pub sediment_depth: Option<&'a Path>,
 }
 
-impl MapFiles<'_> {
+/// A map given on the command line, as it is read.
+pub struct MapRead<'a> {
+    /// Its name in the inputs' hash (`erode::models::grid::StartMaps`).
+    pub name: &'static str,
+    /// What errors call it.
+    pub what: &'static str,
+    /// Its file, if given.
+    pub file: Option<&'a Path>,
+    /// How it is read: maps of values 0 to 1 with integer samples over that range, the
+    /// sediment depth in metres.
+    pub options: erode_io::ReadOptions,
+}
+
+impl<'a> MapFiles<'a> {
+    /// The maps (hardness, rain, sediment depth: the inputs' hash's order) as they are read.
+    pub fn reads(&self) -> [MapRead<'a>; 3] {
+        let read = |name, what, file, options| MapRead { name, what, file, options };
+        [
+            read("hardness", "hardness", self.hardness, unit_options()),
+            read("rain", "rain", self.rain, unit_options()),
+            read("sediment_depth", "sediment depth", self.sediment_depth, erode_io::ReadOptions::default()),
+        ]
+    }
+
     /// The maps with the options that name them.
     pub fn named(&self) -> [(&'static str, Option<&Path>); 3] {
         [("--hardness-map", self.hardness), ("--rain-map", self.rain), ("--sediment-depth-map", self.sediment_depth)]
@@ -239,15 +263,14 @@ fn same_shape(
     m: erode::Grid<f32>,
     terrain: &erode::Grid<f32>,
 ) -> anyhow::Result<Option<erode::Grid<f32>>> {
-    if !m.same_shape(terrain) {
-        bail!(
-            "{}: the {what} map is {} x {}, the terrain {} x {}",
-            p.display(),
-            m.width(),
-            m.height(),
-            terrain.width(),
-            terrain.height()
-        );
-    }
+    check_shape(p, what, (m.width(), m.height()), (terrain.width(), terrain.height()))?;
     Ok(Some(m))
+}
+
+/// Refuses the `what` map at `p`, of `got` columns and rows, unless the terrain's size.
+pub fn check_shape(p: &Path, what: &str, got: (usize, usize), terrain: (usize, usize)) -> anyhow::Result<()> {
+    if got != terrain {
+        bail!("{}: the {what} map is {} x {}, the terrain {} x {}", p.display(), got.0, got.1, terrain.0, terrain.1);
+    }
+    Ok(())
 }

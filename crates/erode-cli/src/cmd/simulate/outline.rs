@@ -14,7 +14,7 @@ use erode::checkpoint::InputsHash;
 use erode::models::grid::blocks::{Layout, LeaderWindow};
 use erode_io::{Footprint, Format, ReadOptions};
 
-use super::heightmap::{Input, MapArgs, MapFiles, unit_options};
+use super::heightmap::{Input, MapArgs, MapFiles, check_shape};
 
 /// Rank 0's outline of a run's inputs.
 pub struct Outline {
@@ -31,16 +31,6 @@ pub struct Outline {
     /// The inputs' hash, of inputs read whole (those read by rows are hashed by another pass,
     /// when a resume asks: [`Outline::input_hash`]).
     hash: Option<u64>,
-}
-
-/// The maps in the order the inputs' hash takes them (`erode::models::grid::StartMaps`), with
-/// the options each is read with.
-fn maps_of(files: MapFiles<'_>) -> [(&'static str, &'static str, Option<&Path>, ReadOptions); 3] {
-    [
-        ("hardness", "hardness", files.hardness, unit_options()),
-        ("rain", "rain", files.rain, unit_options()),
-        ("sediment_depth", "sediment depth", files.sediment_depth, ReadOptions::default()),
-    ]
 }
 
 impl Outline {
@@ -64,19 +54,16 @@ impl Outline {
         let heights = erode_io::rows::scan(path, &options, |_| {})?;
         let mut fills = [heights.fill, None, None, None];
         let mut rain = None;
-        for (k, (name, what, file, options)) in maps_of(files).into_iter().enumerate() {
-            let Some(file) = file else { continue };
+        for (k, map) in files.reads().into_iter().enumerate() {
+            let Some(file) = map.file else { continue };
             let mut values = Vec::new();
-            let keep = name == "rain";
-            let scan = erode_io::rows::scan(file, &options, |r| {
+            let keep = map.name == "rain";
+            let scan = erode_io::rows::scan(file, &map.options, |r| {
                 if keep {
                     values.extend_from_slice(r.heights.as_slice());
                 }
             })?;
-            let (w, h) = (scan.footprint.width, scan.footprint.height);
-            if (w, h) != (width, height) {
-                bail!("{}: the {what} map is {w} x {h}, the terrain {width} x {height}", file.display());
-            }
+            check_shape(file, map.what, (scan.footprint.width, scan.footprint.height), (width, height))?;
             if let (Some(fill), Some(mask)) = (scan.fill, scan.footprint.nodata_mask()) {
                 values.iter_mut().zip(mask).filter(|(_, o)| **o).for_each(|(v, _)| *v = fill);
             }
@@ -140,11 +127,11 @@ impl Outline {
         erode_io::rows::scan(&self.path, options, |r| {
             h = InputsHash::heights(h, r.heights.as_slice(), r.nodata.as_deref());
         })?;
-        for (k, (name, _, file, options)) in maps_of(files).into_iter().enumerate() {
-            let Some(file) = file else { continue };
-            h = InputsHash::map_start(h, name, width, height);
+        for (k, map) in files.reads().into_iter().enumerate() {
+            let Some(file) = map.file else { continue };
+            h = InputsHash::map_start(h, map.name, width, height);
             let fill = self.fills[k + 1];
-            erode_io::rows::scan(file, &options, |r| {
+            erode_io::rows::scan(file, &map.options, |r| {
                 let cells: Vec<f32> = match (&r.nodata, fill) {
                     (Some(m), Some(fill)) => {
                         r.heights.as_slice().iter().zip(m).map(|(&v, &o)| if o { fill } else { v }).collect()
