@@ -23,6 +23,14 @@ pub(crate) fn row_sums<const K: usize, T: Send, F>(outs: &mut [&mut [T]], width:
 where
     F: Fn(usize, &mut [&mut [T]]) -> Sums<K> + Sync + Send,
 {
+    row_sums_with(outs, width, f)
+}
+
+/// [`row_sums`] for any result a row gives.
+pub(crate) fn row_sums_with<R: Send, T: Send, F>(outs: &mut [&mut [T]], width: usize, f: F) -> Vec<R>
+where
+    F: Fn(usize, &mut [&mut [T]]) -> R + Sync + Send,
+{
     let height = outs.first().map_or(0, |o| o.len() / width.max(1));
     let mut per_row: Vec<Vec<&mut [T]>> = (0..height).map(|_| Vec::with_capacity(outs.len())).collect();
     for out in outs.iter_mut() {

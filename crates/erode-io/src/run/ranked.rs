@@ -80,6 +80,7 @@ pub fn write_owned_rows(bytes: &[u8], block: &Block, input: Option<&Footprint>) 
     let formats: Vec<Format> =
         task.formats.iter().map(|e| Format::from_path(Path::new(&format!("map.{e}")))).collect::<Result<_, _>>()?;
     let nodata = block.owned_nodata();
+    let nodata = nodata.as_deref();
     let mut errors = Vec::new();
     // the preview's maps: the height and the overlay, shrunk by rows where the map is larger
     let shrink = erode::preview::fit_size(width, height, erode::preview::PREVIEW_MAX_SIDE)

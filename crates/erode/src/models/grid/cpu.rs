@@ -51,8 +51,12 @@ fn book_pass(books: &mut Books, pass: &Pass) {
 /// when `st` is one block of a larger one.
 fn max_depth(st: &State, topo: &Topology) -> f64 {
     use rayon::prelude::*;
-    let cells = topo.block().map_or(0..st.len(), |b| b.owned_cells());
-    topo.max(f64::from(st.water[cells].par_iter().copied().reduce(|| 0.0f32, f32::max)))
+    let deepest = |cells: std::ops::Range<usize>| st.water[cells].par_iter().copied().reduce(|| 0.0f32, f32::max);
+    let mine = match topo.block() {
+        None => deepest(0..st.len()),
+        Some(b) => b.owned_runs().map(deepest).fold(0.0f32, f32::max),
+    };
+    topo.max(f64::from(mine))
 }
 
 /// Water added per cell by the sources, m/s of depth (empty when there are none).

@@ -6,6 +6,8 @@
 //! `water_update` reads the depth. The per-cell arithmetic is `water::update_cell`,
 //! `erosion::erode_cell`, then `d·(1 − Ke·Δt)`, exactly as the stage list reads.
 
+use std::ops::Range;
+
 use super::derived::Derived;
 use super::erosion::{ErosionConsts, Moved, erode_cell};
 use super::params::{FluxForm, Params};
@@ -55,9 +57,9 @@ pub fn update_and_erode(st: &mut State, p: &Params, dv: &Derived, topo: &Topolog
     let w = st.width;
     let (flux, b) = (&st.flux, &st.terrain);
     let mut outs: [&mut [f32]; 10] = update_outputs!(st, next);
-    let sums = topo.rows(&mut outs, w, |r, out| {
+    let sums = topo.rows(&mut outs, w, |r, cols, out| {
         let around: [Around<'_>; 8] = std::array::from_fn(|e| Around::of(&flux[e % flux.len()], topo, r));
-        update_erode_row(r, topo, &around[..flux.len()], b, out, &k)
+        update_erode_row(r, cols, topo, &around[..flux.len()], b, out, &k)
     });
     k.pass(sums)
 }
@@ -115,13 +117,14 @@ impl UpdateErodeConsts {
     }
 }
 
-/// Row `r` of the fused pass: `flux` holds each pipe's new flux around the row (`P` of them),
+/// Columns `cols` of row `r` of the fused pass: `flux` holds each pipe's new flux around the row (`P` of them),
 /// `b` the whole terrain before erosion; `out` row `r` of next terrain, depth, velocity x and y,
 /// discharge integral, sediment, hardness, eroded, deposited and sediment depth. Returns
 /// (outflow m³, dissolved, deposited, water removed, evaporated, water added, all m of height;
-/// the water as the depth changed).
+/// the water as the depth changed), summed over `cols`.
 pub(super) fn update_erode_row(
     r: usize,
+    cols: Range<usize>,
     topo: &Topology,
     flux: &[Around<'_>],
     b: &[f32],
@@ -129,12 +132,12 @@ pub(super) fn update_erode_row(
     k: &UpdateErodeConsts,
 ) -> par::Sums<6> {
     match (flux.len(), k.signed, k.velocity) {
-        (4, false, true) => row_of::<4, false, true>(r, topo, flux, b, out, k),
-        (4, false, false) => row_of::<4, false, false>(r, topo, flux, b, out, k),
-        (4, true, _) => row_of::<4, true, true>(r, topo, flux, b, out, k),
-        (_, false, true) => row_of::<8, false, true>(r, topo, flux, b, out, k),
-        (_, false, false) => row_of::<8, false, false>(r, topo, flux, b, out, k),
-        (_, true, _) => row_of::<8, true, true>(r, topo, flux, b, out, k),
+        (4, false, true) => row_of::<4, false, true>(r, cols, topo, flux, b, out, k),
+        (4, false, false) => row_of::<4, false, false>(r, cols, topo, flux, b, out, k),
+        (4, true, _) => row_of::<4, true, true>(r, cols, topo, flux, b, out, k),
+        (_, false, true) => row_of::<8, false, true>(r, cols, topo, flux, b, out, k),
+        (_, false, false) => row_of::<8, false, false>(r, cols, topo, flux, b, out, k),
+        (_, true, _) => row_of::<8, true, true>(r, cols, topo, flux, b, out, k),
     }
 }
 
@@ -151,6 +154,7 @@ fn net_out(flux: &[Around<'_>], signed: bool, topo: &Topology, r: usize, c: usiz
 
 fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
     r: usize,
+    cols: Range<usize>,
     topo: &Topology,
     flux: &[Around<'_>],
     b: &[f32],
@@ -198,10 +202,10 @@ fn row_of<const P: usize, const SIGNED: bool, const VELOCITY: bool>(
         totals[3] += f64::from(e.water - kept);
         totals[4] += f64::from(e.water_in);
     };
-    for c in topo.border_columns(r) {
+    for c in topo.border_columns(r, &cols) {
         border_cell(c, out, &mut totals);
     }
-    for &(a, z) in topo.interior_spans(r) {
+    for (a, z) in topo.interior_spans(r, &cols) {
         let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e].mid()[a..z]);
         let back: [&[f32]; P] = std::array::from_fn(|e| flux[opposite(e)].tri().span(a, z).shifted(e));
         let [next, d, u, v, q, s, hard, eroded, deposited, loose] = out else { return [0.0; 6] };

@@ -26,7 +26,8 @@
 //! # Determinism
 //!
 //! Every stage computes each cell from arrays no other cell writes in that stage; rows run in
-//! parallel with rayon and per-row sums are reduced in row order, so results are bit-identical
+//! parallel with rayon and sums are taken by segments of a row's columns
+//! ([`topology::SEGMENT`]) and reduced segment by segment, row by row, so results are bit-identical
 //! for any number of threads and across runs. Random parts (buckets) draw from
 //! `SplitMix64::keyed(seed, sub-step)`, so a resumed run draws what a straight run would.
 //!

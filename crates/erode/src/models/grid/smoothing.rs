@@ -16,9 +16,9 @@ pub fn smoothing(st: &mut State, p: &Params, topo: &Topology, area: f64, share: 
     let (threshold, strength) = (p.smoothing_threshold as f32, p.smoothing_strength as f32);
     let b = &st.terrain;
     let neighbours = |r: usize, c: usize| (0..4).filter_map(move |e| topo.neighbour(r, c, e));
-    let sums = topo.rows(&mut [share], w, |r, out| {
+    let sums = topo.rows(&mut [share], w, |r, cols, out| {
         let mut moved = 0.0f64;
-        for c in 0..w {
+        for c in cols {
             let i = r * w + c;
             let (mut n, mut sum, mut above, mut below) = (0u32, 0.0f32, true, true);
             for j in neighbours(r, c) {

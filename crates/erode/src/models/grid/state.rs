@@ -3,6 +3,8 @@
 use std::ops::Range;
 
 use super::params::{HardnessMode, Params, RainMode};
+use super::topology::SEGMENT;
+use crate::par;
 use crate::checkpoint::{CheckpointError, Header, Reader, Sink, Stream};
 use crate::error::SimError;
 use crate::grid::{CellSize, Grid};
@@ -412,6 +414,31 @@ impl State {
         }
     }
 
+    /// The state on columns `cols` of this one (in that order; a column may wrap around), as
+    /// [`State::rows`] cuts rows.
+    pub(crate) fn columns(&self, cols: &[usize]) -> State {
+        let w = self.width;
+        let cut = |v: &Vec<f32>| -> Vec<f32> { (0..self.height).flat_map(|r| cols.iter().map(move |&c| v[r * w + c])).collect() };
+        State {
+            width: cols.len(),
+            terrain: cut(&self.terrain),
+            water: cut(&self.water),
+            sediment: cut(&self.sediment),
+            hardness: cut(&self.hardness),
+            sediment_depth: cut(&self.sediment_depth),
+            flux: self.flux.iter().map(cut).collect(),
+            velocity_x: cut(&self.velocity_x),
+            velocity_y: cut(&self.velocity_y),
+            eroded: cut(&self.eroded),
+            deposited: cut(&self.deposited),
+            discharge_integral: cut(&self.discharge_integral),
+            rain_map: self.rain_map.as_ref().map(cut),
+            nodata: self.nodata.as_ref().map(|m| (0..self.height).flat_map(|r| cols.iter().map(move |&c| m[r * w + c])).collect()),
+            books: self.books.clone(),
+            ..*self
+        }
+    }
+
     /// The per-cell fields the stages change, in [`State::evolving_mut`]'s order.
     pub(super) fn evolving(&self) -> Vec<&[f32]> {
         evolving!(self, iter, &).into_iter().map(Vec::as_slice).collect()
@@ -457,22 +484,35 @@ impl State {
 
     /// Soil volume now: terrain above the reference height plus suspended sediment, m³.
     pub fn soil_volume(&self) -> f64 {
-        let [t, s, _] = self.volume_sums(0..self.len(), [0.0; 3]);
+        let [t, s, _] = self.volume_rows(0..self.height, [0.0; 3]);
         (t + s) * self.cell_size.area()
     }
 
     /// Water volume now, m³.
     pub fn water_volume(&self) -> f64 {
-        let [_, _, w] = self.volume_sums(0..self.len(), [0.0; 3]);
+        let [_, _, w] = self.volume_rows(0..self.height, [0.0; 3]);
         w * self.cell_size.area()
     }
 
-    /// The sums of terrain, suspended sediment and water over `cells`, each in cell order and
-    /// continuing from `from` (m, per unit of cell area): the sums over a map cut into blocks,
-    /// carried from block to block, come out the bits of the sums over the whole.
-    pub(super) fn volume_sums(&self, cells: Range<usize>, from: [f64; 3]) -> [f64; 3] {
-        let fold = |acc: f64, v: &Vec<f32>| v.get(cells.clone()).unwrap_or_default().iter().fold(acc, |a, &x| a + f64::from(x));
-        [fold(from[0], &self.terrain), fold(from[1], &self.sediment), fold(from[2], &self.water)]
+    /// The sums of terrain, suspended sediment and water over `rows`, continuing from `from`
+    /// (m, per unit of cell area): each row summed by [`SEGMENT`]s (each in column order, then
+    /// the segments in order), the rows in order. The sums over a map cut into bands of rows,
+    /// carried from band to band, or cut into tiles and gathered by segments
+    /// ([`fold_rows`]), come out the bits of the sums over the whole.
+    pub(super) fn volume_rows(&self, rows: Range<usize>, from: [f64; 3]) -> [f64; 3] {
+        let w = self.width;
+        rows.fold(from, |acc, r| {
+            let row: Vec<[f64; 3]> = (0..w).step_by(SEGMENT).map(|a| self.volume_run(r, a..(a + SEGMENT).min(w))).collect();
+            par::add(acc, &par::fold(&row))
+        })
+    }
+
+    /// The sums of terrain, suspended sediment and water over columns `cols` of row `r`, in
+    /// column order (m, per unit of cell area).
+    pub(super) fn volume_run(&self, r: usize, cols: Range<usize>) -> [f64; 3] {
+        let cells = r * self.width + cols.start..r * self.width + cols.end;
+        let fold = |v: &Vec<f32>| v.get(cells.clone()).unwrap_or_default().iter().fold(0.0, |a, &x| a + f64::from(x));
+        [fold(&self.terrain), fold(&self.sediment), fold(&self.water)]
     }
 
     /// Whether every value of every field that evolves is finite on `cells`.
@@ -584,6 +624,12 @@ pub struct Balance {
     pub transport_drift_relative: f64,
 }
 
+/// Sums of map rows' segments (`per_row` each, in map order) reduced as one process reduces a
+/// row's: each row's segments in order, then the rows in order.
+pub(super) fn fold_rows<const K: usize>(sums: &[par::Sums<K>], per_row: usize) -> par::Sums<K> {
+    par::fold(&sums.chunks(per_row.max(1)).map(par::fold).collect::<Vec<_>>())
+}
+
 /// McLeod, Chen & Hu's hardness: base plus noise plus more hardness where the terrain lies low.
 /// Noise hardness (`hardness_mode = "noise"`) over the whole of `terrain`.
 pub(super) fn noise_hardness_of(terrain: &Grid<f32>, params: &Params) -> Vec<f32> {
@@ -693,7 +739,7 @@ impl State {
 
     /// Writes [`State::to_bytes`] into `sink` as it goes, without the frame in memory.
     pub fn write_to(&self, params_fingerprint: u64, sink: &mut dyn Sink) {
-        self.write_frame(params_fingerprint, self.height, sink, &mut |_, field, w| field.put(0..field.len(), w));
+        self.write_frame(params_fingerprint, (self.width, self.height), sink, &mut |_, field, w| field.put(0..field.len(), w));
     }
 
     /// The frame of the whole state, or of `rows` of it.
@@ -701,7 +747,7 @@ impl State {
         let width = self.width;
         let height = rows.map_or(self.height, <[usize]>::len);
         let mut out = Vec::new();
-        self.write_frame(params_fingerprint, height, &mut out, &mut |_, field, w| match rows {
+        self.write_frame(params_fingerprint, (self.width, height), &mut out, &mut |_, field, w| match rows {
             None => field.put(0..field.len(), w),
             Some(rows) => rows.iter().for_each(|&r| field.put(r * width..(r + 1) * width, w)),
         });
@@ -716,7 +762,7 @@ impl State {
     pub(crate) fn write_frame(
         &self,
         params_fingerprint: u64,
-        height: usize,
+        (width, height): (usize, usize),
         sink: &mut dyn Sink,
         cells: &mut dyn FnMut(usize, &Cells<'_>, &mut Stream<'_>),
     ) {
@@ -726,9 +772,9 @@ impl State {
         let books = self.books.to_array();
         // magic, version, header (28), then the head's words, the cells and the checksum
         let head = 28 + 8 * (2 + 2 + 1 + 3 + 1 + 2 + books.len() + 3);
-        let len = head as u64 + per_cell * (self.width * height) as u64 + 8;
+        let len = head as u64 + per_cell * (width * height) as u64 + 8;
         let mut w = Stream::new(sink, len, MAGIC, VERSION, header);
-        for v in [self.width as u64, height as u64] {
+        for v in [width as u64, height as u64] {
             w.u64(v);
         }
         for v in [self.cell_size.x, self.cell_size.y] {

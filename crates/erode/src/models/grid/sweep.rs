@@ -141,7 +141,7 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
     let row_copy = |r: usize| {
         let mut row = st.water[r * w..(r + 1) * w].to_vec();
         if let Some(inc) = &inc {
-            inc.row(r, &mut row);
+            inc.row(r, 0..w, &mut row);
         }
         row
     };
@@ -168,16 +168,20 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         .collect();
 
     let b: &[f32] = &st.terrain;
-    let mut sums = vec![RowSums::default(); h];
+    // each row's sums, segment by segment (see `Topology::total`)
+    let segs = topo.segments();
+    let n = segs.len();
+    let mut sums = vec![RowSums::default(); h * n];
     {
         let mut fields: Vec<&mut [f32]> = st.flux.iter_mut().map(Vec::as_mut_slice).collect();
         fields.extend([&mut *sc.share, &mut *sc.thermal_share, &mut *sc.talus]);
         let outputs: [&mut [f32]; 10] = update_outputs!(st, &mut *sc.next);
         fields.extend(outputs);
         fields.push(&mut *sc.sediment_next);
-        let per_band = par::bands(&mut fields, w, &bounds, |n, a, band| {
-            let z = bounds[n + 1];
-            let mut out = vec![RowSums::default(); z - a];
+        let per_band = par::bands(&mut fields, w, &bounds, |band_no, a, band| {
+            let z = bounds[band_no + 1];
+            let mut out = vec![RowSums::default(); (z - a) * n];
+            let row = |r: usize| (r - a) * n..(r - a + 1) * n;
             let mut rings = Rings::new(w);
             for t in a..z {
                 if let Some(inc) = &inc {
@@ -185,23 +189,23 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
                     let first = if t == a { a } else { t + 1 };
                     for r in first..(t + 2).min(z) {
                         let d = row_of_mut(band[P + DEPTH], a, r, w);
-                        let [rain, sources] = inc.row(r, d);
-                        out[r - a][7] = rain;
-                        out[r - a][8] = sources;
+                        for (cols, sums) in segs.iter().zip(&mut out[row(r)]) {
+                            [sums[7], sums[8]] = inc.row(r, cols.clone(), d);
+                        }
                     }
                 }
-                band_fluxes::<P, DEPTH_SCALED>(band, &mut rings, a, z, t, &edges[n], topo, b, &k, &mut out[t - a]);
+                band_fluxes::<P, DEPTH_SCALED>(band, &mut rings, a, z, t, &edges[band_no], topo, b, &k, &mut out[row(t)]);
                 if t >= a + 2 {
-                    band_update::<P>(band, a, t - 1, topo, b, &k, &mut out[t - 1 - a]);
+                    band_update::<P>(band, a, t - 1, topo, b, &k, &mut out[row(t - 1)]);
                 }
                 if t >= a + 4 {
-                    band_moves::<P>(band, &rings, a, t - 2, topo, b, &k, &mut out[t - 2 - a]);
+                    band_moves::<P>(band, &rings, a, t - 2, topo, b, &k, &mut out[row(t - 2)]);
                 }
             }
             out
         });
-        for (n, rows) in per_band.into_iter().enumerate() {
-            sums[bounds[n]..bounds[n + 1]].copy_from_slice(&rows);
+        for (k, rows) in per_band.into_iter().enumerate() {
+            sums[bounds[k] * n..bounds[k + 1] * n].copy_from_slice(&rows);
         }
     }
 
@@ -214,13 +218,15 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         let rows = edge_rows(1);
         let done = par::some_rows(&mut outs, w, &rows, |r, out| {
             let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
-            update_erode_row(r, topo, &f, b, out, &k.update)
+            segs.iter().map(|cols| update_erode_row(r, cols.clone(), topo, &f, b, out, &k.update)).collect::<Vec<_>>()
         });
         rows.into_iter().zip(done).collect::<Vec<_>>()
     };
-    for (r, s) in updated {
-        sums[r][1..6].copy_from_slice(&s[..5]);
-        sums[r][9] = s[5];
+    for (r, per_seg) in updated {
+        for (sums, s) in sums[r * n..(r + 1) * n].iter_mut().zip(per_seg) {
+            sums[1..6].copy_from_slice(&s[..5]);
+            sums[9] = s[5];
+        }
     }
     let moved = {
         let (s, share, ts, ta) = (&st.sediment, &*sc.share, &*sc.thermal_share, &*sc.talus);
@@ -228,8 +234,9 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         let rows = edge_rows(2);
         let done = par::some_rows(&mut outs, w, &rows, |r, out| {
             let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
-            let [sed, next, loose] = out else { return 0.0 };
-            let lost = conservative_row(r, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), sed);
+            let [sed, next, loose] = out else { return Vec::new() };
+            let (s, share) = (Around::of(s, topo, r), Around::of(share, topo, r));
+            let lost: Vec<f64> = segs.iter().map(|cols| conservative_row(r, cols.clone(), topo, &f, s, share, sed)).collect();
             if k.thermal_on {
                 let loose = if k.thermal.layer { Some(&mut **loose) } else { None };
                 let (ts, ta) = (Around::of(ts, topo, r), Around::of(ta, topo, r));
@@ -240,7 +247,9 @@ fn sweep_with<const P: usize, const DEPTH_SCALED: bool>(
         rows.into_iter().zip(done).collect::<Vec<_>>()
     };
     for (r, lost) in moved {
-        sums[r][6] = lost;
+        for (sums, lost) in sums[r * n..(r + 1) * n].iter_mut().zip(lost) {
+            sums[6] = lost;
+        }
     }
 
     // reduce in row order, as the stage-by-stage passes do
@@ -317,7 +326,7 @@ fn band_fluxes<const P: usize, const DEPTH_SCALED: bool>(
     topo: &Topology,
     b: &[f32],
     k: &Consts,
-    sums: &mut RowSums,
+    sums: &mut [RowSums],
 ) {
     let (w, h) = (topo.width, topo.height);
     let (fl, rest) = band.split_at_mut(P);
@@ -339,7 +348,9 @@ fn band_fluxes<const P: usize, const DEPTH_SCALED: bool>(
     if k.thermal_on {
         let hard = row_of(state[HARDNESS - UPDATE], a, t, w);
         let loose = row_of(state[LOOSE - UPDATE], a, t, w);
-        sums[0] = thermal::flux_row(t, topo, b, hard, loose, thermal_share, talus, &k.thermal);
+        for (cols, sums) in topo.segments().iter().zip(sums) {
+            sums[0] = thermal::flux_row(t, cols.clone(), topo, b, hard, loose, thermal_share, talus, &k.thermal);
+        }
     }
     // the deferred moves of a band's first and last two rows read these rows after the sweep
     if t < a + 3 || t + 3 >= z {
@@ -357,7 +368,7 @@ fn band_update<const P: usize>(
     topo: &Topology,
     b: &[f32],
     k: &Consts,
-    sums: &mut RowSums,
+    sums: &mut [RowSums],
 ) {
     let (w, h) = (topo.width, topo.height);
     let (fl, rest) = band.split_at_mut(P);
@@ -366,9 +377,11 @@ fn band_update<const P: usize>(
     for (slot, field) in outs.iter_mut().zip(rest[UPDATE..UPDATE + 10].iter_mut()) {
         *slot = row_of_mut(field, a, r, w);
     }
-    let s = update_erode_row(r, topo, &f, b, &mut outs, &k.update);
-    sums[1..6].copy_from_slice(&s[..5]);
-    sums[9] = s[5];
+    for (cols, sums) in topo.segments().iter().zip(sums) {
+        let s = update_erode_row(r, cols.clone(), topo, &f, b, &mut outs, &k.update);
+        sums[1..6].copy_from_slice(&s[..5]);
+        sums[9] = s[5];
+    }
 }
 
 /// `sediment_transport` and `thermal_apply` of row `r` of the band starting at `a`.
@@ -381,7 +394,7 @@ fn band_moves<const P: usize>(
     topo: &Topology,
     b: &[f32],
     k: &Consts,
-    sums: &mut RowSums,
+    sums: &mut [RowSums],
 ) {
     let (w, h) = (topo.width, topo.height);
     let (fl, rest) = band.split_at_mut(P);
@@ -393,7 +406,9 @@ fn band_moves<const P: usize>(
     let s = band_around(before[SEDIMENT - UPDATE - 1], a, r, w, h);
     let share = rings.around(SHARE, r, h);
     let out = row_of_mut(sediment_next[0], a, r, w);
-    sums[6] = conservative_row(r, topo, &f, s, share, out);
+    for (cols, sums) in topo.segments().iter().zip(sums) {
+        sums[6] = conservative_row(r, cols.clone(), topo, &f, s, share, out);
+    }
     if k.thermal_on {
         let ts = rings.around(THERMAL_SHARE, r, h);
         let ta = rings.around(TALUS, r, h);

@@ -14,6 +14,8 @@
 //! `repose_slope`, with erodibility 1 and never more than the layer holds; a cell of bare
 //! bedrock moves as above, at its hardness's talus. What a cell receives joins its layer.
 
+use std::ops::Range;
+
 use super::derived::Derived;
 use super::params::Params;
 use super::state::State;
@@ -75,10 +77,10 @@ pub fn thermal_flux(
     let w = st.width;
     let (b, hard, loose) = (&st.terrain, &st.hardness, &st.sediment_depth);
     let k = ThermalConsts::new(p, dv);
-    let sums = topo.rows(&mut [share, talus], w, |r, out| {
+    let sums = topo.rows(&mut [share, talus], w, |r, cols, out| {
         let [sh, ta] = out else { return [0.0; 4] };
         let row = r * w..(r + 1) * w;
-        [flux_row(r, topo, b, &hard[row.clone()], &loose[row], sh, ta, &k), 0.0, 0.0, 0.0]
+        [flux_row(r, cols, topo, b, &hard[row.clone()], &loose[row], sh, ta, &k), 0.0, 0.0, 0.0]
     });
     sums[0] * dv.area
 }
@@ -97,11 +99,13 @@ impl ThermalConsts {
     }
 }
 
-/// Row `r` of `thermal_flux`: shares and taluses from the whole terrain `b` (before erosion) and
-/// the row's hardness and sediment depth. Returns the height set moving, m, summed over the row.
+/// Columns `cols` of row `r` of `thermal_flux`: shares and taluses from the whole terrain `b`
+/// (before erosion) and the row's hardness and sediment depth. Returns the height set moving, m,
+/// summed over `cols`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn flux_row(
     r: usize,
+    cols: Range<usize>,
     topo: &Topology,
     b: &[f32],
     hard: &[f32],
@@ -123,11 +127,11 @@ pub(super) fn flux_row(
     };
     // the row's amounts: border cells in order, the interior in stack chunks summed by lanes
     let mut total = 0.0f64;
-    for c in topo.border_columns(r) {
+    for c in topo.border_columns(r, &cols) {
         total += f64::from(border_cell(c, share, talus));
     }
     let mut amounts = [0.0f32; CHUNK];
-    for &(a, z) in topo.interior_spans(r) {
+    for (a, z) in topo.interior_spans(r, &cols) {
         let tri = Tri::of(b, w, r);
         let mut start = a;
         while start < z {
@@ -222,7 +226,7 @@ pub(super) fn apply_row_at(
     loose: Option<&mut [f32]>,
     dist: [f32; 8],
 ) {
-    let w = topo.width;
+    let (w, all) = (topo.width, topo.all_columns());
     let (sm, tm) = (share.mid(), talus.mid());
     // (change, sent, received) of a cell at the map's edge or a hole's
     let border_cell = |c: usize| -> (f32, f32, f32) {
@@ -242,21 +246,21 @@ pub(super) fn apply_row_at(
     };
     match loose {
         None => {
-            for c in topo.border_columns(r) {
+            for c in topo.border_columns(r, &all) {
                 row[c] += border_cell(c).0;
             }
-            for &(a, z) in topo.interior_spans(r) {
+            for (a, z) in topo.interior_spans(r, &all) {
                 let (o, s, t) = (Tri::of(old, w, r).span(a, z), share.tri().span(a, z), talus.tri().span(a, z));
                 apply_row::<false>(o, s, t, &mut row[a..z], &mut [], dist);
             }
         }
         Some(loose) => {
-            for c in topo.border_columns(r) {
+            for c in topo.border_columns(r, &all) {
                 let (change, sent, received) = border_cell(c);
                 row[c] += change;
                 loose[c] = layer_after(loose[c], sent, received);
             }
-            for &(a, z) in topo.interior_spans(r) {
+            for (a, z) in topo.interior_spans(r, &all) {
                 let (o, s, t) = (Tri::of(old, w, r).span(a, z), share.tri().span(a, z), talus.tri().span(a, z));
                 apply_row::<true>(o, s, t, &mut row[a..z], &mut loose[a..z], dist);
             }

@@ -1,5 +1,6 @@
 //! Neighbours of a cell under each border rule, and the geometry of the pipes between them.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::params::{Border, NodataBorder};
@@ -53,7 +54,20 @@ pub struct Topology {
     /// Where the map is one block of a decomposed larger one: which of its rows it owns and how
     /// their sums join the other blocks' (see [`super::blocks`]).
     block: Option<Arc<super::blocks::Rows>>,
+    /// The runs of columns a row's sums are taken over, in order (see [`SEGMENT`]).
+    segments: Arc<[Range<usize>]>,
+    /// Which of the runs count (a block's own columns; not its halos).
+    counted: Range<usize>,
+    /// Columns computed as at the map's edge whatever their neighbourhood: a wrapping map's
+    /// first and last inside a block's window (so their sums add in the whole map's order).
+    edge_columns: [usize; 2],
 }
+
+/// Columns of the map's segments: a row's sums (the books) are summed within each segment of
+/// this many columns, counted from the map's first, and then over the segments in order. A
+/// block of a map's columns that starts at a segment's edge therefore adds up to the same bits
+/// as the whole row: the order of the sums depends on the map, not on how it is cut.
+pub const SEGMENT: usize = 1024;
 
 /// Levels on the ring of cells around a map, m: `(height + 2) × (width + 2)` row-major with the
 /// map at (1, 1); NaN where nothing goes on (the real edge of a larger map).
@@ -83,6 +97,9 @@ impl Topology {
             full: [(1, width.max(2) - 1)],
             beyond: None,
             block: None,
+            segments: (0..width).step_by(SEGMENT).map(|a| a..(a + SEGMENT).min(width)).collect(),
+            counted: 0..width.div_ceil(SEGMENT),
+            edge_columns: [usize::MAX; 2],
         }
     }
 
@@ -151,6 +168,11 @@ impl Topology {
     /// As one block of a decomposed map: its sums are those of its own `rows` only, joined with
     /// the other blocks' (see [`super::blocks`]).
     pub(super) fn with_block(mut self, rows: Arc<super::blocks::Rows>) -> Self {
+        let (segments, counted) = rows.segments();
+        (self.segments, self.counted) = (segments.into(), counted);
+        let edges = rows.map_edge_columns();
+        self.edge_columns = [edges.first().copied().unwrap_or(usize::MAX), edges.get(1).copied().unwrap_or(usize::MAX)];
+        self.edge_columns.sort_unstable();
         self.block = Some(rows);
         self
     }
@@ -160,21 +182,36 @@ impl Topology {
         self.block.as_deref()
     }
 
-    /// Calls `f(row, rows_of_outs)` for every row (see `par::row_sums`) and returns the per-row
-    /// sums reduced in row order over the whole map: this map's, or with
-    /// [`Topology::with_block`] every block's owned rows.
+    /// Calls `f(row, columns, rows_of_outs)` for every row and each of its segments' columns
+    /// (see [`SEGMENT`] and `par::row_sums`) and returns the sums reduced over the whole map (see
+    /// [`Topology::total`]): this map's, or with [`Topology::with_block`] every block's owned
+    /// rows.
     pub(super) fn rows<const K: usize, T: Send, F>(&self, outs: &mut [&mut [T]], width: usize, f: F) -> par::Sums<K>
     where
-        F: Fn(usize, &mut [&mut [T]]) -> par::Sums<K> + Sync + Send,
+        F: Fn(usize, Range<usize>, &mut [&mut [T]]) -> par::Sums<K> + Sync + Send,
     {
-        self.total(&par::row_sums(outs, width, f))
+        let per_row = par::row_sums_with(outs, width, |r, out| {
+            self.segments.iter().map(|cols| f(r, cols.clone(), out)).collect::<Vec<_>>()
+        });
+        self.total(&per_row.concat())
     }
 
-    /// Per-row sums reduced in row order over the whole map (see [`Topology::rows`]).
-    pub(super) fn total<const K: usize>(&self, rows: &[par::Sums<K>]) -> par::Sums<K> {
+    /// The runs of columns a row's sums are taken over, in order (see [`SEGMENT`]).
+    pub(super) fn segments(&self) -> &[Range<usize>] {
+        &self.segments
+    }
+
+    /// Sums of every row's segments (row by row, each row's [`Topology::segments`] in order),
+    /// reduced over the whole map: each row's segments in order, then the rows in order (as on
+    /// any number of threads); with [`Topology::with_block`], every block's owned cells.
+    pub(super) fn total<const K: usize>(&self, sums: &[par::Sums<K>]) -> par::Sums<K> {
+        let per_row = self.segments.len().max(1);
         match &self.block {
-            None => par::fold(rows),
-            Some(block) => par::fold(&block.gather_sums(rows)),
+            None => super::state::fold_rows(sums, per_row),
+            Some(block) => {
+                let (all, per_map_row) = block.gather_sums(sums, per_row, &self.counted);
+                super::state::fold_rows(&all, per_map_row)
+            }
         }
     }
 
@@ -248,11 +285,17 @@ impl Topology {
         r as usize * self.width + c as usize
     }
 
-    /// The runs `a..z` of columns of row `r` the interior kernels compute: every cell of them and
-    /// its 8 neighbours lie inside the map and the domain. Every other column goes through
-    /// [`Topology::neighbour`] ([`Topology::border_columns`]).
+    /// The runs `a..z` of the columns `cols` of row `r` the interior kernels compute: every cell
+    /// of them and its 8 neighbours lie inside the map and the domain. Every other column of
+    /// `cols` goes through [`Topology::neighbour`] ([`Topology::border_columns`]).
     #[inline]
-    pub fn interior_spans(&self, r: usize) -> &[(usize, usize)] {
+    pub fn interior_spans(&self, r: usize, cols: &Range<usize>) -> Spans<'_> {
+        Spans { spans: self.row_spans(r).iter(), cols: cols.clone(), edges: self.edge_columns, rest: None }
+    }
+
+    /// The runs of [`Topology::interior_spans`] over the whole row.
+    #[inline]
+    fn row_spans(&self, r: usize) -> &[(usize, usize)] {
         if self.block.as_ref().is_some_and(|b| b.is_map_edge(r)) {
             // the whole map's first or last row inside a block of a wrapping map: computed as
             // the whole map's run computes it, so that its sums add in the same order
@@ -265,12 +308,57 @@ impl Topology {
         }
     }
 
-    /// The columns of row `r` outside its [`Topology::interior_spans`], in order.
-    pub fn border_columns(&self, r: usize) -> impl Iterator<Item = usize> + '_ {
-        let spans = self.interior_spans(r);
-        let starts = std::iter::once(0).chain(spans.iter().map(|s| s.1));
-        let ends = spans.iter().map(|s| s.0).chain(std::iter::once(self.width));
+    /// The columns of `cols` of row `r` outside its [`Topology::interior_spans`], in order.
+    pub fn border_columns(&self, r: usize, cols: &Range<usize>) -> impl Iterator<Item = usize> + '_ {
+        let (from, to) = (cols.start, cols.end);
+        let starts = std::iter::once(from).chain(self.interior_spans(r, cols).map(|s| s.1));
+        let ends = self.interior_spans(r, cols).map(|s| s.0).chain(std::iter::once(to));
         starts.zip(ends).flat_map(|(a, z)| a..z)
+    }
+
+    /// All the columns of a row.
+    pub fn all_columns(&self) -> Range<usize> {
+        0..self.width
+    }
+}
+
+/// The interior spans of a row's columns (see [`Topology::interior_spans`]): the row's spans
+/// clipped to the columns asked for, less the edge columns inside them.
+pub struct Spans<'a> {
+    spans: std::slice::Iter<'a, (usize, usize)>,
+    cols: Range<usize>,
+    /// Columns cut out of the spans (`usize::MAX`: none), in order.
+    edges: [usize; 2],
+    /// What is left of a span after an edge column.
+    rest: Option<(usize, usize)>,
+}
+
+impl Iterator for Spans<'_> {
+    type Item = (usize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        loop {
+            let (a, z) = match self.rest.take() {
+                Some(span) => span,
+                None => {
+                    let &(a, z) = self.spans.next()?;
+                    (a.max(self.cols.start), z.min(self.cols.end))
+                }
+            };
+            if a >= z {
+                continue;
+            }
+            match self.edges.iter().find(|&&e| e >= a && e < z) {
+                Some(&e) => {
+                    self.rest = Some((e + 1, z));
+                    if a < e {
+                        return Some((a, e));
+                    }
+                }
+                None => return Some((a, z)),
+            }
+        }
     }
 }
 

@@ -7,6 +7,8 @@
 //! - Semi-Lagrangian (Jákó & Tóth eq. 12): `s(x) = s1(x − v·Δt)` with bilinear interpolation, the back-trace
 //!   clamped to the grid (wrapped with wrap borders). Creates or loses mass; returned as drift.
 
+use std::ops::Range;
+
 use super::derived::Derived;
 use super::params::{Border, Params, Transport};
 use super::state::State;
@@ -44,17 +46,20 @@ fn conservative_pipes<const P: usize>(
 ) -> f64 {
     let w = st.width;
     let (flux, s) = (&st.flux, &st.sediment);
-    let sums = topo.rows(&mut [next], w, |r, out| {
+    let sums = topo.rows(&mut [next], w, |r, cols, out| {
         let f: [Around<'_>; P] = std::array::from_fn(|e| Around::of(&flux[e], topo, r));
-        [conservative_row(r, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), out[0]), 0.0, 0.0, 0.0]
+        let lost = conservative_row(r, cols, topo, &f, Around::of(s, topo, r), Around::of(share, topo, r), out[0]);
+        [lost, 0.0, 0.0, 0.0]
     });
     sums[0] * dv.area
 }
 
-/// Row `r` of the conservative transport into `out`, from the new fluxes, the sediment after
-/// erosion and the shares around the row. Returns the sediment that left across open edges, m.
+/// Columns `cols` of row `r` of the conservative transport into `out`, from the new fluxes, the
+/// sediment after erosion and the shares around the row. Returns the sediment that left across
+/// open edges from them, m.
 pub(super) fn conservative_row<const P: usize>(
     r: usize,
+    cols: Range<usize>,
     topo: &Topology,
     flux: &[Around<'_>; P],
     s: Around<'_>,
@@ -78,10 +83,10 @@ pub(super) fn conservative_row<const P: usize>(
         }
         out[c] = positive(value);
     };
-    for c in topo.border_columns(r) {
+    for c in topo.border_columns(r, &cols) {
         border_cell(c, out);
     }
-    for &(a, z) in topo.interior_spans(r) {
+    for (a, z) in topo.interior_spans(r, &cols) {
         let own: [&[f32]; P] = std::array::from_fn(|e| &flux[e].mid()[a..z]);
         let back: [&[f32]; P] = std::array::from_fn(|e| flux[opposite(e)].tri().span(a, z).shifted(e));
         let (st3, sh3) = (s.tri().span(a, z), share.tri().span(a, z));
@@ -130,9 +135,9 @@ fn semi_lagrangian(st: &State, dv: &Derived, topo: &Topology, next: &mut [f32]) 
     let (u, v) = (&st.velocity_x, &st.velocity_y);
     let (sx, sy) = ((dv.dt / st.cell_size.x) as f32, (dv.dt / st.cell_size.y) as f32);
     let wrap = topo.border == Border::Wrap;
-    let sums = topo.rows(&mut [next], w, |r, out| {
+    let sums = topo.rows(&mut [next], w, |r, cols, out| {
         let mut drift = 0.0f64;
-        for c in 0..w {
+        for c in cols {
             let i = r * w + c;
             let (mut x, mut y) = (c as f32 - u[i] * sx, r as f32 - v[i] * sy);
             if !wrap {

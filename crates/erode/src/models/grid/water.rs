@@ -2,6 +2,8 @@
 //! evaporation. Jákó & Tóth eqs. 1–7 and 13, with the corrections `docs/grid-model.md` explains (eq. 3 is a `min`, eq. 6 starts
 //! from `d1`, velocity divides by the mean depth and is 0 below `velocity_epsilon`).
 
+use std::ops::Range;
+
 use super::derived::Derived;
 use super::params::{FluxForm, Params, RainMode};
 use super::state::State;
@@ -48,11 +50,12 @@ impl<'a> Increment<'a> {
         self.rain <= 0.0 && self.sources.is_empty()
     }
 
-    /// Adds row `r`'s rain and sources to `d` (that row). Returns (rain, sources) added, m of
-    /// depth summed over the row.
-    pub(super) fn row(&self, r: usize, d: &mut [f32]) -> [f64; 2] {
+    /// Adds the rain and sources of columns `cols` of row `r` to `d` (that row). Returns (rain,
+    /// sources) added, m of depth summed over `cols`.
+    pub(super) fn row(&self, r: usize, cols: Range<usize>, d: &mut [f32]) -> [f64; 2] {
         let w = d.len();
-        let span = r * w..(r + 1) * w;
+        let span = r * w + cols.start..r * w + cols.end;
+        let d = &mut d[cols];
         let mut totals = [0.0f64; 2];
         // nodata cells receive nothing: what the row adds there is taken back and unbooked
         let holes = self.outside.map(|m| &m[span.clone()]).filter(|m| m.contains(&true));
@@ -143,7 +146,7 @@ pub fn water_increment(
     if with_rows {
         let inc = Increment::new(p, dv, st.rain_map.as_deref(), st.nodata.as_deref(), source_rate);
         if !inc.is_empty() {
-            sums = topo.rows(&mut [&mut st.water], st.width, |r, out| inc.row(r, out[0]));
+            sums = topo.rows(&mut [&mut st.water], st.width, |r, cols, out| inc.row(r, cols, out[0]));
         }
     }
     let mut rain_volume = sums[0] * dv.area;
@@ -358,10 +361,11 @@ pub(super) fn flux_row<const P: usize, const SIGNED: bool, const DEPTH: bool>(
         }
         out[P][c] = if SIGNED { kk } else { sediment_share(gross_outflow(&new), dm[c], k.dt, k.area) };
     };
-    for c in topo.border_columns(r) {
+    let all = topo.all_columns();
+    for c in topo.border_columns(r, &all) {
         generic(c, out);
     }
-    for &(a, z) in topo.interior_spans(r) {
+    for (a, z) in topo.interior_spans(r, &all) {
         interior_flux::<P, SIGNED, DEPTH>(
             Tri::of(b, w, r).span(a, z),
             d.tri().span(a, z),

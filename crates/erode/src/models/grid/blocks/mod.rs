@@ -1,20 +1,26 @@
-//! One map cut into blocks of whole rows, one block per rank of a parallel run (the ranks of
-//! MPI, or threads of one process), each giving the same bits as one process would.
+//! One map cut into blocks, one per rank of a parallel run (the ranks of MPI, or threads of one
+//! process), each giving the same bits as one process would: bands of whole rows
+//! ([`Layout::new`], what `mpirun` runs), or tiles of rows and columns, each band's columns cut
+//! into parts of whole [`SEGMENT`]s ([`Layout::tiles`]).
 //!
 //! The grid model is a stencil: in one sub-step a cell's new values read its neighbours' within
-//! a few rows (the fluxes read the depth beside a cell, the update reads the fluxes beside it,
+//! a few cells (the fluxes read the depth beside a cell, the update reads the fluxes beside it,
 //! transport the update beside it, smoothing the terrain beside it twice). Each block holds
-//! [`HALO`] rows of its neighbours above and below its own rows and runs the stages on all of
-//! them; the rows at the block's cut edges come out wrong, but the error travels at most
-//! [`REACH`] rows per sub-step, so after one sub-step the rows the block owns are exact. The
-//! neighbours then send each block their rows over its halo (every field that evolves), and the
-//! next sub-step starts from exact values again.
+//! [`HALO`] rows of its neighbours above and below its own rows (and as many columns left and
+//! right of its own, in tiles) and runs the stages on all of them; the cells at the block's cut
+//! edges come out wrong, but the error travels at most [`REACH`] cells per sub-step, so after
+//! one sub-step the cells the block owns are exact. The neighbours then send each block their
+//! cells over its halo (every field that evolves: first the rows, then the columns of every
+//! row, which brings the corners), and the next sub-step starts from exact values again.
 //!
-//! What a step needs from the whole map is reduced exactly: the books are per-row sums reduced
-//! in row order (as on any number of threads), so every block gathers all blocks' owned rows'
-//! sums and folds them in row order, as one process does; the deepest water (the stable time step's input)
-//! is a maximum, the same in any order. The results are therefore the same bytes as one process
-//! for any number of blocks, which the tests check for 1 to 4.
+//! What a step needs from the whole map is reduced exactly: the books are sums by segments of
+//! [`SEGMENT`] columns, each row's in order, then the rows in order (as one process adds them on
+//! any number of threads), so every block gathers all blocks' owned segments' sums and folds
+//! them in that order; the deepest water (the stable time step's input) is a maximum, the same
+//! in any order. A wrapping map's first and last rows and columns, inside a block's window,
+//! keep the edge path one process computes them by, so that their sums add in the same order.
+//! The results are therefore the same bytes as one process for any number of blocks, which the
+//! tests check for 1 to 4 bands and tiles of up to 3 × 2.
 //!
 //! Here: the cut ([`Layout`]), a rank's block ([`Block`]) and what its topology asks of the
 //! others (its sums, its halos); `leader.rs` the orders rank 0 gives the other ranks. How ranks
@@ -30,6 +36,7 @@ use std::sync::Arc;
 use super::cpu::{CpuSim, source_rates};
 use super::params::{Border, Params, RainMode, Transport};
 use super::state::State;
+use super::topology::SEGMENT;
 use crate::error::SimError;
 use crate::ranks::Exchange;
 use crate::par::Sums;
@@ -55,6 +62,17 @@ pub enum BlockError {
         ranks: usize,
         /// Rows of the map.
         height: usize,
+    },
+    /// Too many parts for the columns: each must be whole segments and at least a halo wide.
+    #[error(
+        "{parts} parts of {width} columns: each needs whole segments of {SEGMENT} columns and at \
+         least {HALO} columns"
+    )]
+    TooManyParts {
+        /// Parts asked for.
+        parts: usize,
+        /// Columns of the map.
+        width: usize,
     },
     /// A setting whose stage reads further than the halo, or draws over the whole map.
     #[error("{0} does not run in blocks (its stage reads beyond a block's halo rows)")]
@@ -83,20 +101,40 @@ pub enum BlockError {
     Message(String),
 }
 
-/// Which rows each rank owns: the map's rows in blocks as even as they go, in rank order.
+/// Which cells each rank owns: the map's rows in bands as even as they go and, with
+/// [`Layout::tiles`], each band's columns in parts of whole [`SEGMENT`]s (so that a row's sums
+/// add up to the whole row's bits, see `Topology::total`); ranks in band order, then column
+/// order within a band.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     height: usize,
     ranks: usize,
     wrap: bool,
+    /// The map's width and how many parts each band's columns are in (`None`: one, whole rows).
+    columns: Option<(usize, usize)>,
 }
 
 impl Layout {
-    /// `height` rows over `ranks` ranks; `wrap`: the map's top and bottom rows are neighbours.
+    /// `height` rows over `ranks` ranks in bands of whole rows; `wrap`: the map's top and bottom
+    /// rows are neighbours (and its left and right columns).
     pub fn new(height: usize, ranks: usize, wrap: bool) -> Result<Self, BlockError> {
-        let layout = Self { height, ranks: ranks.max(1), wrap };
+        let layout = Self { height, ranks: ranks.max(1), wrap, columns: None };
         if ranks > 1 && (0..ranks).any(|k| layout.owned(k).len() < HALO) {
             return Err(BlockError::TooManyRanks { ranks, height });
+        }
+        Ok(layout)
+    }
+
+    /// A map of `width` × `height` cells in `bands` bands of rows, each band's columns in
+    /// `parts` parts: `bands × parts` ranks.
+    pub fn tiles(height: usize, width: usize, bands: usize, parts: usize, wrap: bool) -> Result<Self, BlockError> {
+        let (bands, parts) = (bands.max(1), parts.max(1));
+        let mut layout = Self::new(height, bands, wrap)?;
+        layout.ranks = bands * parts;
+        layout.columns = Some((width, parts));
+        let segments = width.div_ceil(SEGMENT);
+        if parts > 1 && (parts > segments || (0..parts).any(|j| layout.part_columns(j).len() < HALO)) {
+            return Err(BlockError::TooManyParts { parts, width });
         }
         Ok(layout)
     }
@@ -111,29 +149,59 @@ impl Layout {
         false
     }
 
+    /// How many parts each band's columns are in.
+    fn parts(&self) -> usize {
+        self.columns.map_or(1, |(_, p)| p)
+    }
+
     /// The rows rank `k` owns.
     pub fn owned(&self, k: usize) -> Range<usize> {
-        k * self.height / self.ranks..(k + 1) * self.height / self.ranks
+        let (b, bands) = (k / self.parts(), self.ranks / self.parts());
+        b * self.height / bands..(b + 1) * self.height / bands
+    }
+
+    /// The columns rank `k` owns of a map `width` wide.
+    pub fn owned_columns(&self, k: usize, width: usize) -> Range<usize> {
+        match self.columns {
+            Some(_) => self.part_columns(k % self.parts()),
+            None => 0..width,
+        }
+    }
+
+    /// The columns of part `j` of a band: whole segments, as even as they go.
+    fn part_columns(&self, j: usize) -> Range<usize> {
+        let (width, parts) = self.columns.unwrap_or((0, 1));
+        let segments = width.div_ceil(SEGMENT);
+        let edge = |j: usize| (j * segments / parts * SEGMENT).min(width);
+        edge(j)..edge(j + 1)
+    }
+
+    /// The rank beside rank `k` `by` bands down (−1: up) and `side` parts right, if any.
+    fn beside(&self, k: usize, by: isize, side: isize) -> Option<usize> {
+        let parts = self.parts();
+        let (bands, b, j) = ((self.ranks / parts) as isize, (k / parts) as isize, (k % parts) as isize);
+        let step = |at: isize, by: isize, n: isize| -> Option<isize> {
+            let to = at + by;
+            match () {
+                _ if by == 0 => Some(at),
+                _ if n == 1 => None,
+                _ if (0..n).contains(&to) => Some(to),
+                _ if self.wrap => Some(to.rem_euclid(n)),
+                _ => None,
+            }
+        };
+        let (b, j) = (step(b, by, bands)?, step(j, side, parts as isize)?);
+        Some((b * parts as isize + j) as usize)
     }
 
     /// The rank above rank `k` (whose rows precede its own), if any.
     fn above(&self, k: usize) -> Option<usize> {
-        match k {
-            _ if self.ranks == 1 => None,
-            0 if self.wrap => Some(self.ranks - 1),
-            0 => None,
-            _ => Some(k - 1),
-        }
+        self.beside(k, -1, 0)
     }
 
     /// The rank below rank `k`, if any.
     fn below(&self, k: usize) -> Option<usize> {
-        match k {
-            _ if self.ranks == 1 => None,
-            _ if k + 1 == self.ranks && self.wrap => Some(0),
-            _ if k + 1 == self.ranks => None,
-            _ => Some(k + 1),
-        }
+        self.beside(k, 1, 0)
     }
 
     /// The rows rank `k` holds, in order: [`HALO`] rows above its own where a neighbour is,
@@ -146,10 +214,25 @@ impl Layout {
         (owned.start as isize - up as isize..(owned.end + down) as isize).map(|r| r.rem_euclid(h) as usize).collect()
     }
 
+    /// The columns rank `k` holds of a map `width` wide, as [`Layout::window`] its rows.
+    pub fn window_columns(&self, k: usize, width: usize) -> Vec<usize> {
+        let owned = self.owned_columns(k, width);
+        let left = if self.beside(k, 0, -1).is_some() { HALO } else { 0 };
+        let right = if self.beside(k, 0, 1).is_some() { HALO } else { 0 };
+        let w = width as isize;
+        (owned.start as isize - left as isize..(owned.end + right) as isize).map(|c| c.rem_euclid(w) as usize).collect()
+    }
+
     /// Rank `k`'s own rows within its window.
     fn owned_in_window(&self, k: usize) -> Range<usize> {
         let up = if self.above(k).is_some() { HALO } else { 0 };
         up..up + self.owned(k).len()
+    }
+
+    /// Rank `k`'s own columns within its window.
+    fn owned_columns_in_window(&self, k: usize, width: usize) -> Range<usize> {
+        let left = if self.beside(k, 0, -1).is_some() { HALO } else { 0 };
+        left..left + self.owned_columns(k, width).len()
     }
 }
 
@@ -160,9 +243,17 @@ pub(super) struct Rows {
     layout: Layout,
     /// The window's rows this rank owns.
     owned: Range<usize>,
+    /// The window's columns this rank owns.
+    columns: Range<usize>,
+    /// The window's width.
     width: usize,
+    /// The map's width.
+    map_width: usize,
     /// The window's rows that are the whole map's first and last.
     map_edges: Vec<usize>,
+    /// The window's columns that are the whole map's first and last, inside the window (a
+    /// wrapping map's, in a band cut into parts).
+    map_edge_columns: Vec<usize>,
     /// The bytes a halo swap sends and receives, kept between sub-steps.
     halo_buffers: std::sync::Mutex<(Vec<u8>, Vec<u8>)>,
 }
@@ -177,30 +268,76 @@ fn f64s_to_bytes(v: impl Iterator<Item = f64>) -> Vec<u8> {
     v.flat_map(f64::to_le_bytes).collect()
 }
 
+/// How many [`SEGMENT`]s `columns` (starting at a segment's edge) span.
+fn segments_in(columns: &Range<usize>) -> usize {
+    columns.len().div_ceil(SEGMENT)
+}
+
 impl Rows {
-    /// Every block's owned rows' sums, in row order, from this block's `rows` (all its window's).
-    pub(super) fn gather_sums<const K: usize>(&self, rows: &[Sums<K>]) -> Vec<Sums<K>> {
-        let mine = f64s_to_bytes(rows[self.owned.clone()].iter().flatten().copied());
-        let counts: Vec<usize> = (0..self.layout.len()).map(|k| self.layout.owned(k).len() * K * 8).collect();
+    /// The runs of the window's columns its rows' sums are taken over, and which of them are
+    /// this block's own (the [`SEGMENT`]s of its own columns; the halo columns on either side
+    /// are computed, never counted).
+    pub(super) fn segments(&self) -> (Vec<Range<usize>>, Range<usize>) {
+        let own = self.columns.clone();
+        let mut runs: Vec<Range<usize>> = Vec::new();
+        if own.start > 0 {
+            runs.push(0..own.start);
+        }
+        let first = runs.len();
+        runs.extend(own.clone().step_by(SEGMENT).map(|a| a..(a + SEGMENT).min(own.end)));
+        let counted = first..runs.len();
+        if own.end < self.width {
+            runs.push(own.end..self.width);
+        }
+        (runs, counted)
+    }
+
+    /// The window's columns that are the whole map's first and last, inside it.
+    pub(super) fn map_edge_columns(&self) -> &[usize] {
+        &self.map_edge_columns
+    }
+
+    /// Every block's owned cells' sums in map order (each row's segments across its band's
+    /// parts, then the rows), from this block's `sums` (every row of its window, `per_row` runs
+    /// each, of which `counted` are its own): the sums and the segments a map row has.
+    pub(super) fn gather_sums<const K: usize>(
+        &self,
+        sums: &[Sums<K>],
+        per_row: usize,
+        counted: &Range<usize>,
+    ) -> (Vec<Sums<K>>, usize) {
+        let mine = f64s_to_bytes(
+            self.owned.clone().flat_map(|r| &sums[r * per_row + counted.start..r * per_row + counted.end]).flatten().copied(),
+        );
+        let layout = &self.layout;
+        let segs = |k: usize| segments_in(&layout.owned_columns(k, self.map_width));
+        let counts: Vec<usize> = (0..layout.len()).map(|k| layout.owned(k).len() * segs(k) * K * 8).collect();
         let all = self.exchange.all_gather(&mine, &counts);
-        all.as_chunks::<8>()
-            .0
-            .as_chunks::<K>()
-            .0
-            .iter()
-            .map(|row| row.map(f64::from_le_bytes))
-            .collect()
+        let values: Vec<Sums<K>> =
+            all.as_chunks::<8>().0.as_chunks::<K>().0.iter().map(|row| row.map(f64::from_le_bytes)).collect();
+        let parts = layout.parts();
+        if parts == 1 {
+            return (values, segs(0));
+        }
+        // rank by rank (a band's parts in turn) to map order (a row's parts in turn)
+        let starts: Vec<usize> = counts.iter().scan(0, |at, &n| Some(std::mem::replace(at, *at + n / (K * 8)))).collect();
+        let mut out = Vec::with_capacity(values.len());
+        for band in 0..layout.len() / parts {
+            let first = band * parts;
+            for i in 0..layout.owned(first).len() {
+                for k in first..first + parts {
+                    let at = starts[k] + i * segs(k);
+                    out.extend_from_slice(&values[at..at + segs(k)]);
+                }
+            }
+        }
+        (out, segments_in(&(0..self.map_width)))
     }
 
     /// The largest of every block's `x`.
     pub(super) fn max(&self, x: f64) -> f64 {
         let all = self.exchange.all_gather(&x.to_le_bytes(), &vec![8; self.layout.len()]);
         all.as_chunks::<8>().0.iter().map(|b| f64::from_le_bytes(*b)).fold(x, f64::max)
-    }
-
-    /// [`crate::ranks::carried`] over these blocks.
-    pub(super) fn carried<const K: usize>(&self, from: [f64; K], add: impl Fn([f64; K]) -> [f64; K]) -> [f64; K] {
-        crate::ranks::carried(&*self.exchange, from, add)
     }
 
     /// Whether `mine` holds on every rank.
@@ -214,43 +351,56 @@ impl Rows {
         self.map_edges.contains(&r)
     }
 
-    /// The cells of the window this block owns.
-    pub(super) fn owned_cells(&self) -> Range<usize> {
-        self.owned.start * self.width..self.owned.end * self.width
+    /// The window's own cells, row by row: each row's run of cells.
+    pub(super) fn owned_runs(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        let (w, c) = (self.width, self.columns.clone());
+        self.owned.clone().map(move |r| r * w + c.start..r * w + c.end)
     }
 
-    /// Refreshes the halo rows of every evolving field of `st` (this block's window) from the
-    /// blocks that own them: first each block's last rows down to the block below, then its
-    /// first rows up to the block above.
+    /// Refreshes the halo rows and columns of every evolving field of `st` (this block's
+    /// window) from the blocks that own them: first each block's last rows down to the block
+    /// below and its first rows up to the block above (whole window rows), then its last
+    /// columns right and its first columns left (every window row, so the corners come from the
+    /// rows just received).
     pub(super) fn swap_halos(&self, st: &mut State) {
         let rank = self.exchange.rank();
-        let (above, below) = (self.layout.above(rank), self.layout.below(rank));
-        if above.is_none() && below.is_none() {
-            return;
-        }
+        let layout = &self.layout;
+        let (above, below) = (layout.above(rank), layout.below(rank));
+        let (left, right) = (layout.beside(rank, 0, -1), layout.beside(rank, 0, 1));
         let w = self.width;
         let (owned, rows) = (self.owned.clone(), st.height);
+        let cols = self.columns.clone();
         let mut fields = st.evolving_mut();
-        let cells = HALO * w;
-        // (rows sent, rows received, to, from)
-        let passes = [
-            (owned.end - HALO..owned.end, 0..owned.start, below, above),
-            (owned.start..owned.start + HALO, owned.end..rows, above, below),
-        ];
         let mut buffers = self.halo_buffers.lock().unwrap_or_else(|e| e.into_inner());
         let (send, recv) = &mut *buffers;
-        for (send_rows, recv_rows, to, from) in passes {
+        // (the rows and columns sent, those received, to, from)
+        let passes = [
+            ((owned.end - HALO..owned.end, 0..w), (0..owned.start, 0..w), below, above),
+            ((owned.start..owned.start + HALO, 0..w), (owned.end..rows, 0..w), above, below),
+            ((0..rows, cols.end - HALO..cols.end), (0..rows, 0..cols.start), right, left),
+            ((0..rows, cols.start..cols.start + HALO), (0..rows, cols.end..w), left, right),
+        ];
+        for ((send_rows, send_cols), (recv_rows, recv_cols), to, from) in passes {
+            if to.is_none() && from.is_none() {
+                continue;
+            }
             send.clear();
             if to.is_some() {
                 for f in &fields {
-                    put_f32s(send, &f[send_rows.start * w..send_rows.end * w]);
+                    for r in send_rows.clone() {
+                        put_f32s(send, &f[r * w + send_cols.start..r * w + send_cols.end]);
+                    }
                 }
             }
+            let cells = recv_rows.len() * recv_cols.len();
             recv.resize(if from.is_some() { fields.len() * cells * 4 } else { 0 }, 0);
             self.exchange.shift(send, to, recv, from);
             if from.is_some() {
                 for (field, bytes) in fields.iter_mut().zip(recv.chunks_exact(cells * 4)) {
-                    get_f32s(bytes, &mut field[recv_rows.start * w..recv_rows.end * w]);
+                    let per_row = recv_cols.len() * 4;
+                    for (r, bytes) in recv_rows.clone().zip(bytes.chunks_exact(per_row.max(1))) {
+                        get_f32s(bytes, &mut field[r * w + recv_cols.start..r * w + recv_cols.end]);
+                    }
                 }
             }
         }
@@ -283,9 +433,26 @@ pub struct Block {
 
 impl Block {
     /// This rank's block of `whole` (the start, or a checkpoint read back), run with `params`;
-    /// `exchange` says which rank this is among how many.
+    /// `exchange` says which rank this is among how many (each a band of whole rows).
     pub fn new(params: Params, whole: &State, exchange: Arc<dyn Exchange>) -> Result<Self, SimError> {
         let layout = check(&params, whole.height, exchange.ranks())?;
+        let (state, rates) = window_of(&params, whole, &layout, exchange.rank())?;
+        Self::from_window(params, state, rates, layout, exchange)
+    }
+
+    /// This rank's tile of `whole` cut into `bands` bands of rows, each band's columns in
+    /// `parts` parts (`bands × parts` ranks; see [`Layout::tiles`]), run with `params`.
+    pub fn tiles(
+        params: Params,
+        whole: &State,
+        (bands, parts): (usize, usize),
+        exchange: Arc<dyn Exchange>,
+    ) -> Result<Self, SimError> {
+        check(&params, whole.height, bands)?;
+        let layout = Layout::tiles(whole.height, whole.width, bands, parts, params.border == Border::Wrap)?;
+        if layout.len() != exchange.ranks() {
+            return Err(BlockError::Message(format!("{bands} x {parts} tiles over {} ranks", exchange.ranks())).into());
+        }
         let (state, rates) = window_of(&params, whole, &layout, exchange.rank())?;
         Self::from_window(params, state, rates, layout, exchange)
     }
@@ -301,13 +468,28 @@ impl Block {
     ) -> Result<Self, SimError> {
         let rank = exchange.rank();
         let window = layout.window(rank);
-        if state.height != window.len() {
+        let map_width = layout.columns.map_or(state.width, |(w, _)| w);
+        let window_columns = layout.window_columns(rank, map_width);
+        if state.height != window.len() || state.width != window_columns.len() {
             return Err(BlockError::Window { rows: state.height, expected: window.len() }.into());
         }
         let map_edges = (0..window.len()).filter(|&k| window[k] == 0 || window[k] + 1 == layout.height).collect();
-        let width = state.width;
-        let owned = layout.owned_in_window(rank);
-        let rows = Arc::new(Rows { exchange, owned, layout, width, map_edges, halo_buffers: Default::default() });
+        let columns = layout.owned_columns_in_window(rank, map_width);
+        // a wrapping map's first and last columns inside a window cut from a band's columns
+        let map_edge_columns = (0..window_columns.len())
+            .filter(|&k| layout.parts() > 1 && (window_columns[k] == 0 || window_columns[k] + 1 == map_width))
+            .collect();
+        let rows = Arc::new(Rows {
+            exchange,
+            owned: layout.owned_in_window(rank),
+            columns,
+            width: state.width,
+            map_width,
+            layout,
+            map_edges,
+            map_edge_columns,
+            halo_buffers: Default::default(),
+        });
         let sim = CpuSim::for_block(params, &state, rates, rows.clone())?;
         Ok(Self { sim, state, rows })
     }
@@ -348,33 +530,36 @@ impl Block {
         &*self.rows.exchange
     }
 
-    /// The output map `name` (see [`State::output_map`]) on this rank's own rows.
+    /// The output map `name` (see [`State::output_map`]) on this rank's own cells (its own
+    /// rows; in a layout of tiles, of its own columns), row by row.
     pub fn owned_map(&self, name: &str) -> Option<Vec<f32>> {
-        let mut map = self.state.output_map(name)?;
-        let cells = self.rows.owned_cells();
-        map.truncate(cells.end);
-        map.drain(..cells.start);
-        Some(map)
+        let map = self.state.output_map(name)?;
+        Some(self.rows.owned_runs().flat_map(|run| map[run].iter().copied()).collect())
     }
 
-    /// Which of this rank's own cells are nodata (`None`: none of the map's).
-    pub fn owned_nodata(&self) -> Option<&[bool]> {
-        self.state.nodata.as_deref().map(|m| &m[self.rows.owned_cells()])
+    /// Which of this rank's own cells are nodata (`None`: none of the map's), as
+    /// [`Block::owned_map`].
+    pub fn owned_nodata(&self) -> Option<Vec<bool>> {
+        let mask = self.state.nodata.as_deref()?;
+        Some(self.rows.owned_runs().flat_map(|run| mask[run].iter().copied()).collect())
     }
 
-    /// The balance of the whole run's books (the volumes summed over every rank's rows in map
-    /// order: the bits one process gets). Every rank calls it together.
+    /// The balance of the whole run's books (the volumes summed over every rank's cells in map
+    /// order, by segments as one process sums them: its bits). Every rank calls it together.
     pub fn balance(&self) -> super::state::Balance {
-        let cells = self.rows.owned_cells();
-        let [t, s, w] = self.rows.carried([0.0; 3], |from| self.state.volume_sums(cells.clone(), from));
-        let area = self.state.cell_size.area();
-        self.state.balance_of(w * area, (t + s) * area)
+        let (runs, counted) = self.rows.segments();
+        let st = &self.state;
+        let sums: Vec<Sums<3>> = (0..st.height).flat_map(|r| runs.iter().map(move |c| st.volume_run(r, c.clone()))).collect();
+        let (all, per_row) = self.rows.gather_sums(&sums, runs.len(), &counted);
+        let [t, s, w] = super::state::fold_rows(&all, per_row);
+        let area = st.cell_size.area();
+        st.balance_of(w * area, (t + s) * area)
     }
 
-    /// Whether every value of every rank's own rows is finite (see [`State::finite_on`]).
+    /// Whether every value of every rank's own cells is finite (see [`State::finite_on`]).
     /// Every rank calls it together.
     pub fn is_finite(&self) -> bool {
-        self.rows.all(self.state.finite_on(self.rows.owned_cells()))
+        self.rows.all(self.rows.owned_runs().all(|run| self.state.finite_on(run)))
     }
 
     /// Gathers every rank's own rows of the fields that evolve into `whole` on rank 0 (`None`
@@ -386,9 +571,9 @@ impl Block {
         let ex = &self.rows.exchange;
         let layout = &self.rows.layout;
         let fields = self.state.evolving();
-        let w = self.state.width;
-        let cells = self.rows.owned_cells();
-        let counts: Vec<usize> = (0..layout.len()).map(|k| layout.owned(k).len() * w * 4).collect();
+        let w = self.rows.map_width;
+        let columns = |k: usize| layout.owned_columns(k, w);
+        let counts: Vec<usize> = (0..layout.len()).map(|k| layout.owned(k).len() * columns(k).len() * 4).collect();
         let total: usize = counts.iter().sum();
         // rank 0's state, if it has the run's shape: checked before and reported after every
         // gather, for every rank to take part in each
@@ -396,8 +581,10 @@ impl Block {
         let mut whole = whole.filter(|_| shape == Some((w, layout.height, fields.len())));
         let mut short = None;
         for (i, field) in fields.iter().enumerate() {
-            let mut mine = Vec::with_capacity(cells.len() * 4);
-            put_f32s(&mut mine, &field[cells.clone()]);
+            let mut mine = Vec::with_capacity(counts[ex.rank()]);
+            for run in self.rows.owned_runs() {
+                put_f32s(&mut mine, &field[run]);
+            }
             let Some(all) = ex.gather(&mine, &counts) else { continue };
             drop(mine);
             if all.len() != total {
@@ -408,10 +595,12 @@ impl Block {
                 let mut into = whole.evolving_mut();
                 let mut at = 0;
                 for k in 0..layout.len() {
-                    let rows = layout.owned(k);
-                    let n = rows.len() * w * 4;
-                    get_f32s(&all[at..at + n], &mut into[i][rows.start * w..rows.end * w]);
-                    at += n;
+                    let cols = columns(k);
+                    for r in layout.owned(k) {
+                        let n = cols.len() * 4;
+                        get_f32s(&all[at..at + n], &mut into[i][r * w + cols.start..r * w + cols.end]);
+                        at += n;
+                    }
                 }
             }
         }
@@ -447,9 +636,9 @@ impl Block {
 
     /// [`Block::write_frame`] in batches of about `batch` bytes.
     fn write_frame_in(&self, params_fingerprint: u64, sink: Option<&mut dyn crate::checkpoint::Sink>, batch: usize) {
-        let height = self.rows.layout.height;
+        let shape = (self.rows.map_width, self.rows.layout.height);
         match sink {
-            Some(sink) => self.state.write_frame(params_fingerprint, height, sink, &mut |k, _, out| {
+            Some(sink) => self.state.write_frame(params_fingerprint, shape, sink, &mut |k, _, out| {
                 self.gather_frame_cells(k, batch, &mut |bytes| out.bytes(bytes));
             }),
             None => {
@@ -465,25 +654,43 @@ impl Block {
     /// there.
     fn gather_frame_cells(&self, k: usize, batch: usize, out: &mut dyn FnMut(&[u8])) {
         let fields = self.state.frame_cells();
-        let (layout, w) = (&self.rows.layout, self.state.width);
+        let (layout, w, ww) = (&self.rows.layout, self.rows.map_width, self.state.width);
         let field = &fields[k];
-        let per_row = w * field.bytes_per_cell();
-        let batch = (batch / per_row.max(1)).max(1);
-        let mine = layout.owned(self.rows.exchange.rank());
+        let per_cell = field.bytes_per_cell();
+        let batch = (batch / (w * per_cell).max(1)).max(1);
+        let rank = self.rows.exchange.rank();
+        let (mine, cols) = (layout.owned(rank), self.rows.columns.clone());
+        let width = |k: usize| layout.owned_columns(k, w).len();
         let in_window = self.rows.owned.start;
-        let mut bytes = Vec::new();
+        let parts = layout.parts();
+        let (mut bytes, mut ordered) = (Vec::new(), Vec::new());
         for start in (0..layout.height).step_by(batch) {
             let rows = start..(start + batch).min(layout.height);
-            let counts: Vec<usize> = (0..layout.len()).map(|r| overlap(&layout.owned(r), &rows).len() * per_row).collect();
+            let counts: Vec<usize> =
+                (0..layout.len()).map(|r| overlap(&layout.owned(r), &rows).len() * width(r) * per_cell).collect();
             let own = overlap(&mine, &rows);
             bytes.clear();
-            if !own.is_empty() {
-                let first = in_window + own.start - mine.start;
-                field.append_to(first * w..(first + own.len()) * w, &mut bytes);
+            for r in own.clone() {
+                let at = (in_window + r - mine.start) * ww;
+                field.append_to(at + cols.start..at + cols.end, &mut bytes);
             }
-            if let Some(all) = self.rows.exchange.gather(&bytes, &counts) {
+            let Some(all) = self.rows.exchange.gather(&bytes, &counts) else { continue };
+            if parts == 1 {
                 out(&all);
+                continue;
             }
+            // rank by rank (a band's parts in turn) to map order (a row's parts in turn)
+            let starts: Vec<usize> = counts.iter().scan(0, |at, &n| Some(std::mem::replace(at, *at + n))).collect();
+            ordered.clear();
+            for r in rows {
+                let band = (0..layout.len()).step_by(parts).find(|&k| layout.owned(k).contains(&r)).unwrap_or(0);
+                let i = r - overlap(&layout.owned(band), &(start..start + batch)).start;
+                for k in band..band + parts {
+                    let n = width(k) * per_cell;
+                    ordered.extend_from_slice(&all[starts[k] + i * n..starts[k] + (i + 1) * n]);
+                }
+            }
+            out(&ordered);
         }
     }
 }
@@ -511,8 +718,18 @@ fn check(params: &Params, height: usize, ranks: usize) -> Result<Layout, SimErro
 /// Rank `rank`'s window of `whole` and the sources' rates on it (empty without sources).
 fn window_of(params: &Params, whole: &State, layout: &Layout, rank: usize) -> Result<(State, Vec<f32>), SimError> {
     let window = layout.window(rank);
-    let rates = source_rates(params, whole)?;
-    Ok((whole.rows(&window), rows_of(&rates, whole.width, &window)))
+    let rates = rows_of(&source_rates(params, whole)?, whole.width, &window);
+    let rows = whole.rows(&window);
+    if layout.parts() == 1 {
+        return Ok((rows, rates));
+    }
+    let cols = layout.window_columns(rank, whole.width);
+    let rates = if rates.is_empty() {
+        rates
+    } else {
+        rates.chunks(whole.width).flat_map(|row| cols.iter().map(|&c| row[c])).collect()
+    };
+    Ok((rows.columns(&cols), rates))
 }
 
 /// `rows` of the sources' rates over a map `width` wide (none when there are no sources).
@@ -613,6 +830,85 @@ mod tests {
                 assert_eq!(got.to_bytes(1), one.to_bytes(1), "{what}: {ranks} ranks");
             }
         }
+    }
+
+    /// `params` run `n` iterations in `bands × parts` tiles (threads): the state gathered,
+    /// the balance every rank sees and the checkpoint written as it is gathered, from rank 0.
+    fn in_tiles(params: &Params, whole: &State, tiles: (usize, usize), n: u64) -> (State, super::super::state::Balance, Vec<u8>) {
+        let got: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = Threads::ranks(tiles.0 * tiles.1)
+                .into_iter()
+                .map(|ex| {
+                    let params = params.clone();
+                    s.spawn(move || {
+                        let mut block = Block::tiles(params, whole, tiles, ex.clone()).unwrap();
+                        block.run(n);
+                        let balance = block.balance();
+                        assert!(block.is_finite());
+                        let rank0 = ex.rank() == 0;
+                        let mut gathered = whole.clone();
+                        block.gather_into(rank0.then_some(&mut gathered)).unwrap();
+                        let mut frame = Vec::new();
+                        // batches of 7 rows of f32 (a batch cuts a band's rows)
+                        let sink = rank0.then_some(&mut frame as &mut dyn crate::checkpoint::Sink);
+                        block.write_frame_in(9, sink, 7 * whole.width * 4);
+                        (gathered, balance, frame)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let balances: Vec<_> = got.iter().map(|g| g.1.clone()).collect();
+        assert!(balances.iter().all(|b| *b == balances[0]), "every rank sees one balance");
+        got.into_iter().next().unwrap()
+    }
+
+    /// A map 2300 columns wide (segments of 1024, 1024 and 252) and 24 rows, and a nodata hole
+    /// across its first column cut.
+    fn wide() -> (crate::grid::Grid<f32>, Vec<bool>) {
+        let (w, h) = (2300usize, 24usize);
+        let terrain = bench(Bench::Mountain, 64).unwrap().heights;
+        // the bench terrain's rows repeated across (its own noise at this width is a big map)
+        let v = (0..w * h).map(|i| terrain.as_slice()[(i / w) * 64 + (i % w) % 64] + (i % w) as f32 * 0.01).collect();
+        let terrain = crate::grid::Grid::from_vec(w, h, terrain.cell_size(), v).unwrap();
+        let holes = (0..w * h).map(|i| (i / w).abs_diff(12) + (i % w).abs_diff(1023) < 4).collect();
+        (terrain, holes)
+    }
+
+    #[test]
+    fn tiles_of_rows_and_columns_give_the_bytes_of_one_process() {
+        let (terrain, holes) = wide();
+        // the settings of `settings`, the hole and the source on the first column cut
+        for (what, mut params, mask) in settings() {
+            for s in &mut params.sources {
+                (s.x, s.y) = (1024.0, 14.0);
+            }
+            let maps = StartMaps { nodata: mask.map(|_| &holes[..]), ..StartMaps::default() };
+            let whole = State::new(&terrain, &params, maps).unwrap();
+            let one = one_process(&params, &whole, 12);
+            let one_frame = one.to_bytes(9);
+            for tiles in [(1, 2), (2, 2), (1, 3), (3, 2), (2, 3)] {
+                let (got, balance, frame) = in_tiles(&params, &whole, tiles, 12);
+                // (not `assert_eq!`: the frames are long)
+                assert!(got.to_bytes(9) == one_frame, "{what}: {tiles:?} tiles");
+                assert_eq!(balance, one.balance(), "{what}: {tiles:?} tiles");
+                assert!(frame == one_frame, "{what}: {tiles:?} tiles, the checkpoint written");
+            }
+        }
+    }
+
+    #[test]
+    fn a_layout_cuts_columns_at_segments_and_refuses_parts_thinner_than_the_halo() {
+        let l = Layout::tiles(48, 2300, 2, 3, false).unwrap();
+        let parts: Vec<_> = (0..3).map(|k| l.owned_columns(k, 2300)).collect();
+        assert_eq!(parts, [0..1024, 1024..2048, 2048..2300]);
+        assert_eq!(l.owned(4), 24..48);
+        assert_eq!(l.window_columns(1, 2300), (1024 - HALO..2048 + HALO).collect::<Vec<_>>());
+        let wrapped = Layout::tiles(48, 2300, 2, 2, true).unwrap();
+        assert_eq!(wrapped.window_columns(0, 2300)[0], 2300 - HALO);
+        // a fourth part would have no segment; a last part of 2 columns is thinner than the halo
+        assert!(matches!(Layout::tiles(48, 2300, 1, 4, false), Err(BlockError::TooManyParts { .. })));
+        assert!(matches!(Layout::tiles(48, 2050, 1, 3, false), Err(BlockError::TooManyParts { .. })));
     }
 
     #[test]
