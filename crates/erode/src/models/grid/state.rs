@@ -393,47 +393,44 @@ impl State {
     /// per-cell field cut, the rest (iteration, books, reference height, ...) kept.
     pub(crate) fn rows(&self, rows: &[usize]) -> State {
         let w = self.width;
-        let cut = |v: &Vec<f32>| -> Vec<f32> { rows.iter().flat_map(|&r| v[r * w..(r + 1) * w].iter().copied()).collect() };
-        State {
-            height: rows.len(),
-            terrain: cut(&self.terrain),
-            water: cut(&self.water),
-            sediment: cut(&self.sediment),
-            hardness: cut(&self.hardness),
-            sediment_depth: cut(&self.sediment_depth),
-            flux: self.flux.iter().map(cut).collect(),
-            velocity_x: cut(&self.velocity_x),
-            velocity_y: cut(&self.velocity_y),
-            eroded: cut(&self.eroded),
-            deposited: cut(&self.deposited),
-            discharge_integral: cut(&self.discharge_integral),
-            rain_map: self.rain_map.as_ref().map(cut),
-            nodata: self.nodata.as_ref().map(|m| rows.iter().flat_map(|&r| m[r * w..(r + 1) * w].iter().copied()).collect()),
-            books: self.books.clone(),
-            ..*self
-        }
+        let cut = |v: &[f32]| rows.iter().flat_map(|&r| v[r * w..(r + 1) * w].iter().copied()).collect();
+        let mask = |m: &[bool]| rows.iter().flat_map(|&r| m[r * w..(r + 1) * w].iter().copied()).collect();
+        self.cut((w, rows.len()), &cut, &mask)
     }
 
     /// The state on columns `cols` of this one (in that order; a column may wrap around), as
     /// [`State::rows`] cuts rows.
     pub(crate) fn columns(&self, cols: &[usize]) -> State {
-        let w = self.width;
-        let cut = |v: &Vec<f32>| -> Vec<f32> { (0..self.height).flat_map(|r| cols.iter().map(move |&c| v[r * w + c])).collect() };
+        let (w, h) = (self.width, self.height);
+        let cut = |v: &[f32]| (0..h).flat_map(|r| cols.iter().map(move |&c| v[r * w + c])).collect();
+        let mask = |m: &[bool]| (0..h).flat_map(|r| cols.iter().map(move |&c| m[r * w + c])).collect();
+        self.cut((cols.len(), h), &cut, &mask)
+    }
+
+    /// The state of `width` × `height` cells whose every per-cell field is `cut` (the nodata
+    /// mask `mask`) from this one's, the rest kept.
+    fn cut(
+        &self,
+        (width, height): (usize, usize),
+        cut: &dyn Fn(&[f32]) -> Vec<f32>,
+        mask: &dyn Fn(&[bool]) -> Vec<bool>,
+    ) -> State {
         State {
-            width: cols.len(),
+            width,
+            height,
             terrain: cut(&self.terrain),
             water: cut(&self.water),
             sediment: cut(&self.sediment),
             hardness: cut(&self.hardness),
             sediment_depth: cut(&self.sediment_depth),
-            flux: self.flux.iter().map(cut).collect(),
+            flux: self.flux.iter().map(|f| cut(f)).collect(),
             velocity_x: cut(&self.velocity_x),
             velocity_y: cut(&self.velocity_y),
             eroded: cut(&self.eroded),
             deposited: cut(&self.deposited),
             discharge_integral: cut(&self.discharge_integral),
-            rain_map: self.rain_map.as_ref().map(cut),
-            nodata: self.nodata.as_ref().map(|m| (0..self.height).flat_map(|r| cols.iter().map(move |&c| m[r * w + c])).collect()),
+            rain_map: self.rain_map.as_deref().map(cut),
+            nodata: self.nodata.as_deref().map(mask),
             books: self.books.clone(),
             ..*self
         }
