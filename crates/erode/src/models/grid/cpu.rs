@@ -193,6 +193,11 @@ impl CpuSim {
         &self.params
     }
 
+    /// Water the sources add per cell, m/s of depth (empty when there are none).
+    pub(super) fn source_rate(&self) -> &[f32] {
+        &self.source_rate
+    }
+
     /// The coefficients derived from them (sub-steps, stable time step, ...).
     pub fn derived(&self) -> &Derived {
         &self.derived

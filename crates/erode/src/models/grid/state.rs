@@ -717,7 +717,7 @@ const MAGIC: &[u8; 8] = b"ERODEGRD";
 // 5: the input's hash in the header
 // 6: the sediment layer's depth, after the nodata mask (a version 3-5 checkpoint reads as one
 //    without a layer)
-const VERSION: u32 = 6;
+pub(super) const VERSION: u32 = 6;
 
 use crate::checkpoint::fnv1a64;
 

@@ -742,6 +742,7 @@ fn rows_of(rates: &[f32], width: usize, rows: &[usize]) -> Vec<f32> {
 
 mod leader;
 mod resume;
+mod retile;
 mod start;
 
 pub use leader::{Leader, ReadRows, follow, stop_followers};
@@ -893,6 +894,46 @@ mod tests {
                 assert!(got.to_bytes(9) == one_frame, "{what}: {tiles:?} tiles");
                 assert_eq!(balance, one.balance(), "{what}: {tiles:?} tiles");
                 assert!(frame == one_frame, "{what}: {tiles:?} tiles, the checkpoint written");
+            }
+        }
+    }
+
+    #[test]
+    fn bands_cut_again_into_tiles_and_back_go_on_to_the_bytes_of_one_process() {
+        let (terrain, holes) = wide();
+        // the wrapping setting with a source on the cut, and the holes with the signed form
+        for (what, mut params, mask) in settings().into_iter().skip(2) {
+            for s in &mut params.sources {
+                (s.x, s.y) = (1024.0, 14.0);
+            }
+            let maps = StartMaps { nodata: mask.map(|_| &holes[..]), ..StartMaps::default() };
+            let whole = State::new(&terrain, &params, maps).unwrap();
+            let one = one_process(&params, &whole, 12);
+            let wrap = params.border == Border::Wrap;
+            for (bands, tiles) in [(4, (2, 2)), (3, (1, 3)), (2, (1, 2))] {
+                let got: Vec<Option<State>> = std::thread::scope(|s| {
+                    let handles: Vec<_> = Threads::ranks(bands)
+                        .into_iter()
+                        .map(|ex| {
+                            let (params, whole) = (params.clone(), &whole);
+                            s.spawn(move || {
+                                let mut block = Block::new(params, whole, ex.clone()).unwrap();
+                                block.run(4);
+                                let layout = Layout::tiles(whole.height, whole.width, tiles.0, tiles.1, wrap).unwrap();
+                                let mut block = block.retile(layout).unwrap();
+                                block.run(4);
+                                let mut block = block.retile(Layout::new(whole.height, bands, wrap).unwrap()).unwrap();
+                                block.run(4);
+                                let mut gathered = (ex.rank() == 0).then(|| whole.clone());
+                                block.gather_into(gathered.as_mut()).unwrap();
+                                gathered
+                            })
+                        })
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                });
+                let got = got.into_iter().flatten().next().unwrap();
+                assert!(got.to_bytes(9) == one.to_bytes(9), "{what}: {bands} bands, {tiles:?} tiles and back");
             }
         }
     }
