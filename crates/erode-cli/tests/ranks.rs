@@ -110,6 +110,32 @@ fn ranks_write_the_bytes_of_one_process() {
     }
 }
 
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_in_tiles_of_rows_and_columns_write_the_bytes_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // two segments of columns (1024 and 76) and 41 rows
+    ok(&["generate", "--width", "1100", "--height", "41", "--relief", "300", "--cell-size", "10", "-o", "w.tif"], d);
+    let run = ["simulate", "grid", "w.tif", "--iterations", "20", "--checkpoint-every", "10", "--outputs", "all", "-q"];
+    ok(&[&run[..], &["-o", "one"]].concat(), d);
+    let one = outputs(&d.join("one"));
+    // 1 x 2 and 2 x 2 tiles, the checkpoints gathered from them and the maps written from bands
+    for ranks in [2, 4] {
+        let out = format!("t{ranks}");
+        let Some(o) = over(ranks, &[&run[..], &["-o", &out, "--rank-columns", "2"]].concat(), d) else { return };
+        assert!(o.status.success(), "{ranks} ranks: {}", String::from_utf8_lossy(&o.stderr));
+        let got = outputs(&d.join(&out));
+        assert_eq!(got.len(), one.len(), "{ranks} ranks");
+        for ((name, a), (_, b)) in one.iter().zip(&got) {
+            assert!(a == b, "{ranks} ranks in tiles: {name} differs from one process's");
+        }
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.join(&out).join("report.json")).unwrap()).unwrap();
+        assert_eq!(report["details"]["rank_columns"], 2, "{ranks} ranks: the report says the run was in tiles");
+    }
+}
+
 /// `holed.tif`: a map of `width` x `height` cells with a hole of nodata cells across the rows
 /// where 2 and 3 ranks meet, declared by a value, and georeferenced.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
@@ -340,13 +366,19 @@ fn ranks_refuse_what_they_cannot_run_with_nothing_written() {
     let d = dir.path();
     ok(&["generate", "--width", "40", "--height", "19", "-o", "thin.tif"], d);
     map(d);
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["simulate", "grid", "thin.tif", "-o", "out", "-q"], "4 ranks for 19 rows"),
         (&["simulate", "grid", "m.tif", "-o", "out", "--set", "rain_mode=buckets", "-q"], "buckets"),
         (&["simulate", "grid", "m.tif", "-o", "out", "--tiles", "64", "-q"], "without --tiles"),
         (&["simulate", "droplet", "m.tif", "-o", "out", "-q"], "only `erode simulate grid`"),
         // refused by the ranks together, as they start from their own rows (heights as hardness)
         (&["simulate", "grid", "m.tif", "-o", "out", "--hardness-map", "m.tif", "-q"], "hardness"),
+        // tiles: parts that do not divide the ranks, and a map too narrow for two parts
+        (
+            &["simulate", "grid", "m.tif", "-o", "out", "--rank-columns", "3", "-q"],
+            "4 ranks do not make bands of 3 parts",
+        ),
+        (&["simulate", "grid", "m.tif", "-o", "out", "--rank-columns", "2", "-q"], "2 parts of 80 columns"),
     ];
     for (args, needle) in cases {
         let Some(o) = over(4, args, d) else { return };

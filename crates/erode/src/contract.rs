@@ -548,6 +548,21 @@ impl GridRun {
         Ok(())
     }
 
+    /// Over ranks, steps the run in tiles of rows and columns: each band of rows' columns in
+    /// `parts` parts (see [`grid::blocks::Leader::tile`]); the same bytes. Alone, nothing to cut.
+    pub fn tile_ranks(&mut self, parts: usize) -> Result<(), SimError> {
+        match &mut self.sim {
+            GridSim::Ranks(l) if parts > 1 => l.tile(parts),
+            _ => Ok(()),
+        }
+    }
+
+    /// Over ranks, the parts of each band's columns the run steps in ([`GridRun::tile_ranks`];
+    /// 1: bands of whole rows, and alone).
+    pub fn rank_parts(&self) -> usize {
+        self.leader().map_or(1, grid::blocks::Leader::parts)
+    }
+
     /// Runs on the CPU from here on (the state read back from the GPU first).
     pub fn use_cpu(&mut self) -> Result<(), SimError> {
         self.sync()?;
@@ -687,7 +702,7 @@ impl Model for GridRun {
     }
     fn advance(&mut self, n: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SimError> {
         if let GridSim::Ranks(l) = &mut self.sim {
-            l.run(n);
+            l.run(n)?;
             self.state.release_evolving();
             self.stale = true;
             progress(l.block().state().iteration);
@@ -742,9 +757,10 @@ impl Model for GridRun {
             return g.read_outputs(&mut self.state);
         }
         let _ = (maps, OUTPUTS);
-        if self.leader().is_some() {
-            // each rank writes its own rows of the maps (see `ranks_task`)
-            return Ok(());
+        if let GridSim::Ranks(l) = &mut self.sim {
+            // each rank writes its own rows of the maps (see `ranks_task`), from bands of whole
+            // rows
+            return l.bands();
         }
         self.sync()
     }

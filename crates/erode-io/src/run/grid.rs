@@ -87,6 +87,8 @@ impl Front<GridRun> for GridFront {
         if model.ranks() > 1 {
             // MPI ranks, each stepping a block of the rows
             details.insert("ranks".into(), json!(model.ranks()));
+            // and each band of rows' columns in this many parts (tiles)
+            details.insert("rank_columns".into(), json!(model.rank_parts()));
         }
         details
     }

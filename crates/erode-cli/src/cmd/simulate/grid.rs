@@ -64,6 +64,12 @@ pub struct Args {
     /// blend uses the cells at least half of it from a window's edge.
     #[arg(long, value_name = "CELLS", requires = "tiles", default_value_t = DEFAULT_OVERLAP)]
     overlap: usize,
+    /// Over MPI ranks (`mpirun -np K`): cut each band of rows into PARTS parts of its columns,
+    /// tiles of rows and columns that send less over their halos at many ranks (K a multiple of
+    /// PARTS, each part at least 1024 columns; docs/ranks.md). The same bytes as bands of whole
+    /// rows, which a run of one process ignores it for.
+    #[arg(long, value_name = "PARTS", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    rank_columns: u64,
     #[command(flatten)]
     pub(super) run: super::RunArgs,
 }
@@ -167,6 +173,8 @@ pub fn job(a: Args, quiet: bool) -> anyhow::Result<Job<GridRun, GridFront>> {
                         .context("running over MPI ranks")?
                 }
             };
+            let mut model = model;
+            model.tile_ranks(a.rank_columns as usize).context("--rank-columns")?;
             let hash = match &checkpoint {
                 Some(_) => outline.input_hash(&a.run.input.options()?, files)?,
                 None => model.input_hash(),

@@ -953,28 +953,81 @@ impl State {
     /// The per-cell fields a frame of `version` holds, in its order ([`State::frame_cells`]),
     /// to be filled: a frame before version 6 has no sediment layer (it stays zeros).
     pub(crate) fn frame_cells_mut(&mut self, version: u32) -> Vec<CellsMut<'_>> {
-        let mut v: Vec<CellsMut<'_>> = vec![
-            CellsMut::F32(&mut self.terrain),
-            CellsMut::F32(&mut self.water),
-            CellsMut::F32(&mut self.sediment),
-            CellsMut::F32(&mut self.hardness),
-            CellsMut::F32(&mut self.velocity_x),
-            CellsMut::F32(&mut self.velocity_y),
-            CellsMut::F32(&mut self.eroded),
-            CellsMut::F32(&mut self.deposited),
-            CellsMut::F32(&mut self.discharge_integral),
+        self.frame_vecs_mut(version)
+            .into_iter()
+            .map(|v| match v {
+                FrameVec::F32(v) => CellsMut::F32(v),
+                FrameVec::Mask(m) => CellsMut::Mask(m),
+            })
+            .collect()
+    }
+
+    /// [`State::frame_cells_mut`]'s fields themselves (to be sized or let go one at a time).
+    pub(crate) fn frame_vecs_mut(&mut self, version: u32) -> Vec<FrameVec<'_>> {
+        let mut v: Vec<FrameVec<'_>> = vec![
+            FrameVec::F32(&mut self.terrain),
+            FrameVec::F32(&mut self.water),
+            FrameVec::F32(&mut self.sediment),
+            FrameVec::F32(&mut self.hardness),
+            FrameVec::F32(&mut self.velocity_x),
+            FrameVec::F32(&mut self.velocity_y),
+            FrameVec::F32(&mut self.eroded),
+            FrameVec::F32(&mut self.deposited),
+            FrameVec::F32(&mut self.discharge_integral),
         ];
-        v.extend(self.flux.iter_mut().map(|f| CellsMut::F32(f)));
+        v.extend(self.flux.iter_mut().map(FrameVec::F32));
         if let Some(r) = &mut self.rain_map {
-            v.push(CellsMut::F32(r));
+            v.push(FrameVec::F32(r));
         }
         if let Some(m) = &mut self.nodata {
-            v.push(CellsMut::Mask(m));
+            v.push(FrameVec::Mask(m));
         }
         if version >= 6 {
-            v.push(CellsMut::F32(&mut self.sediment_depth));
+            v.push(FrameVec::F32(&mut self.sediment_depth));
         }
         v
+    }
+}
+
+/// One per-cell field of a state's frame ([`State::frame_vecs_mut`]).
+pub(crate) enum FrameVec<'a> {
+    /// f32 values.
+    F32(&'a mut Vec<f32>),
+    /// A mask.
+    Mask(&'a mut Vec<bool>),
+}
+
+impl FrameVec<'_> {
+    /// The field as cells to read.
+    pub(crate) fn cells(&self) -> Cells<'_> {
+        match self {
+            FrameVec::F32(v) => Cells::F32(v),
+            FrameVec::Mask(m) => Cells::Mask(m),
+        }
+    }
+
+    /// The field as cells to fill.
+    pub(crate) fn cells_mut(&mut self) -> CellsMut<'_> {
+        match self {
+            FrameVec::F32(v) => CellsMut::F32(v),
+            FrameVec::Mask(m) => CellsMut::Mask(m),
+        }
+    }
+
+    /// `n` cells (zeros, or none outside the domain).
+    pub(crate) fn resize(&mut self, n: usize) {
+        match self {
+            FrameVec::F32(v) => v.resize(n, 0.0),
+            FrameVec::Mask(m) => m.resize(n, false),
+        }
+    }
+
+    /// Lets the cells go.
+    pub(crate) fn release(&mut self) {
+        match self {
+            FrameVec::F32(v) => **v = Vec::new(),
+            FrameVec::Mask(m) => **m = Vec::new(),
+        }
     }
 }
 

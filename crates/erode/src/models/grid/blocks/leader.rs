@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{Block, BlockError, Window, check, rows_of, source_rates, window_of};
+use super::{Block, BlockError, Layout, Window, check, rows_of, source_rates, window_of};
 use crate::ranks::Exchange;
 use crate::error::SimError;
 use crate::models::grid::params::Params;
@@ -33,6 +33,8 @@ enum Order {
     Resume { params_bytes: u64, height: u64 },
     /// Send your rows of each field of a checkpoint to rank 0, a batch at a time.
     Checkpoint,
+    /// Cut the run again: in this many bands of rows, each band's columns in this many parts.
+    Retile { bands: u64, parts: u64 },
     /// Stop.
     Done,
 }
@@ -50,6 +52,7 @@ impl Order {
             Order::StartRows { params_bytes, height } => (8, params_bytes, height),
             Order::Checkpoint => (9, 0, 0),
             Order::Resume { params_bytes, height } => (10, params_bytes, height),
+            Order::Retile { bands, parts } => (11, bands, parts),
         };
         let mut out = [0u8; 24];
         for (k, v) in [tag, a, b].into_iter().enumerate() {
@@ -71,6 +74,7 @@ impl Order {
             8 => Order::StartRows { params_bytes: word(1)?, height: word(2)? },
             9 => Order::Checkpoint,
             10 => Order::Resume { params_bytes: word(1)?, height: word(2)? },
+            11 => Order::Retile { bands: word(1)?, parts: word(2)? },
             _ => return None,
         })
     }
@@ -81,6 +85,10 @@ impl Order {
 pub struct Leader {
     block: Block,
     stopped: bool,
+    /// Parts of each band's columns while the run steps (1: bands of whole rows).
+    parts: usize,
+    /// Whether the blocks are cut so now.
+    tiled: bool,
 }
 
 impl Leader {
@@ -106,7 +114,7 @@ impl Leader {
         exchange.scatter(Some(&mut part));
         let (state, rates) = window_of(&params, whole, &layout, 0)?;
         let block = Block::from_window(params, state, rates, layout, exchange)?;
-        Ok(Self { block, stopped: false })
+        Ok(Self::leading(block))
     }
 
     /// Runs a new run of `params` on a map `height` rows high over the ranks of `exchange` (this
@@ -129,7 +137,7 @@ impl Leader {
         exchange.broadcast(&json, json.len());
         crate::ranks::broadcast_sized(&*exchange, request);
         let block = Block::start_read(params, height, window, exchange)?;
-        Ok(Self { block, stopped: false })
+        Ok(Self::leading(block))
     }
 
     /// Resumes a run of `params` over the ranks of `exchange` (this one rank 0) from the
@@ -157,17 +165,65 @@ impl Leader {
             super::resume::windows(&params, &state, version, &layout, &exchange, Some((head, open)))?;
         let block = Block::from_window(params, window, rates, layout, exchange)?;
         let kept = kept.ok_or(BlockError::Message("rank 0 kept no state".into()))?;
-        Ok((Self { block, stopped: false }, kept))
+        Ok((Self::leading(block), kept))
+    }
+
+    fn leading(block: Block) -> Self {
+        Self { block, stopped: false, parts: 1, tiled: false }
     }
 
     fn order(&self, order: Order) {
         self.block.rows.exchange.broadcast(&order.to_bytes(), 24);
     }
 
-    /// `n` iterations on every rank.
-    pub fn run(&mut self, n: u64) {
+    /// Steps the run in tiles from now on: each band of rows' columns in `parts` parts
+    /// ([`Layout::tiles`]; the ranks a multiple of `parts`). The front end's tasks (writing its
+    /// rows) still see bands of whole rows: [`Leader::bands`] cuts the run back for them, and
+    /// the next iterations cut it again ([`Block::retile`]); the bytes are the same either way. Refused, before
+    /// the others hear of it, where the map's columns do not make `parts` parts.
+    pub fn tile(&mut self, parts: usize) -> Result<(), SimError> {
+        let ranks = self.block.ranks();
+        if parts == 0 || !ranks.is_multiple_of(parts) {
+            return Err(BlockError::Message(format!("{ranks} ranks do not make bands of {parts} parts")).into());
+        }
+        cut(&self.block, ranks / parts, parts)?;
+        self.parts = parts;
+        Ok(())
+    }
+
+    /// Parts of each band's columns while the run steps ([`Leader::tile`]; 1: whole rows).
+    pub fn parts(&self) -> usize {
+        self.parts
+    }
+
+    /// Cuts the run into tiles (`tiles`, where [`Leader::tile`] asked for them) or bands of
+    /// whole rows, every rank together, where it is not cut so already.
+    fn cut_to(&mut self, tiles: bool) -> Result<(), SimError> {
+        let tiles = tiles && self.parts > 1;
+        if tiles == self.tiled {
+            return Ok(());
+        }
+        let ranks = self.block.ranks();
+        let (bands, parts) = if tiles { (ranks / self.parts, self.parts) } else { (ranks, 1) };
+        self.order(Order::Retile { bands: bands as u64, parts: parts as u64 });
+        let layout = cut(&self.block, bands, parts)?;
+        self.block.retile(layout)?;
+        self.tiled = tiles;
+        Ok(())
+    }
+
+    /// Cuts the run back into bands of whole rows (see [`Leader::tile`]): before the front end
+    /// writes its rows.
+    pub fn bands(&mut self) -> Result<(), SimError> {
+        self.cut_to(false)
+    }
+
+    /// `n` iterations on every rank (in tiles, where [`Leader::tile`] asked for them).
+    pub fn run(&mut self, n: u64) -> Result<(), SimError> {
+        self.cut_to(true)?;
         self.order(Order::Advance(n));
         self.block.run(n);
+        Ok(())
     }
 
     /// Rank 0's block.
@@ -309,9 +365,21 @@ pub fn follow(
                 let bytes = exchange.broadcast(&[], len as usize);
                 task(&bytes, block.as_ref().ok_or(BlockError::Message("a task before start".into()))?);
             }
+            Order::Retile { bands, parts } => {
+                let block = block.as_mut().ok_or(BlockError::Message("a cut before start".into()))?;
+                let layout = cut(block, bands as usize, parts as usize)?;
+                block.retile(layout)?;
+            }
             Order::Done => return Ok(()),
         }
     }
+}
+
+/// The layout of `block`'s map in `bands` bands of rows, each in `parts` parts of columns.
+fn cut(block: &Block, bands: usize, parts: usize) -> Result<Layout, SimError> {
+    let (w, h) = (block.rows.map_width, block.rows.layout.height);
+    let wrap = block.rows.layout.wrap;
+    Ok(if parts > 1 { Layout::tiles(h, w, bands, parts, wrap)? } else { Layout::new(h, bands, wrap)? })
 }
 
 /// The version of the frame whose head is `head`.

@@ -466,6 +466,19 @@ impl Block {
         layout: Layout,
         exchange: Arc<dyn Exchange>,
     ) -> Result<Self, SimError> {
+        let (sim, rows) = Self::stepper(params, &state, rates, layout, exchange)?;
+        Ok(Self { sim, state, rows })
+    }
+
+    /// The simulator of rank `exchange.rank()`'s window `state` in `layout`, and its place
+    /// among the others.
+    fn stepper(
+        params: Params,
+        state: &State,
+        rates: Vec<f32>,
+        layout: Layout,
+        exchange: Arc<dyn Exchange>,
+    ) -> Result<(CpuSim, Arc<Rows>), SimError> {
         let rank = exchange.rank();
         let window = layout.window(rank);
         let map_width = layout.columns.map_or(state.width, |(w, _)| w);
@@ -490,8 +503,8 @@ impl Block {
             map_edge_columns,
             halo_buffers: Default::default(),
         });
-        let sim = CpuSim::for_block(params, &state, rates, rows.clone())?;
-        Ok(Self { sim, state, rows })
+        let sim = CpuSim::for_block(params, state, rates, rows.clone())?;
+        Ok((sim, rows))
     }
 
     /// `n` iterations, every rank together (see [`CpuSim::run`]).
@@ -920,9 +933,9 @@ mod tests {
                                 let mut block = Block::new(params, whole, ex.clone()).unwrap();
                                 block.run(4);
                                 let layout = Layout::tiles(whole.height, whole.width, tiles.0, tiles.1, wrap).unwrap();
-                                let mut block = block.retile(layout).unwrap();
+                                block.retile(layout).unwrap();
                                 block.run(4);
-                                let mut block = block.retile(Layout::new(whole.height, bands, wrap).unwrap()).unwrap();
+                                block.retile(Layout::new(whole.height, bands, wrap).unwrap()).unwrap();
                                 block.run(4);
                                 let mut gathered = (ex.rank() == 0).then(|| whole.clone());
                                 block.gather_into(gathered.as_mut()).unwrap();
@@ -1103,10 +1116,10 @@ mod tests {
         let followers: Vec<_> = ranks.into_iter().map(|ex| std::thread::spawn(move || follow(ex, &mut |_, _| Err(BlockError::Message("no rows here".into()).into()), &mut |_, _| {}))).collect();
         let mut leader = Leader::new(params.clone(), &whole, rank0).unwrap();
         let mut end = whole.clone();
-        leader.run(5);
+        leader.run(5).unwrap();
         leader.gather_into(&mut end).unwrap();
         assert_eq!(end.iteration, 5);
-        leader.run(7);
+        leader.run(7).unwrap();
         leader.gather_into(&mut end).unwrap();
         drop(leader);
         for f in followers {

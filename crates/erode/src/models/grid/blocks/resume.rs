@@ -229,7 +229,7 @@ mod tests {
         let open = || -> Result<Box<dyn Read>, SimError> { Ok(Box::new(std::io::Cursor::new(frame.to_vec()))) };
         let got = Leader::resume(params.clone(), &open, u64::MAX, rank0.clone()).map(|(mut leader, kept)| {
             assert!(kept.terrain.is_empty() && kept.nodata.as_ref().is_some_and(|m| m.len() == 53 * 53));
-            leader.run(4);
+            leader.run(4).unwrap();
             let mut out = Vec::new();
             leader.write_checkpoint(crate::models::grid::params_fingerprint(params), &mut out);
             out

@@ -15,10 +15,11 @@ use crate::error::SimError;
 type Runs = Vec<(Range<usize>, usize)>;
 
 impl Block {
-    /// This rank's block of the same run cut by `layout` instead (see the module's text). Every
-    /// rank calls it together; for the exchange's time a rank holds its old block and its new
-    /// window.
-    pub fn retile(self, layout: Layout) -> Result<Block, SimError> {
+    /// This rank's block of the same run cut by `layout` from now on (see the module's text).
+    /// Every rank calls it together. A field at a time, each old field let go once sent, so that
+    /// a rank holds its block and one field of its new window (and that field's messages) at
+    /// most, then the new simulator's scratch beside the old one's for a moment.
+    pub fn retile(&mut self, layout: Layout) -> Result<(), SimError> {
         let old = &self.rows.layout;
         let (w, h) = (self.rows.map_width, old.height);
         let ex = self.rows.exchange.clone();
@@ -32,54 +33,72 @@ impl Block {
             .into());
         }
         let (rows, cols) = (layout.window(rank), layout.window_columns(rank, w));
-        let mut head = self.state.rows(&[]);
-        head.width = cols.len();
-        let mut state = head.with_rows(rows.len());
-        let mut rates = if self.sim.source_rate().is_empty() { Vec::new() } else { vec![0.0; state.len()] };
+        // the new window without cells; each field comes in turn and the old one goes, so that
+        // a rank holds its old block and a field of its new window (and a field's messages)
+        let mut state = self.state.rows(&[]);
+        (state.width, state.height) = (cols.len(), rows.len());
+        let n = state.len();
+        let turns: Vec<(usize, usize, Runs, Runs)> = (0..ranks)
+            .map(|d| {
+                let (to, from) = ((rank + d) % ranks, (rank + ranks - d) % ranks);
+                (to, from, runs_between(old, &layout, rank, to, w), runs_between(old, &layout, from, rank, w))
+            })
+            .collect();
         let (mut send, mut recv) = (Vec::new(), Vec::new());
-        for d in 0..ranks {
-            let (to, from) = ((rank + d) % ranks, (rank + ranks - d) % ranks);
-            let out = runs_between(old, &layout, rank, to, w);
-            let into = runs_between(old, &layout, from, rank, w);
-            send.clear();
-            for field in self.state.frame_cells() {
-                for (cells, _) in &out {
-                    field.append_to(cells.clone(), &mut send);
+        let version = super::super::state::VERSION;
+        let (mut olds, mut news) = (self.state.frame_vecs_mut(version), state.frame_vecs_mut(version));
+        for (old_field, new_field) in olds.iter_mut().zip(news.iter_mut()) {
+            new_field.resize(n);
+            for (to, from, out, into) in &turns {
+                send.clear();
+                let cells = old_field.cells();
+                for (c, _) in out {
+                    cells.append_to(c.clone(), &mut send);
                 }
-            }
-            for (cells, _) in out.iter().filter(|_| !rates.is_empty()) {
-                put_f32s(&mut send, &self.sim.source_rate()[cells.clone()]);
-            }
-            let cells: usize = into.iter().map(|(c, _)| c.len()).sum();
-            let mut fields = state.frame_cells_mut(super::super::state::VERSION);
-            let bytes: usize = fields.iter().map(|f| f.bytes_per_cell()).sum::<usize>() + if rates.is_empty() { 0 } else { 4 };
-            recv.resize(cells * bytes, 0);
-            if d == 0 {
-                recv.copy_from_slice(&send);
-            } else {
-                ex.shift(&send, Some(to), &mut recv, Some(from));
-            }
-            let mut at = 0;
-            for field in &mut fields {
-                let per = field.bytes_per_cell();
-                for (c, start) in &into {
-                    field.fill(*start, &recv[at..at + c.len() * per]);
+                let per = cells.bytes_per_cell();
+                recv.resize(into.iter().map(|(c, _)| c.len()).sum::<usize>() * per, 0);
+                exchange(&*ex, rank, (&send, *to), (&mut recv, *from));
+                let mut at = 0;
+                let mut fill = new_field.cells_mut();
+                for (c, start) in into {
+                    fill.fill(*start, &recv[at..at + c.len() * per]);
                     at += c.len() * per;
                 }
             }
-            drop(fields);
-            if !rates.is_empty() {
-                for (c, start) in &into {
-                    get_f32s(&recv[at..at + c.len() * 4], &mut rates[*start..start + c.len()]);
-                    at += c.len() * 4;
-                }
+            old_field.release();
+        }
+        drop((olds, news));
+        // and the sources' rates, the simulator's
+        let sources = !self.sim.source_rate().is_empty();
+        let mut rates = if sources { vec![0.0; n] } else { Vec::new() };
+        for (to, from, out, into) in turns.iter().filter(|_| sources) {
+            send.clear();
+            for (c, _) in out {
+                put_f32s(&mut send, &self.sim.source_rate()[c.clone()]);
+            }
+            recv.resize(into.iter().map(|(c, _)| c.len()).sum::<usize>() * 4, 0);
+            exchange(&*ex, rank, (&send, *to), (&mut recv, *from));
+            let mut at = 0;
+            for (c, start) in into {
+                get_f32s(&recv[at..at + c.len() * 4], &mut rates[*start..start + c.len()]);
+                at += c.len() * 4;
             }
         }
         let params = self.sim.params().clone();
-        drop(self);
-        Block::from_window(params, state, rates, layout, ex)
+        self.state = state;
+        (self.sim, self.rows) = Block::stepper(params, &self.state, rates, layout, ex)?;
+        Ok(())
     }
 
+}
+
+/// Sends `send` to rank `to` while receiving `recv` from rank `from` (this rank's own: a copy).
+fn exchange(ex: &dyn crate::ranks::Exchange, rank: usize, (send, to): (&[u8], usize), (recv, from): (&mut [u8], usize)) {
+    if to == rank && from == rank {
+        recv.copy_from_slice(send);
+    } else {
+        ex.shift(send, Some(to), recv, Some(from));
+    }
 }
 
 /// The runs of rank `from`'s own cells in `old` that rank `to`'s window in `new` holds, on a map

@@ -574,7 +574,7 @@ mod tests {
             let layout = Layout::new(SIZE, 3, false).unwrap();
             let window = Window::of_rows(&inputs.terrain, inputs.maps(), &layout.window(0));
             let mut leader = Leader::start(params.clone(), SIZE, b"the inputs", window, rank0).unwrap();
-            leader.run(9);
+            leader.run(9).unwrap();
             let mut whole = one.clone();
             whole.release_evolving();
             whole.hold_evolving();
