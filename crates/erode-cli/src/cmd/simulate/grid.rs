@@ -66,8 +66,8 @@ pub struct Args {
     overlap: usize,
     /// Over MPI ranks (`mpirun -np K`): cut each band of rows into PARTS parts of its columns,
     /// tiles of rows and columns that send less over their halos at many ranks (K a multiple of
-    /// PARTS, each part at least 1024 columns; docs/ranks.md). The same bytes as bands of whole
-    /// rows, which a run of one process ignores it for.
+    /// PARTS; parts of whole 1024-column segments, the last at least 5 columns; docs/ranks.md).
+    /// The same bytes as bands of whole rows; a run of one process has nothing to cut.
     #[arg(long, value_name = "PARTS", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     rank_columns: u64,
     #[command(flatten)]
